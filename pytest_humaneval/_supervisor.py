@@ -1,0 +1,366 @@
+"""The sandbox supervisor: a warm process that runs one untrusted program at a time in a fresh forked child.
+
+Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py BASE_DIR`` with a stripped
+environment. It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing from
+``pytest_humaneval`` (so nothing of the harness is inherited by the candidate) and only the standard library.
+
+Why a warm supervisor rather than a fresh interpreter per sample: interpreter start-up and imports are paid once,
+each sample still gets a brand-new process (a fork), and the wall-clock budget starts at the fork, so a busy
+machine's start-up latency never eats into the candidate's time.
+
+Why the supervisor is a child subreaper: every orphan of a sample (a double-forked, setsid'ed daemon) is
+re-parented to the supervisor rather than to init, so "kill every descendant" is a walk of the supervisor's own
+children and nothing can escape it by changing session or process group.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import json
+import linecache
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+import traceback
+
+PROGRAM_FILENAME = "<humaneval>"
+VERDICT_FD = 3
+EXCERPT_BYTES = 4096
+MAX_VERDICT_BYTES = 1 << 20
+# Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
+# `random` re-seeds itself in each forked child (os.register_at_fork), so samples do not share a stream.
+PRELOAD = (
+    "math", "re", "string", "collections", "itertools", "functools", "heapq", "bisect", "hashlib",
+    "typing", "random", "copy", "fractions", "statistics", "operator", "json", "decimal",
+)
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_REAL_ASSERTION_ERROR = AssertionError  # what `assert` raises, whatever the program rebinds
+
+
+def _prctl(option: int, value: int) -> bool:
+    return _LIBC.prctl(option, value, 0, 0, 0) == 0
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def read_message(fd: int) -> dict | None:
+    header = _read_exact(fd, 4)
+    if header is None:
+        return None
+    body = _read_exact(fd, struct.unpack(">I", header)[0])
+    return None if body is None else json.loads(body)
+
+
+def write_message(fd: int, message: dict) -> None:
+    body = json.dumps(message).encode()
+    _write_all(fd, struct.pack(">I", len(body)) + body)
+
+
+# ---------------------------------------------------------------------------------------------- the child
+
+
+def _describe(exc: BaseException) -> dict:
+    """The decisive line of a failure: exception type and message, and where in the program it was raised."""
+    try:
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except BaseException:  # a hostile __str__
+        message = type(exc).__name__
+    lineno = None
+    if isinstance(exc, SyntaxError) and exc.filename == PROGRAM_FILENAME:
+        lineno = exc.lineno
+    else:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename == PROGRAM_FILENAME:
+                lineno = frame.lineno
+    try:
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        # Drop the supervisor's own frame: the trace starts in the program.
+        text = "".join(line for line in lines if __file__ not in line)
+    except BaseException:
+        text = message
+    return {"message": message[:2000], "lineno": lineno, "traceback": text[-4000:]}
+
+
+def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, verdict_fd: int) -> None:
+    """Runs in the forked child; never returns."""
+    os.setsid()
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    os.dup2(verdict_fd, VERDICT_FD)
+    os.closerange(VERDICT_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+
+    limits = request["limits"]
+    mib = 1024 * 1024
+    cpu = int(request["timeout_s"]) + 2
+    for which, value in (
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_AS, limits["memory_mb"] * mib),
+        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
+        (resource.RLIMIT_NOFILE, limits["open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(which, (value, value))
+    os.chdir(work)
+    os.environ["HOME"] = work
+    os.environ["TMPDIR"] = work
+
+    program = request["program"]
+    linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
+    # The reference harness executes with empty globals: `__name__` then resolves to "builtins", so an
+    # `if __name__ == "__main__":` block in a completion does not run.
+    exec_globals: dict = {}
+    try:
+        exec(compile(program, PROGRAM_FILENAME, "exec"), exec_globals)
+    except _REAL_ASSERTION_ERROR as exc:
+        verdict = {"status": "assertion_failed", **_describe(exc)}
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: check() did not finish
+        verdict = {"status": "runtime_error", **_describe(exc)}
+        if isinstance(exc, SystemExit):
+            verdict["message"] = f"SystemExit({exc.code!r}): the program exited before check() finished"
+    else:
+        verdict = {"status": "passed"}
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    try:
+        _write_all(VERDICT_FD, nonce + b" " + json.dumps(verdict).encode())
+    finally:
+        os._exit(0)
+
+
+# ----------------------------------------------------------------------------------------- the supervisor
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _subtree(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    stack.extend(int(child) for child in handle.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def kill_descendants(max_rounds: int = 1000) -> None:
+    """SIGKILL every descendant of this process; orphans come back to us (subreaper), so loop until none."""
+    for _ in range(max_rounds):
+        children = _children()
+        if not children:
+            break
+        for child in children:
+            for pid in _subtree(child):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for child in children:
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+
+
+def _wait(pid: int, deadline: float) -> tuple[int | None, bool]:
+    """Wait for the child until the deadline; (wait status or None, timed_out)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status, False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None, True
+            if pidfd is not None:
+                select.select([pidfd], [], [], remaining)
+            else:
+                time.sleep(min(remaining, 0.002))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _excerpt(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(EXCERPT_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return ""
+    text = head.decode("utf-8", "replace")
+    if size > EXCERPT_BYTES:
+        text += f"\n... [{size - EXCERPT_BYTES} more bytes not shown]"
+    return text
+
+
+def _drain(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    chunks, total = [], 0
+    while total < MAX_VERDICT_BYTES:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _signal_detail(signum: int, request: dict) -> str:
+    limits = request["limits"]
+    reasons = {
+        signal.SIGXCPU: "CPU time limit exceeded",
+        signal.SIGXFSZ: f"file size limit exceeded ({limits['file_size_mb']} MiB; output flood?)",
+        signal.SIGSEGV: "segmentation fault (C stack overflow or a crash in native code)",
+        signal.SIGKILL: "killed (SIGKILL)",
+    }
+    name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+    return f"killed by {name}: {reasons.get(signum, 'terminated by a signal')}"
+
+
+def run_sample(request: dict, base: str, serial: int) -> dict:
+    sample_dir = os.path.join(base, f"s{serial}")
+    work = os.path.join(sample_dir, "work")
+    os.makedirs(work, mode=0o700)
+    out_path = os.path.join(sample_dir, "stdout")
+    err_path = os.path.join(sample_dir, "stderr")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    out_fd, err_fd = os.open(out_path, flags, 0o600), os.open(err_path, flags, 0o600)
+    verdict_r, verdict_w = os.pipe()
+    nonce = os.urandom(16).hex().encode()
+    timeout_s = float(request["timeout_s"])
+
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(request, nonce, work, out_fd, err_fd, verdict_w)
+        finally:
+            os._exit(70)
+    for fd in (verdict_w, out_fd, err_fd):
+        os.close(fd)
+    status, timed_out = _wait(pid, started + timeout_s)
+    duration_ms = (time.monotonic() - started) * 1000.0
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    kill_descendants()
+    if status is None:
+        try:
+            status = os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            status = 0
+    data = _drain(verdict_r)
+    os.close(verdict_r)
+    reply = {
+        "duration_ms": round(duration_ms, 3),
+        "stdout": _excerpt(out_path),
+        "stderr": _excerpt(err_path),
+    }
+    shutil.rmtree(sample_dir, ignore_errors=True)
+    reply.update(_verdict(data, nonce, status, timed_out, request))
+    return reply
+
+
+def _verdict(data: bytes, nonce: bytes, status: int, timed_out: bool, request: dict) -> dict:
+    if data:
+        head, _, body = data.partition(b" ")
+        try:
+            record = json.loads(body) if head == nonce else None
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or record.get("status") not in (
+            "passed", "assertion_failed", "runtime_error",
+        ):
+            return {
+                "status": "runtime_error",
+                "detail": "the program wrote to the harness's verdict channel; its verdict is void",
+            }
+        detail = record.get("message", "")
+        return {"status": record["status"], "detail": detail, "lineno": record.get("lineno"),
+                "traceback": record.get("traceback", "")}
+    if timed_out:
+        return {"status": "timeout", "detail": f"timed out after {float(request['timeout_s']):g} s"}
+    if os.WIFSIGNALED(status):
+        return {"status": "runtime_error", "detail": _signal_detail(os.WTERMSIG(status), request)}
+    code = os.WEXITSTATUS(status)
+    return {
+        "status": "runtime_error",
+        "detail": f"the program ended with exit code {code} before check() finished",
+    }
+
+
+def main() -> int:
+    base = sys.argv[1]
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
+    for name in PRELOAD:
+        __import__(name)
+    builtins.__dict__.pop("_", None)
+    serial = 0
+    while True:
+        request = read_message(0)
+        if request is None:
+            return 0
+        serial += 1
+        try:
+            reply = run_sample(request, base, serial)
+        except Exception as exc:  # the harness's own failure: say so, keep serving
+            reply = {"status": "harness_error", "detail": f"{type(exc).__name__}: {exc}", "duration_ms": 0.0}
+        write_message(1, reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,293 @@
+"""The run configuration: one YAML file -> one frozen, validated :class:`RunConfig`.
+
+No pytest import: bad input raises :class:`ConfigError` (one line: file, key path, expected, found), which the
+plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cannot silently change a benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+__all__ = ["ConfigError", "Gate", "Params", "Pricing", "RetryPolicy", "RunConfig", "Target", "load_config"]
+
+MODES = ("mock", "runtime", "samples")
+APIS = ("chat", "completions")
+
+
+class ConfigError(ValueError):
+    """A bad configuration value; the message is one line naming file, key, expected and found."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int
+    backoff_base_s: float = 0.2
+    backoff_max_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class Target:
+    mode: str
+    endpoint: str | None = None
+    model: str | None = None
+    credentials_ref: str | None = None
+    api: str = "chat"
+    retries: RetryPolicy | None = None
+    samples: Path | None = None
+
+
+@dataclass(frozen=True)
+class Params:
+    execute: bool = False
+    allow_code_execution: bool = False
+    limit: int | None = None
+    n: int = 1
+    k: tuple[int, ...] = (1,)
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int = 512
+    stop: tuple[str, ...] | None = None
+    timeout_s: float = 3.0
+    concurrency: int = 8
+    retry: RetryPolicy | None = None
+    memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
+class Pricing:
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+
+
+@dataclass(frozen=True)
+class Gate:
+    min_pass_at_1: float | None = None
+    min_coverage: float | None = None
+    baseline: Path | None = None
+    max_drop: float | None = None
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    path: Path
+    target: Target
+    params: Params = field(default_factory=Params)
+    dataset: Path | None = None
+    pricing: Pricing | None = None
+    gate: Gate | None = None
+
+    @property
+    def executes(self) -> bool:
+        """Whether samples go through the sandbox (everything but mock replay)."""
+        return self.target.mode != "mock" or self.params.execute
+
+
+class _Reader:
+    """Walks one mapping of the YAML file, checking keys and values against what is expected."""
+
+    def __init__(self, file: Path, where: str, data: Any, allowed: tuple[str, ...]) -> None:
+        self.file, self.where = file, where
+        if not isinstance(data, dict):
+            self.fail(where or "(top level)", "a mapping", data)
+        unknown = sorted(str(key) for key in data if key not in allowed)
+        if unknown:
+            raise ConfigError(
+                f"{file}: {self.key(unknown[0])}: unknown key (expected one of: {', '.join(allowed)})"
+            )
+        self.data = data
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def fail(self, key: str, expected: str, found: Any) -> None:
+        raise ConfigError(f"{self.file}: {key}: expected {expected}, found {_show(found)}")
+
+    def get(self, name: str, default: Any, check: Callable[[Any], bool], expected: str) -> Any:
+        if name not in self.data or self.data[name] is None:
+            return default
+        value = self.data[name]
+        if not check(value):
+            self.fail(self.key(name), expected, value)
+        return value
+
+    def number(self, name: str, default: Any, lo: float, hi: float = math.inf, *, integer: bool = False,
+               lo_open: bool = False) -> Any:
+        kind = "an integer" if integer else "a number"
+        bound = f"{'>' if lo_open else '>='} {lo:g}" + ("" if hi == math.inf else f" and <= {hi:g}")
+
+        def ok(value: Any) -> bool:
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+                return False
+            return (value > lo if lo_open else value >= lo) and value <= hi and math.isfinite(value)
+
+        value = self.get(name, default, ok, f"{kind} {bound}")
+        return value if value is default or integer else float(value)
+
+    def flag(self, name: str, default: bool) -> bool:
+        return self.get(name, default, lambda v: isinstance(v, bool), "true or false")
+
+    def text(self, name: str, default: str | None = None, choices: tuple[str, ...] | None = None) -> Any:
+        if choices:
+            return self.get(name, default, lambda v: v in choices, " | ".join(choices))
+        return self.get(name, default, lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string")
+
+    def path(self, name: str, *, must_exist: bool = True) -> Path | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        path = Path(os.path.expanduser(value))
+        path = path if path.is_absolute() else (self.file.parent / path)
+        if must_exist and not path.is_file():
+            raise ConfigError(f"{self.file}: {self.key(name)}: expected an existing file, found {value!r} "
+                              f"(resolved to {path}, which does not exist)")
+        return path
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return f"a list {value!r}"[:80]
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _retry(file: Path, where: str, data: Any) -> RetryPolicy:
+    r = _Reader(file, where, data, ("max_attempts", "backoff_base_s", "backoff_max_s"))
+    if "max_attempts" not in data:
+        r.fail(r.key("max_attempts"), "an integer >= 1", None)
+    policy = RetryPolicy(
+        max_attempts=r.number("max_attempts", None, 1, 20, integer=True),
+        backoff_base_s=r.number("backoff_base_s", 0.2, 0, 60),
+        backoff_max_s=r.number("backoff_max_s", 5.0, 0, 600),
+    )
+    if policy.backoff_max_s < policy.backoff_base_s:
+        r.fail(r.key("backoff_max_s"), f">= backoff_base_s ({policy.backoff_base_s:g})", policy.backoff_max_s)
+    return policy
+
+
+def _target(file: Path, data: Any) -> Target:
+    r = _Reader(file, "target", data,
+                ("mode", "endpoint", "model", "credentials_ref", "api", "retries", "samples"))
+    mode = r.text("mode", None, MODES)
+    if mode is None:
+        r.fail("target.mode", " | ".join(MODES), None)
+    credentials = r.text("credentials_ref")
+    if credentials is not None and not (credentials.startswith("env:") and len(credentials) > 4):
+        r.fail("target.credentials_ref", "env:VARIABLE_NAME", credentials)
+    target = Target(
+        mode=mode,
+        endpoint=r.text("endpoint"),
+        model=r.text("model"),
+        credentials_ref=credentials,
+        api=r.text("api", "chat", APIS),
+        retries=_retry(file, "target.retries", data["retries"]) if data.get("retries") is not None else None,
+        samples=r.path("samples"),
+    )
+    if mode == "samples" and target.samples is None:
+        r.fail("target.samples", "a samples file path (mode: samples)", None)
+    if mode == "runtime":
+        for name in ("endpoint", "model"):
+            if getattr(target, name) is None:
+                r.fail(f"target.{name}", f"a {name} (mode: runtime)", None)
+    return target
+
+
+def _params(file: Path, data: Any) -> Params:
+    r = _Reader(file, "params", data, (
+        "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
+        "timeout_s", "concurrency", "retry", "memory_mb",
+    ))
+    k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
+    stop = r.get("stop", None, lambda v: isinstance(v, list) and len(v) <= 4 and all(
+        isinstance(s, str) and s for s in v), "a list of up to 4 non-empty strings")
+    params = Params(
+        execute=r.flag("execute", False),
+        allow_code_execution=r.flag("allow_code_execution", False),
+        limit=r.number("limit", None, 1, integer=True),
+        n=r.number("n", 1, 1, 10000, integer=True),
+        k=tuple(sorted(set(k))),
+        temperature=r.number("temperature", 0.0, 0, 2),
+        top_p=r.number("top_p", None, 0, 1, lo_open=True),
+        max_tokens=r.number("max_tokens", 512, 1, 1_000_000, integer=True),
+        stop=tuple(stop) if stop is not None else None,
+        timeout_s=r.number("timeout_s", 3.0, 0, 3600, lo_open=True),
+        concurrency=r.number("concurrency", 8, 1, 1024, integer=True),
+        retry=_retry(file, "params.retry", data["retry"]) if data.get("retry") is not None else None,
+        memory_mb=r.number("memory_mb", 2048, 64, 1 << 20, integer=True),
+    )
+    return params
+
+
+def _pricing(file: Path, data: Any) -> Pricing:
+    r = _Reader(file, "pricing", data, ("input_usd_per_mtok", "output_usd_per_mtok"))
+    for name in ("input_usd_per_mtok", "output_usd_per_mtok"):
+        if data.get(name) is None:
+            r.fail(f"pricing.{name}", "a number >= 0 (USD per million tokens)", None)
+    return Pricing(r.number("input_usd_per_mtok", None, 0), r.number("output_usd_per_mtok", None, 0))
+
+
+def load_config(path: str | os.PathLike) -> RunConfig:
+    """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
+    file = Path(path).expanduser().resolve()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{file}: not valid YAML{where}: {problem}") from exc
+    top = _Reader(file, "", data, ("target", "dataset", "params", "pricing", "gate"))
+    if data.get("target") is None:
+        top.fail("target", "a mapping with at least `mode`", None)
+    target = _target(file, data["target"])
+    params = _params(file, data.get("params") or {})
+    config = RunConfig(
+        path=file,
+        target=target,
+        params=params,
+        dataset=top.path("dataset"),
+        pricing=_pricing(file, data["pricing"]) if data.get("pricing") is not None else None,
+        gate=None,
+    )
+    _check_consistency(config, data)
+    return config
+
+
+def _check_consistency(config: RunConfig, data: dict) -> None:
+    file, target, params = config.path, config.target, config.params
+    if target.mode in ("runtime", "samples") and not params.allow_code_execution:
+        raise ConfigError(
+            f"{file}: params.allow_code_execution: expected true for mode {target.mode} (model output is "
+            "untrusted code that this run executes on this machine; opt in explicitly), found "
+            f"{_show(params.allow_code_execution)}"
+        )
+    if params.execute and target.mode != "mock":
+        raise ConfigError(f"{file}: params.execute: expected only with mode mock (other modes always execute), "
+                          f"found true with mode {target.mode}")
+    if target.mode == "runtime":
+        raise ConfigError(f"{file}: target.mode: runtime is not available yet in this version (the endpoint "
+                          "client is still being built); use mode mock or samples")
+    if not (target.mode == "runtime" or params.execute) and "n" in (data.get("params") or {}):
+        raise ConfigError(f"{file}: params.n: expected only with mode runtime or mock with execute: true (the "
+                          f"fixture and a samples file set the samples per problem), found {params.n}")
+    if target.mode != "samples":
+        too_big = [k for k in params.k if k > params.n]
+        if too_big:
+            raise ConfigError(f"{file}: params.k: expected every k <= params.n ({params.n}), found k = "
+                              f"{too_big[0]} (pass@k needs at least k samples per problem)")
+    if data.get("gate") is not None:
+        raise ConfigError(f"{file}: gate: not available yet in this version (the regression gate is still "
+                          "being built); remove the gate section")

@@ -1,0 +1,152 @@
+"""The pytest File/Item pair: one item per (problem, sample).
+
+Setup obtains the verdict (runs the sandbox, or replays a recorded one): a harness failure there is a pytest
+*error*. The call phase judges the verdict: passed, failed (with the decisive line), or skipped (not_run).
+The verdict rides on ``user_properties`` as plain values, the only channel that survives xdist and reaches JUnit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from . import sandbox
+from .config import RunConfig
+from .sandbox import ExecResult, Limits, Status
+from .sources import Plan, Sample
+
+__all__ = ["PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
+
+PROP = "humaneval."  # prefix of our user_properties
+DETAIL_MAX = 1000
+
+
+@dataclass(frozen=True)
+class Run:
+    config: RunConfig
+    plan: Plan
+    isolation: str = "basic"
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(timeout_s=self.config.params.timeout_s, memory_mb=self.config.params.memory_mb)
+
+
+RUN_KEY = pytest.StashKey[Run]()
+
+
+def item_name(task_id: str, index: int) -> str:
+    return f"{task_id}[{index}]"
+
+
+def parse_item_name(name: str) -> tuple[str, int] | None:
+    task_id, bracket, rest = name.rpartition("[")
+    if not bracket or not rest.endswith("]") or not rest[:-1].isdigit():
+        return None
+    return task_id, int(rest[:-1])
+
+
+class HumanEvalError(Exception):
+    """The harness could not obtain a verdict for this sample (status harness_error)."""
+
+
+class SampleFailed(Exception):
+    """The sample's verdict is not passed."""
+
+
+class HumanEvalFile(pytest.File):
+    def collect(self):
+        run = self.config.stash[RUN_KEY]
+        for sample in run.plan.samples:
+            yield HumanEvalItem.from_parent(self, name=item_name(sample.task_id, sample.index), sample=sample)
+
+
+class HumanEvalItem(pytest.Item):
+    def __init__(self, *, sample: Sample, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sample = sample
+        self.result: ExecResult | None = None
+
+    def setup(self) -> None:
+        run = self.config.stash[RUN_KEY]
+        sample = self.sample
+        if sample.recorded is not None:
+            result = _replayed(sample.recorded)
+        elif sample.not_run is not None or sample.completion is None:
+            result = ExecResult(Status.NOT_RUN, 0.0, sample.not_run or "no completion")
+        else:
+            problem = run.plan.problems[sample.task_id]
+            program = sandbox.build_program(problem.prompt, sample.completion, problem.test, problem.entry_point)
+            try:
+                result = sandbox.run(program, run.limits)
+            except sandbox.SandboxError as exc:
+                self._record(ExecResult(Status.HARNESS_ERROR, 0.0, str(exc)))
+                raise HumanEvalError(str(exc)) from exc
+        self._record(result)
+        if result.status is Status.NOT_RUN:
+            pytest.skip(f"not_run: {result.detail}")
+
+    def _record(self, result: ExecResult) -> None:
+        self.result = result
+        self.user_properties.extend([
+            (PROP + "task_id", self.sample.task_id),
+            (PROP + "sample", self.sample.index),
+            (PROP + "status", result.status.value),
+            (PROP + "duration_ms", round(result.duration_ms, 3)),
+            (PROP + "detail", result.detail[:DETAIL_MAX]),
+        ])
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None, "setup() records a result before runtest()"
+        if result.status is Status.PASSED:
+            return
+        for title, text in (("candidate stdout", result.stdout), ("candidate stderr", result.stderr),
+                            ("candidate traceback", result.traceback)):
+            if text:
+                self.add_report_section("call", title, text)
+        raise SampleFailed()
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, SampleFailed) and self.result is not None:
+            return self._describe(self.result)
+        if isinstance(excinfo.value, HumanEvalError):
+            return f"{self.name}: harness_error: {excinfo.value}"
+        return super().repr_failure(excinfo, style=style)
+
+    def _describe(self, result: ExecResult) -> str:
+        lines = [f"{self.name}: {result.status.value}", f"  {result.detail or '(no detail)'}"]
+        line = self._source_line(result.lineno)
+        if line:
+            lines.append(f"  at {line}")
+        return "\n".join(lines)
+
+    def _source_line(self, lineno: int | None) -> str | None:
+        """Name the part of the program a line number falls in: prompt, completion or test."""
+        if lineno is None or self.sample.completion is None:
+            return None
+        problem = self.config.stash[RUN_KEY].plan.problems[self.sample.task_id]
+        program = sandbox.build_program(problem.prompt, self.sample.completion, problem.test,
+                                        problem.entry_point)
+        lines = program.splitlines()
+        if not 1 <= lineno <= len(lines):
+            return None
+        prompt_end = problem.prompt.count("\n")
+        completion_end = (problem.prompt + self.sample.completion).count("\n")
+        if lineno <= prompt_end:
+            part, offset = "prompt", 0
+        elif lineno <= completion_end + 1:
+            part, offset = "completion", prompt_end
+        else:
+            part, offset = "test", completion_end + 1
+        return f"{part} line {lineno - offset}: {lines[lineno - 1].strip()}"
+
+    def reportinfo(self):
+        return self.path, None, f"{self.sample.task_id} sample {self.sample.index}"
+
+
+def _replayed(recorded: dict) -> ExecResult:
+    return ExecResult(Status(recorded["status"]), float(recorded.get("duration_ms") or 0.0),
+                      recorded.get("detail") or "", extra={"replayed": True})

@@ -1,0 +1,107 @@
+"""pass@k, coverage and per-problem aggregation. Pure: no pytest, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import comb
+from typing import Iterable, Mapping
+
+__all__ = ["STATUSES", "Outcome", "Summary", "pass_at_k", "summarize"]
+
+STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
+ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one problem: 1 - C(n-c, k) / C(n, k) (Chen et al., 2021), computed exactly."""
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"pass_at_k: {name} must be an integer, got {value!r}")
+    if n < 1 or not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass_at_k: need n >= 1, 0 <= c <= n and 1 <= k <= n; got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    return float(1 - Fraction(comb(n - c, k), comb(n, k)))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    task_id: str
+    sample: int
+    status: str
+    duration_ms: float | None = None
+
+
+@dataclass
+class ProblemScore:
+    n: int = 0
+    c: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    pass_at: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass
+class Summary:
+    planned: int
+    counts: dict[str, int]
+    problems: dict[str, ProblemScore]
+    pass_at: dict[int, float]  # k -> mean over problems; only the k every problem has enough samples for
+    skipped_k: dict[int, str]  # k left out -> why
+    avg_latency_ms: float | None
+
+    @property
+    def attempted(self) -> int:
+        return sum(self.counts[status] for status in ATTEMPTED)
+
+    @property
+    def coverage(self) -> float | None:
+        return self.attempted / self.planned if self.planned else None
+
+    @property
+    def success_rate(self) -> float | None:
+        return self.counts["passed"] / self.planned if self.planned else None
+
+    @property
+    def attempted_success_rate(self) -> float | None:
+        return self.counts["passed"] / self.attempted if self.attempted else None
+
+
+def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, int], Outcome],
+              ks: Iterable[int]) -> Summary:
+    """Aggregate outcomes over the planned samples; a planned sample with no outcome counts as not_run."""
+    counts = dict.fromkeys(STATUSES, 0)
+    problems: dict[str, ProblemScore] = {}
+    durations = []
+    total = 0
+    for key in planned:
+        total += 1
+        outcome = outcomes.get(key)
+        status = outcome.status if outcome is not None else "not_run"
+        counts[status] += 1
+        score = problems.setdefault(key[0], ProblemScore())
+        score.n += 1
+        score.c += status == "passed"
+        score.statuses[status] = score.statuses.get(status, 0) + 1
+        if outcome is not None and outcome.duration_ms is not None and status in ATTEMPTED:
+            durations.append(outcome.duration_ms)
+    pass_at: dict[int, float] = {}
+    skipped: dict[int, str] = {}
+    for k in sorted(set(ks)):
+        short = [task for task, score in problems.items() if score.n < k]
+        if not problems:
+            skipped[k] = "no problem was planned"
+        elif short:
+            skipped[k] = f"{len(short)} problem(s) have fewer than {k} samples (e.g. {short[0]})"
+        else:
+            for score in problems.values():
+                score.pass_at[k] = pass_at_k(score.n, score.c, k)
+            pass_at[k] = sum(score.pass_at[k] for score in problems.values()) / len(problems)
+    return Summary(
+        planned=total,
+        counts=counts,
+        problems=problems,
+        pass_at=pass_at,
+        skipped_k=skipped,
+        avg_latency_ms=sum(durations) / len(durations) if durations else None,
+    )

@@ -1,0 +1,124 @@
+"""pytest hooks only: options, configure -> stash, collection, xdist node config. Everything else is delegated."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import sandbox
+from .config import ConfigError, load_config
+from .dataset import DatasetError
+from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
+from .sources import Plan, build_plan
+from .summary import Aggregator
+
+PLAN_INPUT = "humaneval_plan"
+# The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit.
+SAFETY_NET_MARGIN_S = 60.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("humaneval", "HumanEval benchmark (pytest-humaneval)")
+    group.addoption("--humaneval-config", metavar="PATH", default=None,
+                    help="YAML run config; turns the session into the HumanEval benchmark.")
+    group.addoption("--humaneval-results", metavar="PATH", default=None,
+                    help="Write one JSON line per sample, as results arrive.")
+    group.addoption("--humaneval-report", metavar="PATH", default=None,
+                    help="Write the run summary (pass@k, coverage, counts, dataset digest) as JSON.")
+    parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
+                  "relative to the ini file).", default=None)
+
+
+def _config_path(config: pytest.Config) -> Path | None:
+    option = config.getoption("humaneval_config")
+    if option:
+        return Path(option).expanduser().resolve()
+    ini = config.getini("humaneval_config")
+    if ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return (base / os.path.expanduser(ini)).resolve()
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    path = _config_path(config)
+    if path is None:
+        return
+    workerinput = getattr(config, "workerinput", None)
+    try:
+        run_config = load_config(path)
+        if workerinput is not None and PLAN_INPUT in workerinput:
+            plan = Plan.from_json(workerinput[PLAN_INPUT])
+        else:
+            plan = build_plan(run_config)
+    except (ConfigError, DatasetError) as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    config.stash[RUN_KEY] = Run(run_config, plan)
+    _point_collection_at(config, path)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
+    if workerinput is None:
+        config.pluginmanager.register(
+            Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
+                       config.getoption("humaneval_report")),
+            "humaneval-aggregator",
+        )
+
+
+def _point_collection_at(config: pytest.Config, path: Path) -> None:
+    """Without positional paths the session is exactly the benchmark; with them, the benchmark joins them."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(path)]
+    elif all(Path(arg.split("::")[0]).resolve() != path for arg in config.args):
+        config.args = [*config.args, str(path)]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if RUN_KEY in config.stash:
+        sandbox.shutdown()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    run = parent.config.stash.get(RUN_KEY, None)
+    if run is not None and file_path.resolve() == run.config.path:
+        return HumanEvalFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is None or not _wants_safety_net(config):
+        return
+    marker = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
+    for item in items:
+        if isinstance(item, HumanEvalItem):
+            item.add_marker(marker)
+
+
+def _wants_safety_net(config: pytest.Config) -> bool:
+    """pytest-timeout present and the user set no timeout of their own (option, ini or environment)."""
+    if not config.pluginmanager.hasplugin("timeout"):
+        return False
+    user_set = (config.getoption("timeout", None) is not None or config.getini("timeout")
+                or os.environ.get("PYTEST_TIMEOUT"))
+    return not user_set
+
+
+class XdistHooks:
+    """Registered only when pytest-xdist is present (it stays optional at import time)."""
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        # The controller's plan reaches each worker through workerinput: no shared filesystem assumed.
+        run = node.config.stash[RUN_KEY]
+        node.workerinput[PLAN_INPUT] = run.plan.to_json()
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        aggregator = node.config.pluginmanager.get_plugin("humaneval-aggregator")
+        if aggregator is not None:
+            aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])

@@ -1,0 +1,143 @@
+"""Where completions come from, and the plan they make: which (problem, sample) pairs a run measures.
+
+The plan is built once (on the controller) and is plain data, so it can cross to xdist workers as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .config import RunConfig
+from .dataset import DatasetError, Problem, Selection, load_problems, read_jsonl, select
+
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path"]
+
+MOCK_FIXTURE = "mock_samples.jsonl"
+RECORDED_STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run")
+
+
+@dataclass(frozen=True)
+class Sample:
+    task_id: str
+    index: int
+    completion: str | None
+    not_run: str | None = None  # why this sample will not be executed
+    recorded: dict | None = None  # mock replay: {"status", "detail", "duration_ms"}
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task_id, self.index)
+
+
+@dataclass(frozen=True)
+class Plan:
+    selection: Selection
+    samples: tuple[Sample, ...]
+
+    problems: dict[str, Problem] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "problems", {p.task_id: p for p in self.selection.problems})
+
+    def to_json(self) -> str:
+        sel = self.selection
+        return json.dumps({
+            "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
+                          "problems": [asdict(p) for p in sel.problems]},
+            "samples": [asdict(s) for s in self.samples],
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> "Plan":
+        data = json.loads(text)
+        sel = data["selection"]
+        selection = Selection(sel["name"], tuple(Problem(**p) for p in sel["problems"]), sel["total"],
+                              sel["digest"], sel["label"])
+        return cls(selection, tuple(Sample(**s) for s in data["samples"]))
+
+
+def mock_fixture_path() -> Path:
+    return Path(str(resources.files("pytest_humaneval.fixtures").joinpath(MOCK_FIXTURE)))
+
+
+def _digest_settings(config: RunConfig) -> dict[str, Any]:
+    """What changes the measurement (and so must change the digest): never the model or the endpoint."""
+    params = config.params
+    settings: dict[str, Any] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
+                                "retry": params.retry is not None}
+    if config.target.mode == "runtime":
+        settings["generation"] = {"api": config.target.api, "temperature": params.temperature,
+                                  "top_p": params.top_p, "max_tokens": params.max_tokens,
+                                  "stop": list(params.stop) if params.stop else None}
+    return settings
+
+
+def build_plan(config: RunConfig) -> Plan:
+    name, problems = load_problems(config.dataset)
+    total = len(problems)
+    mode = config.target.mode
+    if mode == "samples":
+        by_task = _read_samples_file(config.target.samples, {p.task_id for p in problems})
+        problems = [p for p in problems if p.task_id in by_task]
+    if config.params.limit is not None:
+        problems = problems[: config.params.limit]
+    selection = select(name, problems, total, _digest_settings(config))
+    if mode == "samples":
+        samples = [Sample(p.task_id, i, text) for p in problems for i, text in enumerate(by_task[p.task_id])]
+    elif config.params.execute:
+        samples = []
+        for problem in problems:
+            if problem.canonical_solution is None:
+                raise DatasetError(f"{config.dataset}: {problem.task_id}: canonical_solution: expected a "
+                                   "string (params.execute runs the canonical solutions), found nothing")
+            samples.extend(Sample(problem.task_id, i, problem.canonical_solution)
+                           for i in range(config.params.n))
+    else:
+        samples = _replay(problems)
+    return Plan(selection, tuple(samples))
+
+
+def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str]]:
+    """task_id -> completions, in file order; a repeated task_id is another sample."""
+    by_task: dict[str, list[str]] = {}
+    for number, row in read_jsonl(path):
+        where = f"{path}:{number}"
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object with task_id and completion, "
+                               f"found {type(row).__name__}")
+        task_id, completion = row.get("task_id"), row.get("completion")
+        if not isinstance(task_id, str):
+            raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
+        if task_id not in known:
+            raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
+        if not isinstance(completion, str):
+            raise DatasetError(f"{where}: completion: expected a string, found {json.dumps(completion)[:40]}")
+        by_task.setdefault(task_id, []).append(completion)
+    if not by_task:
+        raise DatasetError(f"{path}: expected at least one sample, found none")
+    return by_task
+
+
+def _replay(problems: list[Problem]) -> list[Sample]:
+    path = mock_fixture_path()
+    recorded: dict[str, list[Sample]] = {}
+    for number, row in read_jsonl(path):
+        where = f"{path}:{number}"
+        if not isinstance(row, dict) or row.get("status") not in RECORDED_STATUSES:
+            raise DatasetError(f"{where}: status: expected one of {', '.join(RECORDED_STATUSES)}, "
+                               f"found {row.get('status') if isinstance(row, dict) else row!r}")
+        task_id = row["task_id"]
+        samples = recorded.setdefault(task_id, [])
+        verdict = {"status": row["status"], "detail": row.get("detail", ""),
+                   "duration_ms": row.get("duration_ms")}
+        reason = row.get("detail") if row["status"] == "not_run" else None
+        samples.append(Sample(task_id, len(samples), row.get("completion"), reason, verdict))
+    missing = [p.task_id for p in problems if p.task_id not in recorded]
+    if missing:
+        raise DatasetError(f"{path}: expected recorded samples for every selected problem, found none for "
+                           f"{missing[0]} ({len(missing)} missing; mock replay only covers the bundled dataset)")
+    return [sample for problem in problems for sample in recorded[problem.task_id]]

@@ -86,7 +86,8 @@ def write_message(fd: int, message: dict) -> None:
 def _describe(exc: BaseException) -> dict:
     """The decisive line of a failure: exception type and message, and where in the program it was raised."""
     try:
-        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     except BaseException:  # a hostile __str__
         message = type(exc).__name__
     lineno = None

@@ -84,9 +84,11 @@ class HumanEvalItem(pytest.Item):
             except sandbox.SandboxError as exc:
                 self._record(ExecResult(Status.HARNESS_ERROR, 0.0, str(exc)))
                 raise HumanEvalError(str(exc)) from exc
+            result = sandbox.with_location(result, problem.prompt, sample.completion, problem.test)
         self._record(result)
         if result.status is Status.NOT_RUN:
-            pytest.skip(f"not_run: {result.detail}")
+            # Reported at the item, not at this line of the plugin.
+            raise pytest.skip.Exception(f"not_run: {result.detail}", _use_item_location=True)
 
     def _record(self, result: ExecResult) -> None:
         self.result = result
@@ -117,34 +119,10 @@ class HumanEvalItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def _describe(self, result: ExecResult) -> str:
-        lines = [f"{self.name}: {result.status.value}", f"  {result.detail or '(no detail)'}"]
-        line = self._source_line(result.lineno)
-        if line:
-            lines.append(f"  at {line}")
-        return "\n".join(lines)
-
-    def _source_line(self, lineno: int | None) -> str | None:
-        """Name the part of the program a line number falls in: prompt, completion or test."""
-        if lineno is None or self.sample.completion is None:
-            return None
-        problem = self.config.stash[RUN_KEY].plan.problems[self.sample.task_id]
-        program = sandbox.build_program(problem.prompt, self.sample.completion, problem.test,
-                                        problem.entry_point)
-        lines = program.splitlines()
-        if not 1 <= lineno <= len(lines):
-            return None
-        prompt_end = problem.prompt.count("\n")
-        completion_end = (problem.prompt + self.sample.completion).count("\n")
-        if lineno <= prompt_end:
-            part, offset = "prompt", 0
-        elif lineno <= completion_end + 1:
-            part, offset = "completion", prompt_end
-        else:
-            part, offset = "test", completion_end + 1
-        return f"{part} line {lineno - offset}: {lines[lineno - 1].strip()}"
+        return f"{result.status.value}: {result.detail or '(no detail)'}"
 
     def reportinfo(self):
-        return self.path, None, f"{self.sample.task_id} sample {self.sample.index}"
+        return self.path, 0, f"{self.sample.task_id} sample {self.sample.index}"
 
 
 def _replayed(recorded: dict) -> ExecResult:

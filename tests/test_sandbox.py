@@ -1,0 +1,230 @@
+"""The sandbox against real programs in real subprocesses. Hostile programs are bounded and stay in temp dirs."""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval import sandbox
+from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
+
+FAST = Limits(timeout_s=1.0)
+# Wall-clock slack allowed past the limit: process teardown and a busy CI machine, not extra budget.
+MARGIN_S = 2.0
+
+
+@pytest.fixture(scope="module")
+def box():
+    box = Sandbox()
+    yield box
+    box.close()
+
+
+def run(box: Sandbox, program: str, limits: Limits = FAST):
+    return box.run(program, limits)
+
+
+@pytest.mark.parametrize(
+    ("program", "status", "detail"),
+    [
+        ("def check(c):\n    assert c(2) == 4\ncheck(lambda x: x * 2)", Status.PASSED, ""),
+        ("def check(c):\n    assert c(2) == 5, 'got ' + str(c(2))\ncheck(lambda x: x * 2)",
+         Status.ASSERTION_FAILED, "AssertionError: got 4"),
+        ("x = {}\nx['missing']", Status.RUNTIME_ERROR, "KeyError: 'missing'"),
+        ("def f(:\n    pass", Status.RUNTIME_ERROR, "SyntaxError"),
+        ("import definitely_not_a_module_xyz", Status.RUNTIME_ERROR, "ModuleNotFoundError"),
+        ("while True:\n    pass", Status.TIMEOUT, "timed out after 1 s"),
+        ("import ctypes\nctypes.string_at(0)", Status.RUNTIME_ERROR, "killed by SIGSEGV"),
+    ],
+)
+def test_each_status_is_reached_by_a_real_program(box, program, status, detail):
+    result = run(box, program)
+    assert result.status is status
+    assert detail in result.detail
+    assert result.duration_ms > 0
+
+
+def test_the_failing_line_is_reported(box):
+    result = run(box, "def check(c):\n    assert c(1) == 1\n    assert c(3) == 4\ncheck(lambda x: x)")
+    assert result.status is Status.ASSERTION_FAILED
+    assert result.lineno == 3
+    assert "assert c(3) == 4" in result.traceback
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "exit(0)",
+        "quit()",
+        "import sys\nsys.exit(0)",
+        "raise SystemExit",
+        "import os\nos._exit(0)",
+        "print('passed')\nimport os\nos._exit(0)",
+        "import os\nfor fd in range(64):\n    try:\n        os.write(fd, b'passed')\n    except OSError:\n        pass\n"
+        "os._exit(0)",
+        "import os\nfor fd in range(64):\n    try:\n        os.write(fd, b'{\"status\": \"passed\"}')\n"
+        "    except OSError:\n        pass\nraise AssertionError",
+        "import atexit, os\natexit.register(lambda: os.write(3, b'passed'))\nraise SystemExit(0)",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+    ],
+)
+def test_exiting_or_printing_never_fakes_a_pass(box, program):
+    result = run(box, program)
+    assert result.status is not Status.PASSED, result
+    assert result.status is Status.RUNTIME_ERROR
+
+
+def test_exit_zero_is_reported_as_ending_before_check(box):
+    assert "exited before check() finished" in run(box, "exit(0)").detail
+    assert "exit code 0 before check() finished" in run(box, "import os\nos._exit(0)").detail
+
+
+def test_infinite_loop_times_out_within_the_limit_plus_a_margin(box):
+    started = time.monotonic()
+    result = run(box, "while True:\n    pass")
+    assert result.status is Status.TIMEOUT
+    assert time.monotonic() - started < FAST.timeout_s + MARGIN_S
+
+
+def test_sigterm_ignoring_sleeper_times_out_and_is_killed(box):
+    started = time.monotonic()
+    result = run(box, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                      "for _ in range(100):\n    time.sleep(0.1)")
+    assert result.status is Status.TIMEOUT
+    assert time.monotonic() - started < FAST.timeout_s + MARGIN_S
+
+
+def _alive_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_daemonised_grandchild_does_not_survive_the_sample(box):
+    marker = f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+    program = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3)\n"
+    )
+    result = run(box, program)
+    assert result.status is Status.PASSED
+    deadline = time.monotonic() + 2
+    while _alive_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _alive_with(marker) == []
+
+
+def test_children_left_running_after_a_timeout_are_killed(box):
+    marker = f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+    program = (
+        "import os\n"
+        "for _ in range(5):\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        "while True:\n    pass\n"
+    )
+    assert run(box, program).status is Status.TIMEOUT
+    assert _alive_with(marker) == []
+
+
+def test_memory_hog_fails_and_the_harness_stays_healthy(box):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = run(box, "chunks = []\nfor _ in range(10_000):\n    chunks.append(bytearray(50 * 1024 * 1024))",
+                 Limits(timeout_s=5.0, memory_mb=512))
+    assert result.status is Status.RUNTIME_ERROR
+    assert "MemoryError" in result.detail
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024  # KiB
+    assert run(box, "assert 1 + 1 == 2").status is Status.PASSED
+
+
+def test_print_flood_fails_with_bounded_capture_and_the_harness_stays_healthy(box):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = run(box, "while True:\n    print('x' * 4096)", Limits(timeout_s=5.0, file_size_mb=8))
+    assert result.status is Status.RUNTIME_ERROR and "File too large" in result.detail
+    assert len(result.stdout) < 10_000 and "more bytes not shown" in result.stdout
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024  # KiB
+    assert run(box, "print('fine')").stdout == "fine\n"
+
+
+def test_environment_secrets_are_not_visible_to_the_candidate(monkeypatch):
+    canary = f"canary-{uuid.uuid4()}"
+    for name in ("OPENAI_API_KEY", "HF_TOKEN", "DB_PASSWORD", "MY_SECRET", "AWS_SESSION_TOKEN", "UNRELATED"):
+        monkeypatch.setenv(name, canary)
+    fresh = Sandbox()  # the supervisor's environment is fixed when it starts
+    try:
+        result = fresh.run(
+            "import os\n"
+            f"leaks = [k for k, v in os.environ.items() if {canary!r} in v]\n"
+            "assert not leaks, leaks\n"
+            f"assert {canary!r}.encode() not in open('/proc/self/environ', 'rb').read()\n"
+            "print(sorted(os.environ))\n",
+            FAST,
+        )
+    finally:
+        fresh.close()
+    assert result.status is Status.PASSED, result.detail
+    assert set(eval(result.stdout)) <= set(sandbox.ENV_ALLOW) | set(sandbox.ENV_FIXED) | {"HOME", "TMPDIR"}
+
+
+def test_reference_semantics_name_is_not_main_and_stdin_is_empty(box):
+    program = (
+        "import sys\n"
+        "assert __name__ != '__main__'\n"
+        "assert sys.stdin.read() == ''\n"
+        "if __name__ == '__main__':\n"
+        "    raise SystemExit('the main block must not run')\n"
+    )
+    assert run(box, program).status is Status.PASSED
+
+
+def test_the_working_directory_is_private_and_removed_afterwards(box):
+    result = run(box, "import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd())")
+    assert result.status is Status.PASSED
+    workdir = Path(result.stdout.strip())
+    assert workdir != Path.cwd()
+    assert not workdir.exists()
+
+
+def test_a_program_that_kills_the_supervisor_is_recorded_and_the_next_one_runs(box):
+    result = run(box, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)")
+    assert result.status is Status.RUNTIME_ERROR
+    assert "killed the sandbox supervisor" in result.detail
+    assert run(box, "assert True").status is Status.PASSED
+
+
+def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
+    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    broken = Sandbox()
+    with pytest.raises(SandboxError, match="did not start"):
+        broken.run("pass", FAST)
+    broken.close()
+
+
+def test_build_program_matches_the_reference_harness():
+    assert sandbox.build_program("P", "C", "T", "f") == "PC\nT\ncheck(f)"
+
+
+def test_locate_names_the_part_of_the_program():
+    prompt, completion, test = "def f(x):\n", "    return x\n", "def check(c):\n    assert c(1) == 2\n"
+    assert sandbox.locate(prompt, completion, test, 2) == "completion line 1: return x"
+    program = sandbox.build_program(prompt, completion, test, "f").splitlines()
+    lineno = program.index("    assert c(1) == 2") + 1
+    assert sandbox.locate(prompt, completion, test, lineno).endswith("assert c(1) == 2")
+    assert sandbox.locate(prompt, completion, test, None) is None

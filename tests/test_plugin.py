@@ -1,0 +1,235 @@
+"""End to end: real pytest sessions (pytester), serial and with xdist, JUnit parsed, reports compared."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval import sandbox
+from pytest_humaneval.sources import mock_fixture_path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+# The test process imported pytest_humaneval already, so in-process runs cannot assertion-rewrite it: not news.
+NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+
+def fixture_statuses() -> Counter:
+    rows = [json.loads(line) for line in mock_fixture_path().read_text().splitlines()]
+    return Counter(row["status"] for row in rows)
+
+
+def config(pytester: pytest.Pytester, text: str, name: str = "humaneval.yaml") -> Path:
+    path = pytester.path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def samples_file(pytester: pytest.Pytester, rows: list[dict], name: str = "samples.jsonl") -> Path:
+    path = pytester.path / name
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def read_report(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def comparable(report: dict) -> dict:
+    """A report without what legitimately varies between runs (timings, versions)."""
+    report = json.loads(json.dumps(report))
+    report["measurements"].pop("human-eval.avg_latency_ms", None)
+    report["run"].pop("versions")
+    return report
+
+
+SOLVED_0 = {"task_id": "HumanEval/0", "completion": "    return any(abs(a - b) < threshold for i, a in "
+            "enumerate(numbers) for b in numbers[i + 1:])\n"}
+WRONG_0 = {"task_id": "HumanEval/0", "completion": "    return False\n"}
+CRASH_2 = {"task_id": "HumanEval/2", "completion": "    return number / 0\n"}
+SOLVED_2 = {"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}
+
+
+def test_plugin_is_inert_without_a_config(pytester):
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    result = pytester.runpytest(*NO_CACHE)
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*HumanEval*")
+
+
+def test_reference_run_executes_all_164_canonical_solutions_with_xdist(pytester):
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--junitxml", "junit.xml",
+                                "--humaneval-report", "report.json", *NO_CACHE)
+    result.assert_outcomes(passed=164)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*= HumanEval =*", "*pass@1 1.000*", "coverage  1.000 (164/164 attempted)"])
+    report = read_report(pytester.path / "report.json")
+    assert report["measurements"]["human-eval.pass_at_1"] == {"value": 1.0, "class": "deterministic",
+                                                              "official": True}
+    assert report["planned"] == report["attempted"] == 164 and report["coverage"] == 1.0
+    assert report["dataset"]["full"] is True and report["dataset"]["problems"] == 164
+    assert report["run"]["mode"] == "mock-execute"
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    statuses = Counter()
+    for case in cases:
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        statuses[props["humaneval.status"]] += 1
+        assert float(props["humaneval.duration_ms"]) > 0
+    assert statuses == {"passed": 164}
+
+
+def test_mock_replay_reproduces_recorded_verdicts_without_executing(pytester, monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("mock replay must not execute anything")
+
+    monkeypatch.setattr(sandbox, "run", forbidden)
+    cfg = config(pytester, "target: {mode: mock}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                "report.json", "-rs", *NO_CACHE)
+    recorded = fixture_statuses()
+    failed = recorded["assertion_failed"] + recorded["runtime_error"] + recorded["timeout"]
+    result.assert_outcomes(passed=recorded["passed"], failed=failed, skipped=recorded["not_run"])
+    result.stdout.fnmatch_lines(["*SKIPPED*not_run: generation failed (recorded)*"])
+    report = read_report(pytester.path / "report.json")
+    assert {k: v for k, v in report["counts"].items() if v} == dict(recorded)
+    assert report["run"]["mode"] == "mock-replay"
+    assert report["measurements"]["human-eval.pass_at_1"]["value"] == pytest.approx(recorded["passed"] / 164)
+
+
+def test_failure_message_shows_status_and_decisive_line(pytester):
+    samples_file(pytester, [WRONG_0, CRASH_2])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*HumanEval/0 sample 0*",
+        "assertion_failed: AssertionError (at test line *: assert candidate(*",
+        "runtime_error: ZeroDivisionError: float division by zero (at completion line 1: return number / 0)",
+        "*- Captured candidate traceback call -*",
+    ])
+
+
+def test_samples_mode_xdist_equals_serial_and_results_can_be_reevaluated(pytester):
+    samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
+                           "params: {allow_code_execution: true, k: [1, 2]}\n")
+    serial = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                "serial.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
+    serial.assert_outcomes(passed=2, failed=2)
+    parallel = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report",
+                                  "parallel.json", *NO_CACHE)
+    parallel.assert_outcomes(passed=2, failed=2)
+    a, b = read_report(pytester.path / "serial.json"), read_report(pytester.path / "parallel.json")
+    assert comparable(a) == comparable(b)
+    assert a["measurements"]["human-eval.pass_at_1"]["value"] == 0.5
+    assert a["measurements"]["human-eval.pass_at_2"]["value"] == 1.0
+    assert a["problems"]["HumanEval/0"] == {"n": 2, "c": 1, "pass_at_1": 0.5, "pass_at_2": 1.0,
+                                            "statuses": {"passed": 1, "assertion_failed": 1}}
+    assert a["dataset"]["label"] == "openai_humaneval sample (2/164 problems)"
+
+    lines = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 4
+    for line in lines:
+        assert {"task_id", "sample", "status", "passed", "completion", "duration_ms", "detail"} <= set(line)
+    assert sorted((l["task_id"], l["sample"], l["status"]) for l in lines) == [
+        ("HumanEval/0", 0, "passed"), ("HumanEval/0", 1, "assertion_failed"),
+        ("HumanEval/2", 0, "runtime_error"), ("HumanEval/2", 1, "passed")]
+    # The results file is itself a human-eval samples file: re-evaluating it gives the same verdicts.
+    again = config(pytester, "target: {mode: samples, samples: results.jsonl}\n"
+                              "params: {allow_code_execution: true, k: [1, 2]}\n", name="again.yaml")
+    rerun = pytester.runpytest("--humaneval-config", str(again), "-p", "no:xdist", "--humaneval-report",
+                               "again.json", *NO_CACHE)
+    rerun.assert_outcomes(passed=2, failed=2)
+    assert read_report(pytester.path / "again.json")["counts"] == a["counts"]
+
+
+def test_bad_config_is_a_usage_error_with_its_message(pytester):
+    cfg = config(pytester, "target: {mode: mock}\nparams: {timeout_s: -1}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR == 4
+    result.stderr.fnmatch_lines([f"ERROR: {cfg}: params.timeout_s: expected a number > 0 and <= 3600, found -1"])
+
+
+def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
+    samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": 5}])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string, found 5"])
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist):
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 20}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-k", "HumanEval/1[", *dist,
+                                "--humaneval-report", "report.json", *NO_CACHE)
+    result.assert_outcomes(passed=1)
+    report = read_report(pytester.path / "report.json")
+    assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
+
+
+def test_config_from_ini_key_and_positional_tests_run_alongside(pytester):
+    config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="bench/he.yaml")
+    pytester.makeini("[pytest]\nhumaneval_config = bench/he.yaml\n")
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    only_benchmark = pytester.runpytest(*NO_CACHE)
+    only_benchmark.assert_outcomes(passed=3)
+    both = pytester.runpytest("test_plain.py", *NO_CACHE)
+    both.assert_outcomes(passed=4)
+
+
+def test_stopping_early_counts_the_rest_as_not_run(pytester):
+    samples_file(pytester, [WRONG_0, SOLVED_2, SOLVED_2])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", "--humaneval-report",
+                                "report.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    report = read_report(pytester.path / "report.json")
+    assert report["counts"]["not_run"] == 2 and report["planned"] == 3 and report["coverage"] == pytest.approx(1 / 3)
+    lines = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [line["status"] for line in lines] == ["assertion_failed", "not_run", "not_run"]
+
+
+def test_a_sandbox_that_cannot_start_makes_errors_not_failures(pytester, monkeypatch):
+    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                "report.json", *NO_CACHE)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*harness_error: the sandbox supervisor did not start*"])
+    report = read_report(pytester.path / "report.json")
+    assert report["counts"]["harness_error"] == 2 and report["coverage"] == 0.0
+    assert report["attempted_success_rate"] is None
+
+
+def test_pytest_timeout_safety_net_sits_above_the_sandbox_limit_unless_the_user_sets_one(pytester):
+    pytester.makeconftest(
+        "def pytest_runtest_setup(item):\n"
+        "    marker = item.get_closest_marker('timeout')\n"
+        "    print('TIMEOUT-MARKER', marker.args if marker else None)\n"
+    )
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 1, timeout_s: 2}\n")
+    default = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-s", *NO_CACHE)
+    default.stdout.fnmatch_lines(["*TIMEOUT-MARKER (62.0,)"])
+    user = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-s", "--timeout", "500", *NO_CACHE)
+    user.stdout.fnmatch_lines(["*TIMEOUT-MARKER None"])
+
+
+def test_quiet_mode_prints_a_one_line_summary(pytester):
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-q", "-p", "no:xdist", *NO_CACHE)
+    result.stdout.fnmatch_lines(["pass@1 1.000  coverage 2/2  [openai_humaneval sample (2/164 problems)]"])
+
+
+def test_shipped_examples_run_as_documented(pytester):
+    for name in ("samples.yaml", "samples.jsonl", "mock.yaml"):
+        shutil.copy(EXAMPLES / name, pytester.path / name)
+    result = pytester.runpytest("--humaneval-config", "samples.yaml", "-n", "2", *NO_CACHE)
+    result.assert_outcomes(passed=6, failed=4)
+    result.stdout.fnmatch_lines(["*pass@1 0.600  pass@2 1.000*"])

@@ -20,6 +20,7 @@ import ctypes
 import json
 import linecache
 import os
+import re
 import resource
 import select
 import shutil
@@ -41,13 +42,103 @@ PRELOAD = (
 )
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+# Unprivileged uids for candidates start here: no passwd entry, no files, no capabilities. Each supervisor
+# takes its own (from its host pid, unique while it lives), so concurrent samples cannot touch each other.
+SANDBOX_UID_BASE = 200_000
+SANDBOX_NPROC = 64
+_CHECK_CALL = re.compile(r"check\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _REAL_ASSERTION_ERROR = AssertionError  # what `assert` raises, whatever the program rebinds
 
 
 def _prctl(option: int, value: int) -> bool:
     return _LIBC.prctl(option, value, 0, 0, 0) == 0
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def arg(text: str | None) -> bytes | None:
+        return None if text is None else text.encode()
+
+    if _LIBC.mount(arg(source), arg(target), arg(fstype), flags, arg(data)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+class Isolation:
+    """What this supervisor applied: 'namespaces' (own PID/net/mount/IPC/UTS namespaces, own /proc and /tmp,
+    candidates as an unprivileged uid with no_new_privs) or 'basic' (a subprocess sandbox), and why."""
+
+    def __init__(self, level: str, reason: str = "", uid: int | None = None) -> None:
+        self.level, self.reason, self.uid = level, reason, uid
+
+
+def isolate(requested: str) -> Isolation:
+    """Enter fresh namespaces and become PID 1 there; on any obstacle stay basic and say why."""
+    if requested == "basic":
+        return Isolation("basic", "params.isolation is basic")
+    if os.geteuid() != 0:
+        return Isolation("basic", "namespace isolation needs the harness to run as root here")
+    host_pid = os.getpid()
+    flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
+    if _LIBC.unshare(flags) != 0:
+        errno = ctypes.get_errno()
+        return Isolation("basic", f"unshare() refused: {os.strerror(errno)}")
+    child = os.fork()  # the child is PID 1 of the new PID namespace: when it exits, the kernel kills the rest
+    if child:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        status = os.waitpid(child, 0)[1]
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.chdir("/")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mask_and_expose()
+    return Isolation("namespaces", uid=SANDBOX_UID_BASE + host_pid % 1_000_000)
+
+
+def _traversable(path: str) -> bool:
+    return bool(os.stat(path).st_mode & 0o001)
+
+
+def _mask_and_expose() -> None:
+    """Give the candidate fresh, empty /tmp and /dev/shm, and hide every folder an unprivileged uid could not
+    pass through anyway (such as /root), except the interpreter and site-packages it needs to import from.
+
+    The interpreter often lives in a folder closed to other users (pyenv under /root) or under /tmp (a CI
+    venv), so those folders are covered by an empty tmpfs and the import paths are bind-mounted back,
+    read-only, at their own paths. The candidate then sees exactly the code it may import, nothing else there.
+    """
+    needed = sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix)
+                     if p and os.path.isdir(p)})
+    needed = [p for i, p in enumerate(needed) if not any(p.startswith(q + "/") for q in needed[:i])]
+    masks = {"/tmp": "mode=1777,size=1g", "/dev/shm": "mode=1777,size=64m"}  # path -> tmpfs options
+    for path in needed:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not _traversable(ancestor):
+                masks.setdefault(ancestor, "mode=0755,size=1m")
+                break
+    masks = {m: options for m, options in masks.items() if os.path.isdir(m)
+             and not any(m.startswith(other + "/") for other in masks)}
+    keep = {path: os.open(path, os.O_PATH) for path in needed
+            if any(path == m or path.startswith(m + "/") for m in masks)}
+    for mask, options in masks.items():
+        _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, fd in keep.items():
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -106,7 +197,8 @@ def _describe(exc: BaseException) -> dict:
     return {"message": message[:2000], "lineno": lineno, "traceback": text[-4000:]}
 
 
-def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, verdict_fd: int) -> None:
+def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, verdict_fd: int,
+           uid: int | None) -> None:
     """Runs in the forked child; never returns."""
     os.setsid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -133,6 +225,15 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
     os.chdir(work)
     os.environ["HOME"] = work
     os.environ["TMPDIR"] = work
+    if uid is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        # Changing uid made the process non-dumpable, which hides even its own /proc/self from it; it holds
+        # nothing secret, and only processes of its own uid (its own descendants) could look.
+        if not (_prctl(PR_SET_NO_NEW_PRIVS, 1) and _prctl(PR_SET_DUMPABLE, 1)):
+            os._exit(71)
 
     program = request["program"]
     linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
@@ -140,7 +241,7 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
     # `if __name__ == "__main__":` block in a completion does not run.
     exec_globals: dict = {}
     try:
-        exec(compile(program, PROGRAM_FILENAME, "exec"), exec_globals)
+        _execute(program, exec_globals)
     except _REAL_ASSERTION_ERROR as exc:
         verdict = {"status": "assertion_failed", **_describe(exc)}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: check() did not finish
@@ -158,6 +259,94 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
         _write_all(VERDICT_FD, nonce + b" " + json.dumps(verdict).encode())
     finally:
         os._exit(0)
+
+
+def _execute(program: str, exec_globals: dict) -> None:
+    """Run the program as the reference does, but hand check() a guarded candidate.
+
+    The final `check(NAME)` line is replaced by the same call with NAME wrapped: what the candidate returns is
+    turned into plain builtin values before the test compares it (so a rigged __eq__ cannot pass a test),
+    and builtins are restored after each call (so the test's own asserts and helpers stay honest).
+    """
+    body, _, last = program.rpartition("\n")
+    call = _CHECK_CALL.fullmatch(last.strip())
+    if call is None:
+        exec(compile(program, PROGRAM_FILENAME, "exec"), exec_globals)
+        return
+    exec(compile(body, PROGRAM_FILENAME, "exec"), exec_globals)
+    if "check" not in exec_globals or call.group(1) not in exec_globals:
+        exec(compile(program, PROGRAM_FILENAME, "exec"), {})  # reproduces the reference's NameError
+        return
+    exec_globals["check"](_guard(exec_globals[call.group(1)]))
+
+
+class NotPlainValue(Exception):
+    pass
+
+
+_PLAIN_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a type defined in Python, whose methods can be anything
+# Subclasses of scalar builtins become the exact builtin through the base type's own slot, never the
+# subclass's (possibly rigged) methods.
+_SCALAR_BASES = (
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+    (str, str.__str__),
+    (bytes, lambda v: bytes.__getitem__(v, slice(None))),
+)
+
+
+def _plain(value, depth: int = 0):
+    """An equal value made only of exact builtin types, or NotPlainValue.
+
+    Types are read with type(), never isinstance(), which a fake `__class__` could fool.
+    """
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return value
+    if depth > 100:
+        raise NotPlainValue("a value nested more than 100 levels deep")
+    if issubclass(kind, (list, tuple)):
+        items = [_plain(item, depth + 1) for item in (list.__iter__ if issubclass(kind, list)
+                                                        else tuple.__iter__)(value)]
+        return items if issubclass(kind, list) else tuple(items)
+    if issubclass(kind, dict):
+        return {_plain(k, depth + 1): _plain(v, depth + 1) for k, v in dict.items(value)}
+    if issubclass(kind, (set, frozenset)):
+        items = {_plain(item, depth + 1) for item in (set.__iter__ if issubclass(kind, set)
+                                                       else frozenset.__iter__)(value)}
+        return items if issubclass(kind, set) else frozenset(items)
+    for base, convert in _SCALAR_BASES:
+        if issubclass(kind, base):
+            return convert(value)
+    if kind.__module__.split(".")[0] == "numpy" and getattr(value, "ndim", None) == 0:
+        return _plain(value.item(), depth + 1)  # a numpy scalar: its builtin equivalent
+    if not kind.__flags__ & _HEAPTYPE and hasattr(kind, "__next__"):
+        # A builtin lazy iterator (generator, map, filter, zip...): the reference lets a test consume it,
+        # so hand over one that yields plain values.
+        return (_plain(item, depth + 1) for item in value)
+    raise NotPlainValue(f"a value of type {kind.__module__}.{kind.__qualname__}")
+
+
+def _guard(function):
+    if not callable(function):
+        return function
+    saved = dict(builtins.__dict__)
+
+    def candidate(*args, **kwargs):
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            builtins.__dict__.clear()
+            builtins.__dict__.update(saved)
+        try:
+            return _plain(result)
+        except NotPlainValue as exc:
+            raise TypeError(f"the candidate returned {exc}; the test compares plain values only (exact "
+                            "builtin types), so the verdict would not be trustworthy") from None
+
+    return candidate
 
 
 # ----------------------------------------------------------------------------------------- the supervisor
@@ -268,10 +457,13 @@ def _signal_detail(signum: int, request: dict) -> str:
     return f"killed by {name}: {reasons.get(signum, 'terminated by a signal')}"
 
 
-def run_sample(request: dict, base: str, serial: int) -> dict:
+def run_sample(request: dict, base: str, serial: int, uid: int | None) -> dict:
     sample_dir = os.path.join(base, f"s{serial}")
     work = os.path.join(sample_dir, "work")
     os.makedirs(work, mode=0o700)
+    if uid is not None:
+        os.chmod(sample_dir, 0o711)  # the candidate may pass through to its working dir, not look around
+        os.chown(work, uid, uid)
     out_path = os.path.join(sample_dir, "stdout")
     err_path = os.path.join(sample_dir, "stderr")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -284,7 +476,7 @@ def run_sample(request: dict, base: str, serial: int) -> dict:
     pid = os.fork()
     if pid == 0:
         try:
-            _child(request, nonce, work, out_fd, err_fd, verdict_w)
+            _child(request, nonce, work, out_fd, err_fd, verdict_w, uid)
         finally:
             os._exit(70)
     for fd in (verdict_w, out_fd, err_fd):
@@ -343,14 +535,23 @@ def _verdict(data: bytes, nonce: bytes, status: int, timed_out: bool, request: d
 
 
 def main() -> int:
-    base = sys.argv[1]
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    base, requested = sys.argv[1], sys.argv[2]
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
+    try:
+        isolation = isolate(requested)
+    except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why
+        write_message(1, {"ready": False, "reason": f"namespace set-up failed: {exc}"})
+        return 1
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if isolation.level == "namespaces":
+        base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
+        os.makedirs(base, mode=0o711, exist_ok=True)
+        os.chmod(base, 0o711)
     for name in PRELOAD:
         __import__(name)
     builtins.__dict__.pop("_", None)
-    write_message(1, {"ready": True})
+    write_message(1, {"ready": True, "isolation": isolation.level, "reason": isolation.reason})
     serial = 0
     while True:
         request = read_message(0)
@@ -358,7 +559,7 @@ def main() -> int:
             return 0
         serial += 1
         try:
-            reply = run_sample(request, base, serial)
+            reply = run_sample(request, base, serial, isolation.uid)
         except Exception as exc:  # the harness's own failure: say so, keep serving
             reply = {"status": "harness_error", "detail": f"{type(exc).__name__}: {exc}", "duration_ms": 0.0}
         write_message(1, reply)

@@ -18,6 +18,7 @@ __all__ = ["ConfigError", "Gate", "Params", "Pricing", "RetryPolicy", "RunConfig
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
+ISOLATION = ("auto", "strict", "basic")
 
 
 class ConfigError(ValueError):
@@ -57,6 +58,7 @@ class Params:
     concurrency: int = 8
     retry: RetryPolicy | None = None
     memory_mb: int = 2048
+    isolation: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ def _target(file: Path, data: Any) -> Target:
 def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
-        "timeout_s", "concurrency", "retry", "memory_mb",
+        "timeout_s", "concurrency", "retry", "memory_mb", "isolation",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -223,6 +225,7 @@ def _params(file: Path, data: Any) -> Params:
         concurrency=r.number("concurrency", 8, 1, 1024, integer=True),
         retry=_retry(file, "params.retry", data["retry"]) if data.get("retry") is not None else None,
         memory_mb=r.number("memory_mb", 2048, 64, 1 << 20, integer=True),
+        isolation=r.text("isolation", "auto", ISOLATION),
     )
     return params
 

@@ -27,7 +27,7 @@ DETAIL_MAX = 1000
 class Run:
     config: RunConfig
     plan: Plan
-    isolation: str = "basic"
+    isolation: str  # what the sandbox applied: "namespaces", "basic", "none (replay)" or "unavailable"
 
     @property
     def limits(self) -> Limits:

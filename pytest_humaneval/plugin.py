@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from . import sandbox
-from .config import ConfigError, load_config
+from .config import ConfigError, RunConfig, load_config
 from .dataset import DatasetError
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .sources import Plan, build_plan
@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
             plan = build_plan(run_config)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
-    config.stash[RUN_KEY] = Run(run_config, plan)
+    config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
@@ -67,6 +67,24 @@ def pytest_configure(config: pytest.Config) -> None:
                        config.getoption("humaneval_report")),
             "humaneval-aggregator",
         )
+
+
+def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
+    """Start this process's sandbox now, so a strict request fails before anything runs; the isolation."""
+    if not run_config.executes:
+        return "none (replay)"
+    requested = run_config.params.isolation
+    try:
+        box = sandbox.configure(requested)
+    except sandbox.SandboxError as exc:
+        if requested == "strict":
+            raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
+        return "unavailable"  # each item then reports the sandbox failure as a harness_error
+    if box.isolation != "namespaces" and requested == "auto" and not hasattr(config, "workerinput"):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"pytest-humaneval: namespace isolation unavailable ({box.isolation_reason}); "
+            "running candidates in the basic subprocess sandbox"), stacklevel=2)
+    return box.isolation
 
 
 def _point_collection_at(config: pytest.Config, path: Path) -> None:

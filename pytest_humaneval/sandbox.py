@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "locate", "run", "shutdown",
-           "with_location"]
+__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "configure", "locate",
+           "run", "shutdown", "with_location"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -34,6 +34,7 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 # How long past the program's own limit the harness waits for the supervisor's answer before giving up on it.
 REPLY_GRACE_S = 30.0
+ISOLATION_MODES = ("auto", "strict", "basic")
 STARTUP_TIMEOUT_S = 60.0
 
 
@@ -115,11 +116,22 @@ def sandbox_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 class Sandbox:
     """One warm supervisor process; programs run one at a time, each in its own forked child."""
 
-    def __init__(self) -> None:
+    def __init__(self, isolation: str = "auto") -> None:
+        if isolation not in ISOLATION_MODES:
+            raise ValueError(f"isolation must be one of {ISOLATION_MODES}, got {isolation!r}")
+        self.requested = isolation
+        self.isolation = "unknown"  # what the running supervisor applied: "namespaces" or "basic"
+        self.isolation_reason = ""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._base: str | None = None
         self._owner = os.getpid()
+
+    def start(self) -> "Sandbox":
+        """Start the supervisor now (it starts on first use otherwise); SandboxError if it cannot."""
+        with self._lock:
+            self._supervisor()
+        return self
 
     def _start(self) -> subprocess.Popen:
         self._base = tempfile.mkdtemp(prefix="pytest-humaneval-")
@@ -128,7 +140,7 @@ class Sandbox:
         env["HOME"] = env["TMPDIR"] = self._base
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base],
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self.requested],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
@@ -139,12 +151,20 @@ class Sandbox:
         self._proc = proc
         self._owner = os.getpid()
         try:
-            _receive(proc, STARTUP_TIMEOUT_S)
+            ready = _receive(proc, STARTUP_TIMEOUT_S)
         except (_SupervisorGone, _NoReply) as exc:
             tail = self._log_tail()
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
                                f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
+        if not ready.get("ready"):
+            self.close()
+            raise SandboxError(f"the sandbox supervisor did not start: {ready.get('reason', '')}")
+        self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
+        if self.requested == "strict" and self.isolation != "namespaces":
+            self.close()
+            raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
+                               f"{self.isolation_reason}")
         return proc
 
     def _log_tail(self) -> str:
@@ -263,6 +283,14 @@ def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
 
 
 _default: Sandbox | None = None
+
+
+def configure(isolation: str) -> Sandbox:
+    """Replace this process's shared sandbox with one of the requested isolation, started now."""
+    global _default
+    shutdown()
+    _default = Sandbox(isolation)
+    return _default.start()
 
 
 def run(program: str, limits: Limits = Limits()) -> ExecResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -233,3 +234,26 @@ def test_shipped_examples_run_as_documented(pytester):
     result = pytester.runpytest("--humaneval-config", "samples.yaml", "-n", "2", *NO_CACHE)
     result.assert_outcomes(passed=6, failed=4)
     result.stdout.fnmatch_lines(["*pass@1 0.600  pass@2 1.000*"])
+
+
+def test_isolation_applied_is_in_the_summary_and_the_report(pytester):
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2, isolation: basic}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                "basic.json", *NO_CACHE)
+    result.stdout.fnmatch_lines(["run * isolation basic"])
+    assert read_report(pytester.path / "basic.json")["run"]["isolation"] == "basic"
+    if os.geteuid() != 0:
+        return
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2, isolation: strict}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report", "strict.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["run * isolation namespaces"])
+    assert read_report(pytester.path / "strict.json")["run"]["isolation"] == "namespaces"
+
+
+def test_oversubscribed_workers_give_no_false_timeouts(pytester):
+    # 8 workers on a small machine: the budget starts at the fork, so start-up and contention do not count.
+    cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "8", "-q", *NO_CACHE)
+    result.assert_outcomes(passed=164)

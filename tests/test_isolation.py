@@ -1,0 +1,348 @@
+"""The threats the sandbox must defeat, each attempted for real and bounded (loops, forks, time, temp dirs).
+
+Programs that would be dangerous outside namespaces (signalling every visible pid) run only when the
+sandbox reports namespace isolation, and check for themselves that they are in their own PID namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval import sandbox
+from pytest_humaneval.dataset import bundled_path
+from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
+
+FAST = Limits(timeout_s=2.0)
+CANARY = f"canary-{uuid.uuid4()}"
+
+
+@pytest.fixture(scope="module")
+def box():
+    # The canary is in the harness's environment when the supervisor starts.
+    os.environ["HUMANEVAL_TEST_CANARY_API_KEY"] = CANARY
+    try:
+        box = Sandbox("auto").start()
+    finally:
+        del os.environ["HUMANEVAL_TEST_CANARY_API_KEY"]
+    yield box
+    box.close()
+
+
+@pytest.fixture
+def isolated(box):
+    if box.isolation != "namespaces":
+        pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
+    return box
+
+
+def marker() -> str:
+    return f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+
+
+def alive_with(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if text.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_root_harness_gets_namespace_isolation(box):
+    if os.geteuid() != 0:
+        pytest.skip("the namespace path needs root here")
+    assert box.isolation == "namespaces", box.isolation_reason
+
+
+# -- 1. reading secrets --------------------------------------------------------------------------------------
+
+def test_candidate_cannot_find_the_harness_secret_anywhere_it_can_look(isolated):
+    harness = os.getpid()
+    program = f"""
+import ctypes, os
+canary = {CANARY!r}.encode()
+found, looked = [], 0
+for entry in os.listdir('/proc'):
+    if not entry.isdigit():
+        continue
+    for name in ('environ', 'cmdline'):
+        try:
+            looked += 1
+            if canary in open(f'/proc/{{entry}}/{{name}}', 'rb').read():
+                found.append((entry, name))
+        except OSError:
+            pass
+for pid in (1, os.getppid(), {harness}):
+    try:
+        with open(f'/proc/{{pid}}/mem', 'rb') as mem:
+            mem.read(1)
+        found.append((pid, 'mem opened'))
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH = 16
+for pid in (1, {harness}):
+    if libc.ptrace(PTRACE_ATTACH, pid, 0, 0) == 0:
+        found.append((pid, 'ptrace attached'))
+assert canary not in open('/proc/self/environ', 'rb').read()
+assert not any(canary.decode() in v for v in os.environ.values())
+assert looked > 0
+assert not found, found
+print(sorted(int(e) for e in os.listdir('/proc') if e.isdigit()))
+"""
+    result = isolated.run(program, FAST)
+    assert result.status is Status.PASSED, result.detail
+    visible = eval(result.stdout)
+    assert 1 in visible and len(visible) <= 3, "own /proc: the supervisor (1) and the sample only"
+    assert harness not in visible or harness <= 3
+
+
+# -- 2. network ----------------------------------------------------------------------------------------------
+
+def test_candidate_cannot_connect_even_to_loopback(isolated):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    accepted = []
+
+    def accept() -> None:
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    try:
+        result = isolated.run(
+            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n", FAST)
+    finally:
+        thread.join()
+        server.close()
+    assert result.status is Status.RUNTIME_ERROR
+    assert "OSError" in result.detail or "unreachable" in result.detail.lower()
+    assert accepted == []
+
+
+# -- 3. escaping the kill ------------------------------------------------------------------------------------
+
+def test_double_forked_setsid_grandchild_fifty_sleepers_and_sigterm_ignorer_are_all_gone(box):
+    mark = marker()
+    program = f"""
+import os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/bin/sleep', ['sleep', '{mark}'])
+    os._exit(0)
+for _ in range(50):
+    if os.fork() == 0:
+        os.execv('/bin/sleep', ['sleep', '{mark}'])
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    pass
+"""
+    result = box.run(program, FAST)
+    assert result.status is Status.TIMEOUT
+    assert alive_with(mark) == []
+
+
+# -- 4. attacking the harness --------------------------------------------------------------------------------
+
+def test_signalling_the_supervisor_its_group_and_every_visible_pid_leaves_the_harness_working(isolated):
+    program = """
+import os, signal
+if os.getppid() != 1:
+    raise SystemExit('refusing: not inside a private PID namespace')
+for target in (os.getppid(), 1):
+    try:
+        os.kill(target, signal.SIGKILL)
+    except OSError:
+        pass
+for entry in os.listdir('/proc'):
+    if entry.isdigit() and int(entry) != os.getpid():
+        try:
+            os.kill(int(entry), signal.SIGKILL)
+        except OSError:
+            pass
+os.killpg(0, signal.SIGKILL)
+"""
+    result = isolated.run(program, FAST)
+    assert result.status is Status.RUNTIME_ERROR
+    assert "SIGKILL" in result.detail
+    for _ in range(3):
+        assert isolated.run("assert sum(range(10)) == 45", FAST).status is Status.PASSED
+
+
+# -- 5. faking the verdict -----------------------------------------------------------------------------------
+
+RIGGED = {
+    "eq_always_true": "class R:\n    def __eq__(self, other):\n        return True\n",
+    "ne_always_false": "class R:\n    def __eq__(self, other):\n        return True\n"
+                       "    def __ne__(self, other):\n        return False\n",
+    "int_subclass": "class R(int):\n    def __eq__(self, other):\n        return True\n"
+                    "    def __new__(cls, *a):\n        return int.__new__(cls, 7)\n",
+    "list_subclass": "class R(list):\n    def __eq__(self, other):\n        return True\n",
+    "str_subclass": "class R(str):\n    def __eq__(self, other):\n        return True\n",
+    "fake_class": "class R:\n    __class__ = property(lambda self: int)\n"
+                  "    def __eq__(self, other):\n        return True\n",
+}
+
+
+@pytest.mark.parametrize("rig", sorted(RIGGED))
+def test_a_returned_object_with_rigged_comparison_never_passes(box, rig):
+    program = (
+        "def f(x):\n"
+        + "".join("    " + line + "\n" for line in RIGGED[rig].splitlines())
+        + "    return R()\n"
+        "def check(candidate):\n"
+        "    assert candidate(1) == 42\n"
+        "    assert not (candidate(1) != 42)\n"
+        "    assert candidate(2) == [1, 2, 3]\n"
+        "check(f)"
+    )
+    result = box.run(program, FAST)
+    assert result.status is not Status.PASSED
+    assert result.status in (Status.RUNTIME_ERROR, Status.ASSERTION_FAILED)
+
+
+def test_rigged_value_is_a_runtime_error_that_says_why(box):
+    program = ("def f(x):\n    class R:\n        def __eq__(self, o):\n            return True\n    return R()\n"
+               "def check(candidate):\n    assert candidate(1) == 2\ncheck(f)")
+    result = box.run(program, FAST)
+    assert result.status is Status.RUNTIME_ERROR
+    assert "plain values only" in result.detail and "R" in result.detail
+
+
+def test_rigged_items_inside_a_returned_generator_never_pass(box):
+    program = ("class R:\n    def __eq__(self, o):\n        return True\n"
+               "def f(x):\n    return (R() for _ in range(3))\n"
+               "def check(candidate):\n    assert tuple(candidate(1)) == (1, 2, 3)\ncheck(f)")
+    assert box.run(program, FAST).status is Status.RUNTIME_ERROR
+
+
+@pytest.mark.parametrize("attack", [
+    "import builtins\nbuiltins.AssertionError = type('Fake', (Exception,), {})\n",
+    "import builtins\nbuiltins.abs = lambda x: 0\n",
+])
+def test_patching_builtins_during_the_call_does_not_help(box, attack):
+    body = "".join("    " + line + "\n" for line in attack.splitlines())
+    program = (f"def f(x):\n{body}    return x + 1\n"
+               "def check(candidate):\n    assert abs(candidate(1) - 5) < 1e-6\ncheck(f)")
+    result = box.run(program, FAST)
+    assert result.status is Status.ASSERTION_FAILED
+
+
+# -- 6. exhausting the host ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("program", "detail"), [
+    ("import os, time\npids = []\nfor _ in range(200):\n    pid = os.fork()\n    if pid == 0:\n"
+     "        time.sleep(5)\n        os._exit(0)\n    pids.append(pid)\n", "BlockingIOError"),
+    ("fds = [open('/dev/null') for _ in range(100_000)]", "Too many open files"),
+    ("with open('bomb.bin', 'wb') as f:\n    for _ in range(1000):\n        f.write(b'x' * 1024 * 1024)",
+     "File too large"),
+    ("import sys\nsys.setrecursionlimit(10**8)\nx = []\nfor _ in range(10**6):\n    x = [x]\nrepr(x)", "SIGSEGV"),
+    ("x = ' ' * (8 * 1024**3)", "MemoryError"),
+])
+def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
+    if "fork" in program and box.isolation != "namespaces":
+        pytest.skip("the process-count limit needs a uid of the sandbox's own")
+    result = box.run(program, Limits(timeout_s=10.0))
+    assert result.status is Status.RUNTIME_ERROR, result
+    assert detail in result.detail
+    assert box.run("assert 2 + 2 == 4", FAST).status is Status.PASSED
+
+
+# -- 7. writing outside its working dir ----------------------------------------------------------------------
+
+def test_candidate_cannot_write_harness_files_project_trees_or_other_folders(isolated):
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
+    try:
+        outside.chmod(0o755)
+        harness_file = outside / "harness.txt"
+        harness_file.write_text("original")
+        program = f"""
+attempts = {{
+    'new file in a root-owned folder': lambda: open({str(outside / 'planted.txt')!r}, 'w'),
+    'append to a harness file': lambda: open({str(harness_file)!r}, 'a'),
+    'open the bundled dataset for append': lambda: open({str(bundled_path())!r}, 'ab'),
+    'list the other samples': lambda: __import__('os').listdir('..'),
+}}
+opened = []
+for name, attempt in attempts.items():
+    try:
+        handle = attempt()
+    except OSError:
+        continue
+    opened.append(name)
+    if hasattr(handle, 'close'):
+        handle.close()
+assert not opened, opened
+open('mine.txt', 'w').write('own working dir is writable')
+"""
+        result = isolated.run(program, FAST)
+        assert result.status is Status.PASSED, result.detail
+        assert harness_file.read_text() == "original"
+        assert sorted(p.name for p in outside.iterdir()) == ["harness.txt"]
+    finally:
+        for path in outside.iterdir():
+            path.unlink()
+        outside.rmdir()
+
+
+# -- modes -------------------------------------------------------------------------------------------------
+
+def test_basic_mode_skips_namespaces_and_strict_gets_them_as_root():
+    basic = Sandbox("basic").start()
+    try:
+        assert basic.isolation == "basic" and "basic" in basic.isolation_reason
+    finally:
+        basic.close()
+    if os.geteuid() == 0:
+        strict = Sandbox("strict").start()
+        assert strict.isolation == "namespaces"
+        strict.close()
+    with pytest.raises(ValueError, match="isolation must be one of"):
+        Sandbox("paranoid")
+
+
+def test_strict_refuses_a_supervisor_that_could_only_isolate_basically(monkeypatch):
+    # The supervisor's own fallback is exercised by basic mode above; here the client's rule: strict accepts
+    # nothing but namespaces, whatever the supervisor could do.
+    real_receive = sandbox._receive
+
+    def supervisor_reports_basic(proc, timeout_s):
+        reply = real_receive(proc, timeout_s)
+        if reply.get("ready"):
+            reply.update(isolation="basic", reason="unshare() refused: Operation not permitted")
+        return reply
+
+    monkeypatch.setattr(sandbox, "_receive", supervisor_reports_basic)
+    with pytest.raises(SandboxError, match="isolation strict needs namespace isolation.*unshare"):
+        Sandbox("strict").start()
+
+
+# -- semantics stay the reference's --------------------------------------------------------------------------
+
+def test_isolated_samples_still_import_the_standard_library_and_site_packages(box):
+    program = ("import math, re, hashlib, itertools, collections, json, yaml\n"
+               "assert math.gcd(12, 18) == 6 and re.findall(r'\\d', 'a1b2') == ['1', '2']\n"
+               "assert hashlib.md5(b'x').hexdigest().startswith('9dd4')\n"
+               "assert list(itertools.islice(itertools.count(), 3)) == [0, 1, 2]\n")
+    result = box.run(program, FAST)
+    assert result.status is Status.PASSED, result.detail

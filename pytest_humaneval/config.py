@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -59,6 +60,7 @@ class Params:
     retry: RetryPolicy | None = None
     memory_mb: int = 2048
     isolation: str = "auto"
+    request_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def _target(file: Path, data: Any) -> Target:
 def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
-        "timeout_s", "concurrency", "retry", "memory_mb", "isolation",
+        "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -226,6 +228,7 @@ def _params(file: Path, data: Any) -> Params:
         retry=_retry(file, "params.retry", data["retry"]) if data.get("retry") is not None else None,
         memory_mb=r.number("memory_mb", 2048, 64, 1 << 20, integer=True),
         isolation=r.text("isolation", "auto", ISOLATION),
+        request_timeout_s=r.number("request_timeout_s", 120.0, 0, 3600, lo_open=True),
     )
     return params
 
@@ -280,9 +283,9 @@ def _check_consistency(config: RunConfig, data: dict) -> None:
     if params.execute and target.mode != "mock":
         raise ConfigError(f"{file}: params.execute: expected only with mode mock (other modes always execute), "
                           f"found true with mode {target.mode}")
-    if target.mode == "runtime":
-        raise ConfigError(f"{file}: target.mode: runtime is not available yet in this version (the endpoint "
-                          "client is still being built); use mode mock or samples")
+    if target.mode == "runtime" and urlsplit(target.endpoint).scheme not in ("http", "https"):
+        raise ConfigError(f"{file}: target.endpoint: expected an http:// or https:// URL, found "
+                          f"{_show(target.endpoint)}")
     if not (target.mode == "runtime" or params.execute) and "n" in (data.get("params") or {}):
         raise ConfigError(f"{file}: params.n: expected only with mode runtime or mock with execute: true (the "
                           f"fixture and a samples file set the samples per problem), found {params.n}")

@@ -7,6 +7,7 @@ The verdict rides on ``user_properties`` as plain values, the only channel that 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +86,8 @@ class HumanEvalItem(pytest.Item):
                 self._record(ExecResult(Status.HARNESS_ERROR, 0.0, str(exc)))
                 raise HumanEvalError(str(exc)) from exc
             result = sandbox.with_location(result, problem.prompt, sample.completion, problem.test)
+            if sample.generation is not None and not sample.completion.strip():
+                result = dataclasses.replace(result, detail=f"the model returned no code; {result.detail}")
         self._record(result)
         if result.status is Status.NOT_RUN:
             # Reported at the item, not at this line of the plugin.

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import sandbox
+from . import endpoint, generation, sandbox
 from .config import ConfigError, RunConfig, load_config
 from .dataset import DatasetError
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
@@ -57,6 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
             plan = build_plan(run_config)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if run_config.target.mode == "runtime" and workerinput is None:
+        _check_runtime_gates(run_config)
     config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
@@ -67,6 +70,37 @@ def pytest_configure(config: pytest.Config) -> None:
                        config.getoption("humaneval_report")),
             "humaneval-aggregator",
         )
+
+
+def _check_runtime_gates(run_config: RunConfig) -> None:
+    """Before any request: the key's variable is set (never shown) and the URL passes the guard."""
+    ref = run_config.target.credentials_ref
+    if ref is not None and not os.environ.get(ref[4:]):
+        raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
+                                f"{ref[4:]} to be set (the API key is read from it), found it unset or empty")
+    try:
+        endpoint.check_url(run_config.target.endpoint)
+    except endpoint.EndpointError as exc:
+        raise pytest.UsageError(f"{run_config.path}: target.endpoint: {exc}") from exc
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Runtime mode: generate every completion once, on the controller, before items run or workers start."""
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if (run is None or run.config.target.mode != "runtime" or hasattr(config, "workerinput")
+            or config.option.collectonly):
+        return
+    aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
+    try:
+        plan = generation.generate_completions(run, config.pluginmanager.get_plugin("terminalreporter"),
+                                               aggregator)
+    except generation.PreflightFailed as exc:
+        raise pytest.UsageError(f"{run.config.path}: {exc}") from None
+    config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)
+    if aggregator is not None:
+        aggregator.use(config.stash[RUN_KEY])
 
 
 def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:

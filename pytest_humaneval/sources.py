@@ -5,18 +5,21 @@ The plan is built once (on the controller) and is plain data, so it can cross to
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .config import RunConfig
 from .dataset import DatasetError, Problem, Selection, load_problems, read_jsonl, select
+from .endpoint import Client, Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "generate", "mock_fixture_path", "with_generation"]
 
 MOCK_FIXTURE = "mock_samples.jsonl"
+NOT_GENERATED = "not generated (the run stopped before generation)"
 RECORDED_STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run")
 
 
@@ -27,6 +30,8 @@ class Sample:
     completion: str | None
     not_run: str | None = None  # why this sample will not be executed
     recorded: dict | None = None  # mock replay: {"status", "detail", "duration_ms"}
+    generation: dict | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
+    #                                            "attempts", "retry_overhead_ms"}
 
     @property
     def key(self) -> tuple[str, int]:
@@ -88,6 +93,8 @@ def build_plan(config: RunConfig) -> Plan:
     selection = select(name, problems, total, _digest_settings(config))
     if mode == "samples":
         samples = [Sample(p.task_id, i, text) for p in problems for i, text in enumerate(by_task[p.task_id])]
+    elif mode == "runtime":
+        samples = [Sample(p.task_id, i, None, NOT_GENERATED) for p in problems for i in range(config.params.n)]
     elif config.params.execute:
         samples = []
         for problem in problems:
@@ -141,3 +148,42 @@ def _replay(problems: list[Problem]) -> list[Sample]:
         raise DatasetError(f"{path}: expected recorded samples for every selected problem, found none for "
                            f"{missing[0]} ({len(missing)} missing; mock replay only covers the bundled dataset)")
     return [sample for problem in problems for sample in recorded[problem.task_id]]
+
+
+def generate(plan: Plan, client: Client, concurrency: int,
+             progress: Callable[[int, int, int], None] | None = None,
+             done: dict[tuple[str, int], Generation] | None = None) -> Plan:
+    """Generate every planned sample's completion once, ``concurrency`` requests at a time.
+
+    ``done`` (if given) fills up as generations finish, so a caller interrupted by Ctrl-C keeps them.
+    A sample whose generation failed stays ``not_run`` with the reason.
+    """
+    finished: dict[tuple[str, int], Generation] = {} if done is None else done
+    total = len(plan.samples)
+
+    async def one(sample: Sample, gate: asyncio.Semaphore) -> None:
+        problem = plan.problems[sample.task_id]
+        async with gate:
+            finished[sample.key] = await client.generate(problem.prompt, problem.entry_point)
+        if progress is not None:
+            progress(len(finished), total, sum(1 for g in finished.values() if g.completion is None))
+
+    async def run_all() -> None:
+        gate = asyncio.Semaphore(concurrency)
+        async with client:
+            await asyncio.gather(*(one(sample, gate) for sample in plan.samples))
+
+    asyncio.run(run_all())
+    return Plan(plan.selection, tuple(with_generation(s, finished.get(s.key)) for s in plan.samples))
+
+
+def with_generation(sample: Sample, generation: Generation | None) -> Sample:
+    if generation is None:
+        return sample
+    record = {"raw": generation.raw, "prompt_tokens": generation.prompt_tokens,
+              "completion_tokens": generation.completion_tokens,
+              "generation_ms": round(generation.generation_ms, 3), "attempts": generation.attempts,
+              "retry_overhead_ms": round(generation.retry_overhead_ms, 3)}
+    if generation.completion is None:
+        return replace(sample, not_run=f"generation failed: {generation.error}", generation=record)
+    return replace(sample, completion=generation.completion, not_run=None, generation=record)

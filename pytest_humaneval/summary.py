@@ -16,26 +16,32 @@ from typing import IO, Any
 import pytest
 
 from .items import PROP, Run, parse_item_name
+from .sources import Sample
 from .metrics import STATUSES, Outcome, Summary, summarize
 
 __all__ = ["Aggregator"]
 
 SLOWEST = 10
 FAILING_SHOWN = 15
+RUNTIME_FIELDS = ("raw", "prompt_tokens", "completion_tokens", "generation_ms", "attempts")
 
 
 class Aggregator:
     def __init__(self, run: Run, results_path: str | None, report_path: str | None) -> None:
-        self.run = run
         self.results_path = Path(results_path) if results_path else None
         self.report_path = Path(report_path) if report_path else None
-        self.samples = {sample.key: sample for sample in run.plan.samples}
-        self.positions = {sample.key: i for i, sample in enumerate(run.plan.samples)}
+        self.use(run)
         self.planned: list[tuple[str, int]] | None = None
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
         self.summary: Summary | None = None
         self._results: IO[str] | None = None
+
+    def use(self, run: Run) -> None:
+        """The run whose samples are reported (runtime mode: replaced once completions are generated)."""
+        self.run = run
+        self.samples = {sample.key: sample for sample in run.plan.samples}
+        self.positions = {sample.key: i for i, sample in enumerate(run.plan.samples)}
 
     # -- what is planned: the collected items after deselection (-k, --lf), wherever they were collected
     def set_planned(self, names: list[str]) -> None:
@@ -74,17 +80,33 @@ class Aggregator:
     def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
         if self._results is None:
             return
-        sample = self.samples.get(key)
+        sample = self.samples[key]
         line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
-                "completion": sample.completion if sample is not None else None,
-                "duration_ms": duration_ms, "detail": detail}
+                "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
+        if sample.generation is not None:
+            line.update({name: sample.generation[name] for name in RUNTIME_FIELDS})
         self._results.write(json.dumps(line) + "\n")
         self._results.flush()
+
+    def record_interrupted_generation(self, generated: list[Sample]) -> None:
+        """Ctrl-C during generation: the completions that arrived are written as not_run, then closed."""
+        if self.results_path is None:
+            return
+        self.samples.update((sample.key, sample) for sample in generated)
+        if self._results is None:
+            self.pytest_sessionstart()
+        for sample in generated:
+            detail = sample.not_run if sample.completion is None else "interrupted before execution"
+            self._write_result(sample.key, "not_run", None, detail or "")
+        self._results.close()
+        self._results = None
 
     # -- the end of the session
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         planned = self.planned if self.planned is not None else []
         self.summary = summarize(planned, self.outcomes, self.run.config.params.k)
+        if self.generation_failures() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
@@ -107,6 +129,7 @@ class Aggregator:
         if summary.avg_latency_ms is not None:
             measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
                                                          "class": "timing", "official": False}
+        measurements.update(self._generation_measurements(summary))
         problems = {}
         for task_id, score in summary.problems.items():
             entry: dict[str, Any] = {"n": score.n, "c": score.c}
@@ -130,12 +153,47 @@ class Aggregator:
                 "n": _samples_per_problem(summary),
                 "k": sorted(summary.pass_at),
                 "temperature": config.params.temperature if config.target.mode == "runtime" else None,
+                "api": config.target.api if config.target.mode == "runtime" else None,
                 "timeout_s": config.params.timeout_s,
                 "isolation": self.run.isolation,
                 "versions": _versions(),
             },
             "gate": None,
         }
+
+    def _generated(self) -> list[dict]:
+        """The generation records of the planned samples (runtime mode only)."""
+        planned = self.planned or []
+        return [self.samples[key].generation for key in planned if self.samples[key].generation is not None]
+
+    def _generation_measurements(self, summary: Summary) -> dict[str, Any]:
+        records = self._generated()
+        if not records:
+            return {}
+        config = self.run.config
+        out: dict[str, Any] = {}
+        timing = {"class": "timing", "official": False}
+        out["human-eval.avg_generation_ms"] = {
+            "value": round(sum(r["generation_ms"] for r in records) / len(records), 3), **timing}
+        prompt = [r["prompt_tokens"] for r in records if r["prompt_tokens"] is not None]
+        completion = [r["completion_tokens"] for r in records if r["completion_tokens"] is not None]
+        if prompt or completion:  # omitted, not zero, when the server reported no usage
+            out["human-eval.total_tokens"] = {"value": sum(prompt) + sum(completion), "class": "usage",
+                                              "official": False}
+            if config.pricing is not None:
+                cost = (sum(prompt) * config.pricing.input_usd_per_mtok
+                        + sum(completion) * config.pricing.output_usd_per_mtok) / 1_000_000
+                out["human-eval.cost_usd"] = {"value": round(cost, 6), "class": "usage", "official": False}
+        if config.params.retry is not None:
+            out["human-eval.retry_count"] = {"value": sum(r["attempts"] - 1 for r in records),
+                                             "class": "usage", "official": False}
+            out["human-eval.retry_overhead_ms"] = {
+                "value": round(sum(r["retry_overhead_ms"] for r in records), 3), **timing}
+        return out
+
+    def generation_failures(self) -> list[Sample]:
+        return [self.samples[key] for key in (self.planned or [])
+                if self.samples[key].generation is not None and self.samples[key].completion is None]
 
     def mode_label(self) -> str:
         target = self.run.config.target
@@ -167,6 +225,17 @@ class Aggregator:
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
+        measured = self._generation_measurements(summary)
+        if measured:
+            parts = [f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample"]
+            for name, label in (("total_tokens", "tokens"), ("cost_usd", "USD"), ("retry_count", "retries")):
+                if f"human-eval.{name}" in measured:
+                    parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
+            tr.write_line("generate  " + "  ".join(parts))
+        failures = self.generation_failures()
+        if failures:
+            tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
+                          f"{failures[0].not_run}")
         slow = sorted((o for o in self.outcomes.values() if o.duration_ms is not None),
                       key=lambda o: o.duration_ms, reverse=True)[:SLOWEST]
         if slow and tr.verbosity >= 0:

@@ -98,12 +98,23 @@ def test_samples_and_runtime_require_explicit_code_execution_opt_in(write, tmp_p
     assert "params.allow_code_execution: expected true for mode runtime" in message
 
 
-def test_runtime_mode_is_refused_until_its_client_exists(write):
+def test_runtime_mode_needs_an_http_endpoint_and_a_model(write):
+    config = load_config(write("""
+        target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m, credentials_ref: env:KEY}
+        params: {allow_code_execution: true, n: 2, k: [1, 2], retry: {max_attempts: 3}}
+    """))
+    assert config.target.api == "chat" and config.params.retry.max_attempts == 3
+    assert config.params.retry.backoff_base_s == 0.2 and config.params.retry.backoff_max_s == 5.0
+    assert "env:KEY" in repr(config)  # the reference to the key, never a key
     message = error_of(write("""
-        target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}
+        target: {mode: runtime, endpoint: 'ftp://host/v1', model: m}
         params: {allow_code_execution: true}
     """))
-    assert "target.mode: runtime is not available yet" in message
+    assert "target.endpoint: expected an http:// or https:// URL, found 'ftp://host/v1'" in message
+    assert "target.model: expected a model" in error_of(write("""
+        target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1'}
+        params: {allow_code_execution: true}
+    """))
 
 
 def test_gate_is_refused_until_it_exists(write):

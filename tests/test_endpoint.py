@@ -1,0 +1,259 @@
+"""The endpoint client against a real loopback HTTP server with injected faults, and the URL guard."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
+from pytest_humaneval.config import RetryPolicy
+from pytest_humaneval.dataset import load_problems, select
+from pytest_humaneval.sources import Plan, Sample
+from pytest_humaneval.sources import generate as generate_plan
+from pytest_humaneval.endpoint import DEFAULT_STOP, Client, EndpointError, check_url, unwrap_completion
+
+PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
+FAST_RETRY = RetryPolicy(max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.05)
+
+
+def generate(server: FakeOpenAI, **kwargs):
+    async def go():
+        async with Client(server.url, MODEL, api_key=kwargs.pop("api_key", "sk-test"), **kwargs) as client:
+            return await client.generate(PROMPT, "add")
+
+    return asyncio.run(go())
+
+
+def scripted(*replies: Reply, preflight: Reply | None = None):
+    def script(request, index):
+        if request.method == "GET":
+            return preflight or models()
+        return replies[min(index, len(replies) - 1)]
+
+    return script
+
+
+# -- the URL guard -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", [
+    "http://169.254.169.254/v1",
+    "http://169.254.0.1:8080/v1",
+    "http://[fe80::1]/v1",
+    "http://[fd00:ec2::254]/v1",
+    "http://100.100.100.200/v1",
+    "http://metadata.google.internal/v1",
+    "http://[::ffff:169.254.169.254]/v1",
+])
+def test_guard_refuses_metadata_and_link_local_destinations(url):
+    with pytest.raises(EndpointError, match="refused"):
+        check_url(url, resolve=lambda host: [])
+
+
+def test_guard_refuses_a_hostname_that_resolves_to_metadata():
+    with pytest.raises(EndpointError, match="resolves to 169.254.169.254"):
+        check_url("https://innocent.example/v1", resolve=lambda host: ["10.0.0.1", "169.254.169.254"])
+
+
+@pytest.mark.parametrize("url", ["ftp://host/v1", "file:///etc/passwd", "localhost:8000/v1", "http:///v1"])
+def test_guard_accepts_only_http_and_https(url):
+    with pytest.raises(EndpointError, match="expected an http"):
+        check_url(url, resolve=lambda host: [])
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "http://localhost:11434/v1",
+                                 "http://10.1.2.3/v1", "https://192.168.1.5:8443/v1", "https://api.example/v1"])
+def test_guard_allows_loopback_private_and_public_hosts(url):
+    check_url(url, resolve=lambda host: ["127.0.0.1"])
+
+
+def test_a_redirect_to_metadata_is_never_followed():
+    # The redirect target resolves to the metadata address only through the injected resolver; were the
+    # guard to fail, the real resolver would find nothing for .invalid, so no packet could leave anyway.
+    def resolve(host):
+        return ["169.254.169.254"] if host.endswith(".invalid") else ["127.0.0.1"]
+
+    redirect = Reply(status=302, body="", headers={"Location": "http://metadata.test.invalid/latest"})
+    with FakeOpenAI(scripted(redirect)) as server:
+        result = generate(server, resolve=resolve)
+    assert result.completion is None
+    assert "refused" in result.error and "169.254.169.254" in result.error
+    assert len(server.posts()) == 1
+
+
+# -- requests and answers ------------------------------------------------------------------------------------
+
+def test_chat_request_carries_the_key_model_prompt_and_settings():
+    with FakeOpenAI(scripted(chat("```python\n    return a + b\n```"))) as server:
+        result = generate(server, api_key="sk-live-123", temperature=0.2, max_tokens=64, top_p=0.9)
+    request = server.posts()[0]
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["Authorization"] == "Bearer sk-live-123"
+    assert request.body["model"] == MODEL and request.body["temperature"] == 0.2
+    assert request.body["max_tokens"] == 64 and request.body["top_p"] == 0.9
+    assert PROMPT.strip() in request.prompt_text
+    assert result.completion == "    return a + b\n" and result.attempts == 1
+
+
+def test_completions_api_sends_the_raw_prompt_with_the_customary_stops():
+    with FakeOpenAI(scripted(completion("    return a + b\n"))) as server:
+        result = generate(server, api="completions")
+        custom = generate(server, api="completions", stop=("\n\n\n",))
+    first, second = server.posts()
+    assert first.path == "/v1/completions" and first.body["prompt"] == PROMPT
+    assert first.body["stop"] == list(DEFAULT_STOP)
+    assert second.body["stop"] == ["\n\n\n"]
+    assert result.completion == "    return a + b\n" and custom.completion == result.completion
+
+
+def test_usage_is_recorded_when_present_and_none_when_absent():
+    with FakeOpenAI(scripted(chat("    return a + b\n", usage={"prompt_tokens": 40, "completion_tokens": 7}))) as s:
+        with_usage = generate(s)
+    with FakeOpenAI(scripted(chat("    return a + b\n"))) as s:
+        without = generate(s)
+    assert (with_usage.prompt_tokens, with_usage.completion_tokens) == (40, 7)
+    assert (without.prompt_tokens, without.completion_tokens) == (None, None)
+
+
+def test_a_key_less_local_server_gets_no_authorization_header():
+    with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
+        generate(server, api_key=None)
+    assert "Authorization" not in server.posts()[0].headers
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Here you go:\n```python\n    return a + b\n```\nHope it helps.", "    return a + b\n"),
+    ("```py\n    return a + b\n```", "    return a + b\n"),
+    ("```\n    return a + b\n```", "    return a + b\n"),
+    ("Sure!\n```python\nimport math\n\ndef add(a, b):\n    return math.fsum([a, b])\n```",
+     "\nimport math\n\ndef add(a, b):\n    return math.fsum([a, b])\n"),
+    ("    return a + b\n", "    return a + b\n"),
+    ("def add(a, b):\n    return a + b\n", "\ndef add(a, b):\n    return a + b\n"),
+    ("", ""),
+])
+def test_fenced_prose_whole_function_and_body_answers_are_unwrapped(text, expected):
+    assert unwrap_completion(text, "add") == expected
+
+
+# -- retries: exact request counts per policy ----------------------------------------------------------------
+
+def test_503_twice_then_200_is_three_requests_with_retries():
+    with FakeOpenAI(scripted(Reply(503, {"error": "busy"}), Reply(503, {"error": "busy"}),
+                             chat("    return a + b\n"))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert len(server.posts()) == 3
+    assert result.completion == "    return a + b\n" and result.attempts == 3
+    assert result.retry_overhead_ms > 0
+
+
+def test_without_a_retry_policy_a_503_is_tried_once():
+    with FakeOpenAI(scripted(Reply(503, {"error": {"message": "overloaded"}}))) as server:
+        result = generate(server)
+    assert len(server.posts()) == 1
+    assert result.completion is None and result.attempts == 1
+    assert result.error == f"HTTP 503 from {server.url}/chat/completions: overloaded"
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_other_4xx_are_never_retried(status):
+    with FakeOpenAI(scripted(Reply(status, {"error": {"message": "bad parameter: temperature"}}))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert len(server.posts()) == 1
+    assert result.error.startswith(f"HTTP {status} from {server.url}/chat/completions")
+
+
+def test_429_honours_retry_after_up_to_the_cap():
+    limited = Reply(429, {"error": "slow down"}, headers={"Retry-After": "0.3"})
+    with FakeOpenAI(scripted(limited, chat("    return a + b\n"))) as server:
+        started = time.monotonic()
+        result = generate(server, retry=RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=1.0))
+        waited = time.monotonic() - started
+    assert result.attempts == 2 and len(server.posts()) == 2
+    assert waited >= 0.3
+    capped = Reply(429, {"error": "slow down"}, headers={"Retry-After": "3600"})
+    with FakeOpenAI(scripted(capped, chat("    return a + b\n"))) as server:
+        result = generate(server, retry=RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=0.05))
+    assert result.attempts == 2 and result.completion is not None
+
+
+def test_read_timeouts_and_connection_resets_are_retried_then_reported():
+    slow = Reply(body={"choices": []}, delay_s=1.0)
+    with FakeOpenAI(scripted(slow, chat("    return a + b\n"))) as server:
+        result = generate(server, retry=FAST_RETRY, request_timeout_s=0.3)
+    assert result.attempts == 2 and result.completion == "    return a + b\n"
+    with FakeOpenAI(scripted(Reply(reset=True))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert len(server.posts()) == 3
+    assert result.completion is None and f"cannot reach {server.url}/chat/completions" in result.error
+
+
+def test_malformed_json_and_a_reply_without_choices_are_clear_and_not_retried():
+    with FakeOpenAI(scripted(Reply(200, "{not json"))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert len(server.posts()) == 1 and result.error.startswith(f"malformed JSON from {server.url}")
+    with FakeOpenAI(scripted(Reply(200, {"id": "x", "choices": []}))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert result.error.startswith(f"reply from {server.url}/chat/completions has no choices")
+
+
+def test_server_down_names_the_endpoint():
+    with FakeOpenAI(scripted(chat("x"))) as server:
+        url = server.url
+    async def go():
+        async with Client(url, MODEL, api_key=None) as client:
+            return await client.generate(PROMPT, "add")
+    result = asyncio.run(go())
+    assert result.completion is None and f"cannot reach {url}/chat/completions" in result.error
+
+
+def test_null_content_is_an_empty_answer():
+    with FakeOpenAI(scripted(chat(None))) as server:
+        result = generate(server)
+    assert result.completion == "" and result.raw == ""
+
+
+# -- preflight -----------------------------------------------------------------------------------------------
+
+def preflight(server: FakeOpenAI, model: str = MODEL, policy: RetryPolicy | None = None):
+    async def go():
+        async with Client(server.url, model, api_key="sk-test") as client:
+            return await client.preflight(policy)
+    return asyncio.run(go())
+
+
+def test_preflight_fails_fast_on_a_wrong_key_or_model_and_warns_on_a_missing_models_route():
+    with FakeOpenAI(scripted(preflight=Reply(401, {"error": {"message": "invalid api key"}}))) as server:
+        with pytest.raises(EndpointError, match=r"HTTP 401 from .*/v1/models: invalid api key"):
+            preflight(server)
+    with FakeOpenAI(scripted(preflight=models("qwen-max", "qwen-plus"))) as server:
+        with pytest.raises(EndpointError, match="model 'qwen-mx' is not served .* qwen-max, qwen-plus"):
+            preflight(server, model="qwen-mx")
+        assert preflight(server, model="qwen-plus") is None
+    with FakeOpenAI(scripted(preflight=Reply(404, {"error": "not found"}))) as server:
+        assert "404" in preflight(server)
+
+
+def test_target_retries_bound_only_the_preflight():
+    flaky = iter([Reply(503, {}), models()])
+    with FakeOpenAI(lambda request, index: next(flaky)) as server:
+        assert preflight(server, policy=FAST_RETRY) is None
+    assert len(server.requests) == 2
+
+
+# -- concurrency ---------------------------------------------------------------------------------------------
+
+def test_generation_concurrency_never_exceeds_the_limit_and_fills_every_sample():
+    problems = load_problems()[1][:12]
+    plan = Plan(select("t", problems, 164, {}), tuple(Sample(p.task_id, 0, None, "not generated") for p in problems))
+    with FakeOpenAI(scripted(Reply(body=chat("    return 1\n").body, delay_s=0.2))) as server:
+        done = generate_plan(plan, Client(server.url, MODEL, api_key=None, concurrency=3), 3)
+    assert len(server.posts()) == 12
+    assert server.max_active == 3
+    assert all(s.completion == "    return 1\n" and s.not_run is None and s.generation["attempts"] == 1
+               for s in done.samples)
+
+
+def test_client_repr_never_shows_the_key():
+    client = Client("http://127.0.0.1:1/v1", MODEL, api_key="sk-very-secret")
+    assert "sk-very-secret" not in repr(client) and "sk-very-secret" not in str(vars(client).get("endpoint"))

@@ -1,0 +1,186 @@
+"""Runtime mode end to end: real pytest sessions against a real loopback server, serial and with -n 2."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
+from pytest_humaneval.dataset import load_problems
+
+KEY = "sk-test-SECRET-4f1c9e"
+NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+PROBLEMS = load_problems()[1]
+USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+
+
+def problem_in(request):
+    return next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+
+
+def answering(overrides=None):
+    """Answers each problem with its canonical solution, as a whole fenced function with prose around it,
+    except where ``overrides`` (task_id -> Reply) says otherwise."""
+    overrides = overrides or {}
+
+    def script(request, index):
+        if request.method == "GET":
+            return models()
+        problem = problem_in(request)
+        if problem.task_id in overrides:
+            return overrides[problem.task_id]
+        code = problem.prompt + problem.canonical_solution
+        return chat(f"Here is the solution:\n```python\n{code}```\nIt handles the edge cases.", usage=USAGE)
+
+    return script
+
+
+def runtime_config(pytester, server, extra_params="", extra_target=""):
+    path = pytester.path / "qwen.yaml"
+    path.write_text(
+        f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, credentials_ref: env:TEST_LLM_KEY"
+        f"{extra_target}}}\n"
+        f"params: {{allow_code_execution: true, limit: 4{extra_params}}}\n"
+        "pricing: {input_usd_per_mtok: 2.0, output_usd_per_mtok: 6.0}\n")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+
+
+def read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def test_runtime_run_with_xdist_generates_once_and_executes_on_workers(pytester):
+    with FakeOpenAI(answering()) as server:
+        cfg = runtime_config(pytester, server, ", n: 2, k: [1, 2]")
+        result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report", "r.json",
+                                    "--humaneval-results", "results.jsonl", "--junitxml", "junit.xml", *NO_CACHE)
+    result.assert_outcomes(passed=8)
+    assert len(server.posts()) == 8 and len([r for r in server.requests if r.method == "GET"]) == 1
+    assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.requests)
+    result.stdout.fnmatch_lines(["humaneval: generated 8/8 (0 failed, *", "*pass@1 1.000  pass@2 1.000*",
+                                 "generate  mean * ms per sample  960 tokens  0.00256 USD"])
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert report["measurements"]["human-eval.total_tokens"]["value"] == 8 * 120
+    assert report["measurements"]["human-eval.cost_usd"]["value"] == pytest.approx((800 * 2 + 160 * 6) / 1e6)
+    assert "human-eval.retry_count" not in report["measurements"]
+    assert report["measurements"]["human-eval.avg_generation_ms"]["value"] > 0
+    assert report["run"]["model"] == MODEL and report["run"]["mode"] == "runtime"
+    lines = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert len(lines) == 8
+    for line in lines:
+        assert line["status"] == "passed" and line["raw"].startswith("Here is the solution:")
+        assert line["completion"].startswith("\n") and "```" not in line["completion"]
+        assert (line["prompt_tokens"], line["completion_tokens"], line["attempts"]) == (100, 20, 1)
+        assert line["generation_ms"] > 0
+    assert len(list(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))) == 8
+
+
+def test_completions_api_without_usage_omits_token_and_cost_measurements(pytester):
+    def script(request, index):
+        if request.method == "GET":
+            return models()
+        problem = next(p for p in PROBLEMS if request.body["prompt"] == p.prompt)
+        return completion(problem.canonical_solution)
+
+    with FakeOpenAI(script) as server:
+        cfg = runtime_config(pytester, server, extra_target=", api: completions")
+        result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                    "r.json", *NO_CACHE)
+    result.assert_outcomes(passed=4)
+    measurements = json.loads((pytester.path / "r.json").read_text())["measurements"]
+    assert "human-eval.total_tokens" not in measurements and "human-eval.cost_usd" not in measurements
+
+
+def test_failed_generations_are_not_run_with_the_reason_and_the_key_appears_nowhere(pytester):
+    overrides = {
+        "HumanEval/1": Reply(400, {"error": {"message": "max_tokens is too large"}}),
+        "HumanEval/2": Reply(200, "{broken json"),
+        "HumanEval/3": chat(""),
+    }
+    with FakeOpenAI(answering(overrides)) as server:
+        cfg = runtime_config(pytester, server)
+        result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "-rs", "--humaneval-report",
+                                    "r.json", "--humaneval-results", "results.jsonl", "--junitxml", "junit.xml",
+                                    *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=1, skipped=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    for line in (f"SKIPPED*not_run: generation failed: HTTP 400 from {server.url}/chat/completions: max_tokens is too large",
+                 f"SKIPPED*not_run: generation failed: malformed JSON from {server.url}/chat/completions*",
+                 "GENERATION FAILED for 2/4 samples (not_run)*"):
+        result.stdout.fnmatch_lines([line])
+    lines = {json.loads(l)["task_id"]: json.loads(l) for l in (pytester.path / "results.jsonl").read_text().splitlines()}
+    assert lines["HumanEval/3"]["status"] in ("assertion_failed", "runtime_error")
+    assert lines["HumanEval/3"]["detail"].startswith("the model returned no code")
+    assert lines["HumanEval/1"]["status"] == "not_run" and lines["HumanEval/1"]["completion"] is None
+    outputs = [result.stdout.str(), result.stderr.str()] + [read(pytester.path / name) for name in
+                                                           ("r.json", "results.jsonl", "junit.xml")]
+    assert all(KEY not in text for text in outputs)
+
+
+def test_a_wrong_key_fails_fast_at_preflight_without_generating_and_without_showing_the_key(pytester):
+    def script(request, index):
+        return Reply(401, {"error": {"message": "Incorrect API key provided"}})
+
+    with FakeOpenAI(script) as server:
+        cfg = runtime_config(pytester, server)
+        result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: *preflight check (GET /models): HTTP 401 from {server.url}/models: "
+                                 "Incorrect API key provided"])
+    assert server.posts() == []
+    assert KEY not in result.stdout.str() + result.stderr.str()
+
+
+def test_collect_only_sends_no_request(pytester):
+    with FakeOpenAI(answering()) as server:
+        cfg = runtime_config(pytester, server)
+        result = pytester.runpytest("--humaneval-config", str(cfg), "--collect-only", "-q", *NO_CACHE)
+    result.stdout.fnmatch_lines(["*HumanEval/0[[]0[]]*", "4 tests collected*"])
+    assert server.requests == []
+
+
+def test_an_unset_key_variable_is_a_usage_error_before_any_request(pytester, monkeypatch):
+    monkeypatch.delenv("TEST_LLM_KEY")
+    with FakeOpenAI(answering()) as server:
+        cfg = runtime_config(pytester, server)
+        result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *target.credentials_ref: expected the environment variable TEST_LLM_KEY "
+                                 "to be set*"])
+    assert server.requests == []
+
+
+def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
+    flaky = {}
+
+    def script(request, index):
+        if request.method == "POST" and problem_in(request).task_id not in flaky:
+            flaky[problem_in(request).task_id] = True
+            return Reply(503, {"error": "warming up"})
+        return answering()(request, index)
+
+    with FakeOpenAI(script) as server:
+        cfg = runtime_config(pytester, server, ", retry: {max_attempts: 3, backoff_base_s: 0.01, backoff_max_s: 0.05}")
+        retried = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                     "retried.json", *NO_CACHE)
+        retried.assert_outcomes(passed=4)
+        assert len(server.posts()) == 8
+    with FakeOpenAI(answering()) as server:
+        cfg = runtime_config(pytester, server)
+        clean = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
+                                   "clean.json", *NO_CACHE)
+        clean.assert_outcomes(passed=4)
+    a = json.loads((pytester.path / "retried.json").read_text())
+    b = json.loads((pytester.path / "clean.json").read_text())
+    assert a["measurements"]["human-eval.retry_count"]["value"] == 4
+    assert a["measurements"]["human-eval.retry_overhead_ms"]["official"] is False
+    assert a["dataset"]["digest"] != b["dataset"]["digest"]
+    assert "retried" in a["dataset"]["label"] and "retried" not in b["dataset"]["label"]

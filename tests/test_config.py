@@ -123,3 +123,9 @@ def test_gate_is_refused_until_it_exists(write):
 
 def test_missing_config_file_names_it(tmp_path):
     assert "cannot read the config file" in error_of(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parent.parent / "examples").glob("*.yaml")))
+def test_every_shipped_example_config_is_valid(name):
+    config = load_config(Path(__file__).parent.parent / "examples" / name)
+    assert config.target.mode in ("mock", "samples", "runtime")

@@ -184,3 +184,34 @@ def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
     assert a["measurements"]["human-eval.retry_overhead_ms"]["official"] is False
     assert a["dataset"]["digest"] != b["dataset"]["digest"]
     assert "retried" in a["dataset"]["label"] and "retried" not in b["dataset"]["label"]
+
+
+def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def script(request, index):
+        if request.method == "GET":
+            return models()
+        if index >= 2:
+            return Reply(body=chat("    pass\n").body, delay_s=20)  # the third never finishes in time
+        return answering()(request, index)
+
+    with FakeOpenAI(script) as server:
+        cfg = runtime_config(pytester, server, ", concurrency: 1")
+        results = pytester.path / "results.jsonl"
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", str(cfg), "-p", "no:xdist",
+                                 "--humaneval-results", str(results), *NO_CACHE],
+                                cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 30
+        while len(server.posts()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [line["task_id"] for line in lines] == ["HumanEval/0", "HumanEval/1"]
+    assert all(line["status"] == "not_run" and line["completion"] and line["raw"] for line in lines)
+    assert KEY not in output

@@ -72,9 +72,10 @@ class Pricing:
 @dataclass(frozen=True)
 class Gate:
     min_pass_at_1: float | None = None
-    min_coverage: float | None = None
+    min_pass_at: tuple[tuple[int, float], ...] = ()  # (k, floor) for k other than 1
+    min_coverage: float = 1.0  # a run that lost samples must not pass silently
     baseline: Path | None = None
-    max_drop: float | None = None
+    max_drop: float = 0.0
     confidence: float | None = None
 
 
@@ -241,6 +242,33 @@ def _pricing(file: Path, data: Any) -> Pricing:
     return Pricing(r.number("input_usd_per_mtok", None, 0), r.number("output_usd_per_mtok", None, 0))
 
 
+def _gate(file: Path, data: Any, params: Params) -> Gate:
+    r = _Reader(file, "gate", data,
+                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence"))
+    floors = r.get("min_pass_at", {}, lambda v: isinstance(v, dict) and all(
+        isinstance(k, int) and not isinstance(k, bool) and k >= 1 and isinstance(x, (int, float))
+        and not isinstance(x, bool) and 0 <= x <= 1 for k, x in v.items()),
+        "a mapping of k (an integer >= 1) to a pass@k floor between 0 and 1")
+    for k in sorted(floors):
+        if k not in params.k:
+            r.fail(f"gate.min_pass_at.{k}", f"a k that params.k reports ({list(params.k)})", k)
+    gate = Gate(
+        min_pass_at_1=r.number("min_pass_at_1", None, 0, 1),
+        min_pass_at=tuple((k, float(floors[k])) for k in sorted(floors)),
+        min_coverage=r.number("min_coverage", 1.0, 0, 1),
+        baseline=r.path("baseline"),
+        max_drop=r.number("max_drop", 0.0, 0, 1),
+        confidence=r.number("confidence", None, 0, 1, lo_open=True),
+    )
+    if gate.confidence is not None and gate.confidence >= 1:
+        r.fail("gate.confidence", "a number > 0 and < 1 (e.g. 0.95)", gate.confidence)
+    if gate.baseline is None:
+        for name in ("max_drop", "confidence"):
+            if data.get(name) is not None:
+                r.fail(f"gate.{name}", "only together with gate.baseline", data[name])
+    return gate
+
+
 def load_config(path: str | os.PathLike) -> RunConfig:
     """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
     file = Path(path).expanduser().resolve()
@@ -266,7 +294,7 @@ def load_config(path: str | os.PathLike) -> RunConfig:
         params=params,
         dataset=top.path("dataset"),
         pricing=_pricing(file, data["pricing"]) if data.get("pricing") is not None else None,
-        gate=None,
+        gate=_gate(file, data["gate"], params) if data.get("gate") is not None else None,
     )
     _check_consistency(config, data)
     return config
@@ -294,6 +322,3 @@ def _check_consistency(config: RunConfig, data: dict) -> None:
         if too_big:
             raise ConfigError(f"{file}: params.k: expected every k <= params.n ({params.n}), found k = "
                               f"{too_big[0]} (pass@k needs at least k samples per problem)")
-    if data.get("gate") is not None:
-        raise ConfigError(f"{file}: gate: not available yet in this version (the regression gate is still "
-                          "being built); remove the gate section")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = ["BUNDLED_NAME", "DatasetError", "Problem", "Selection", "bundled_path", "load_problems",
-           "read_jsonl", "select"]
+           "natural_key", "read_jsonl", "select"]
 
 BUNDLED_NAME = "openai_humaneval"
 BUNDLED_FILE = "HumanEval.jsonl.gz"
@@ -69,7 +69,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
 
 
-def _natural_key(task_id: str) -> tuple:
+def natural_key(task_id: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", task_id))
 
 
@@ -99,7 +99,7 @@ def load_problems(path: Path | None = None) -> tuple[str, list[Problem]]:
     if not problems:
         raise DatasetError(f"{source}: expected at least one problem, found none")
     name = BUNDLED_NAME if path is None else source.name.split(".")[0]
-    return name, sorted(problems.values(), key=lambda p: _natural_key(p.task_id))
+    return name, sorted(problems.values(), key=lambda p: natural_key(p.task_id))
 
 
 def select(name: str, problems: list[Problem], total: int, settings: dict[str, Any]) -> Selection:

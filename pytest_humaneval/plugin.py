@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from . import endpoint, generation, sandbox
-from .config import ConfigError, RunConfig, load_config
+from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
+from .gate import Baseline, BaselineError, check_digest, load_baseline
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .sources import Plan, build_plan
 from .summary import Aggregator
@@ -29,6 +30,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write one JSON line per sample, as results arrive.")
     group.addoption("--humaneval-report", metavar="PATH", default=None,
                     help="Write the run summary (pass@k, coverage, counts, dataset digest) as JSON.")
+    group.addoption("--humaneval-markdown", metavar="PATH", default=None,
+                    help="Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request comment).")
+    group.addoption("--humaneval-baseline", metavar="PATH", default=None,
+                    help="Gate against this earlier report JSON (overrides gate.baseline).")
+    group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
+                    help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
 
@@ -51,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     workerinput = getattr(config, "workerinput", None)
     try:
-        run_config = load_config(path)
+        run_config = _with_gate_options(config, load_config(path))
         if workerinput is not None and PLAN_INPUT in workerinput:
             plan = Plan.from_json(workerinput[PLAN_INPUT])
         else:
@@ -67,9 +74,37 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None:
         config.pluginmanager.register(
             Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
-                       config.getoption("humaneval_report")),
+                       config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
+                       _baseline(run_config, plan)),
             "humaneval-aggregator",
         )
+
+
+def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:
+    """--humaneval-baseline and --humaneval-min-pass-at-1 override (or create) the config's gate."""
+    baseline, floor = config.getoption("humaneval_baseline"), config.getoption("humaneval_min_pass_at_1")
+    if baseline is None and floor is None:
+        return run_config
+    if floor is not None and not 0 <= floor <= 1:
+        raise pytest.UsageError(f"--humaneval-min-pass-at-1: expected a number between 0 and 1, found {floor:g}")
+    gate = run_config.gate or Gate()
+    if baseline is not None:
+        gate = dataclasses.replace(gate, baseline=Path(baseline).expanduser().resolve())
+    if floor is not None:
+        gate = dataclasses.replace(gate, min_pass_at_1=floor)
+    return dataclasses.replace(run_config, gate=gate)
+
+
+def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
+    """Load the baseline report now, and refuse one that measured something else, before anything runs."""
+    if run_config.gate is None or run_config.gate.baseline is None:
+        return None
+    try:
+        baseline = load_baseline(run_config.gate.baseline)
+        check_digest(baseline, plan.selection.label, plan.selection.digest)
+    except BaselineError as exc:
+        raise pytest.UsageError(f"gate.baseline: {exc}") from exc
+    return baseline
 
 
 def _check_runtime_gates(run_config: RunConfig) -> None:

@@ -1,4 +1,4 @@
-"""Controller-side aggregation: results JSONL as results arrive, the report JSON, the terminal section.
+"""Controller-side aggregation: results JSONL as results arrive, the gate, the report, JUnit, the terminal.
 
 Registered as a plugin on the controller only (or the lone process without xdist). It keys everything by
 (task_id, sample) and does O(1) work per report, so a 32,800-item run aggregates in linear time.
@@ -7,17 +7,21 @@ Registered as a plugin on the controller only (or the lone process without xdist
 from __future__ import annotations
 
 import json
-import platform
-import sys
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
+from .gate import Baseline, GateResult, evaluate
 from .items import PROP, Run, parse_item_name
-from .sources import Sample
 from .metrics import STATUSES, Outcome, Summary, summarize
+from .report import build_report, mode_label, render_markdown
+from .sources import Sample
+
+try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
+    from _pytest.junitxml import xml_key as junit_xml_key
+except ImportError:  # pragma: no cover - a pytest without it: no suite properties, nothing else lost
+    junit_xml_key = None
 
 __all__ = ["Aggregator"]
 
@@ -27,9 +31,14 @@ RUNTIME_FIELDS = ("raw", "prompt_tokens", "completion_tokens", "generation_ms", 
 
 
 class Aggregator:
-    def __init__(self, run: Run, results_path: str | None, report_path: str | None) -> None:
+    def __init__(self, run: Run, results_path: str | None, report_path: str | None,
+                 markdown_path: str | None = None, baseline: Baseline | None = None) -> None:
         self.results_path = Path(results_path) if results_path else None
         self.report_path = Path(report_path) if report_path else None
+        self.markdown_path = Path(markdown_path) if markdown_path else None
+        self.baseline = baseline
+        self.gate_result: GateResult | None = None
+        self.report: dict[str, Any] = {}
         self.use(run)
         self.planned: list[tuple[str, int]] | None = None
         self.outcomes: dict[tuple[str, int], Outcome] = {}
@@ -102,104 +111,69 @@ class Aggregator:
         self._results = None
 
     # -- the end of the session
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         planned = self.planned if self.planned is not None else []
-        self.summary = summarize(planned, self.outcomes, self.run.config.params.k)
-        if self.generation_failures() and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
+        self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
+        gate = self.run.config.gate
+        if gate is not None:
+            problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
+            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline)
+        self.report = build_report(self.run, summary, self._generated(), self.gate_result)
+        self._set_exit_status(session)
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
                     self._write_result(key, "not_run", None, "run cut short before this sample ran")
             self._results.close()
             self._results = None
-        if self.report_path is not None:
-            self.report_path.parent.mkdir(parents=True, exist_ok=True)
-            self.report_path.write_text(json.dumps(self.report(), indent=2) + "\n", encoding="utf-8")
-
-    def report(self) -> dict[str, Any]:
-        summary = self.summary
-        assert summary is not None, "report() is called after pytest_sessionfinish"
-        config, selection = self.run.config, self.run.plan.selection
-        measurements: dict[str, Any] = {}
-        for k, value in summary.pass_at.items():
-            measurements[f"human-eval.pass_at_{k}"] = {"value": value, "class": "deterministic", "official": True}
-        measurements["human-eval.coverage"] = {"value": summary.coverage, "class": "deterministic",
-                                               "official": False}
-        if summary.avg_latency_ms is not None:
-            measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
-                                                         "class": "timing", "official": False}
-        measurements.update(self._generation_measurements(summary))
-        problems = {}
-        for task_id, score in summary.problems.items():
-            entry: dict[str, Any] = {"n": score.n, "c": score.c}
-            entry.update({f"pass_at_{k}": v for k, v in score.pass_at.items()})
-            entry["statuses"] = score.statuses
-            problems[task_id] = entry
-        return {
-            "measurements": measurements,
-            "counts": summary.counts,
-            "planned": summary.planned,
-            "attempted": summary.attempted,
-            "coverage": summary.coverage,
-            "success_rate": summary.success_rate,
-            "attempted_success_rate": summary.attempted_success_rate,
-            "problems": problems,
-            "dataset": {"name": selection.name, "label": selection.label, "digest": selection.digest,
-                        "problems": len(selection.problems), "full": selection.full},
-            "run": {
-                "mode": self.mode_label(),
-                "model": config.target.model,
-                "n": _samples_per_problem(summary),
-                "k": sorted(summary.pass_at),
-                "temperature": config.params.temperature if config.target.mode == "runtime" else None,
-                "api": config.target.api if config.target.mode == "runtime" else None,
-                "timeout_s": config.params.timeout_s,
-                "isolation": self.run.isolation,
-                "versions": _versions(),
-            },
-            "gate": None,
-        }
+        self._junit(session.config)
+        for path, text in ((self.report_path, json.dumps(self.report, indent=2) + "\n"),
+                           (self.markdown_path, render_markdown(self.report))):
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
 
     def _generated(self) -> list[dict]:
         """The generation records of the planned samples (runtime mode only)."""
-        planned = self.planned or []
-        return [self.samples[key].generation for key in planned if self.samples[key].generation is not None]
-
-    def _generation_measurements(self, summary: Summary) -> dict[str, Any]:
-        records = self._generated()
-        if not records:
-            return {}
-        config = self.run.config
-        out: dict[str, Any] = {}
-        timing = {"class": "timing", "official": False}
-        out["human-eval.avg_generation_ms"] = {
-            "value": round(sum(r["generation_ms"] for r in records) / len(records), 3), **timing}
-        prompt = [r["prompt_tokens"] for r in records if r["prompt_tokens"] is not None]
-        completion = [r["completion_tokens"] for r in records if r["completion_tokens"] is not None]
-        if prompt or completion:  # omitted, not zero, when the server reported no usage
-            out["human-eval.total_tokens"] = {"value": sum(prompt) + sum(completion), "class": "usage",
-                                              "official": False}
-            if config.pricing is not None:
-                cost = (sum(prompt) * config.pricing.input_usd_per_mtok
-                        + sum(completion) * config.pricing.output_usd_per_mtok) / 1_000_000
-                out["human-eval.cost_usd"] = {"value": round(cost, 6), "class": "usage", "official": False}
-        if config.params.retry is not None:
-            out["human-eval.retry_count"] = {"value": sum(r["attempts"] - 1 for r in records),
-                                             "class": "usage", "official": False}
-            out["human-eval.retry_overhead_ms"] = {
-                "value": round(sum(r["retry_overhead_ms"] for r in records), 3), **timing}
-        return out
+        return [self.samples[key].generation for key in (self.planned or [])
+                if self.samples[key].generation is not None]
 
     def generation_failures(self) -> list[Sample]:
         return [self.samples[key] for key in (self.planned or [])
                 if self.samples[key].generation is not None and self.samples[key].completion is None]
 
-    def mode_label(self) -> str:
-        target = self.run.config.target
-        if target.mode == "mock":
-            return "mock-execute" if self.run.config.params.execute else "mock-replay"
-        return target.mode
+    def _set_exit_status(self, session: pytest.Session) -> None:
+        judged = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if session.exitstatus not in judged:
+            return  # interrupted, internal or usage error: pytest's own status stands
+        if self.gate_result is not None:
+            # With a gate, failing samples are the model's score, not a broken build: the gate decides.
+            session.exitstatus = pytest.ExitCode.OK if self.gate_result.passed else pytest.ExitCode.TESTS_FAILED
+        elif self.generation_failures() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
+
+    def _junit(self, config: pytest.Config) -> None:
+        """Suite properties and a test case for the gate, in the JUnit file (with or without xdist)."""
+        xml = config.stash.get(junit_xml_key, None) if junit_xml_key is not None else None
+        if xml is None:
+            return
+        report = self.report
+        for name, measurement in report["measurements"].items():
+            if name.startswith("human-eval.pass_at_") or name == "human-eval.coverage":
+                xml.add_global_property(name, measurement["value"])
+        xml.add_global_property("human-eval.model", report["run"]["model"] or report["run"]["mode"])
+        xml.add_global_property("human-eval.dataset_label", report["dataset"]["label"])
+        xml.add_global_property("human-eval.dataset_digest", report["dataset"]["digest"])
+        if self.gate_result is None:
+            return
+        xml.add_global_property("human-eval.gate", "PASS" if self.gate_result.passed else "FAIL")
+        nodeid = "humaneval::gate"
+        longrepr = None if self.gate_result.passed else "gate FAILED: " + "; ".join(self.gate_result.failures())
+        for when, outcome in (("setup", "passed"), ("call", "passed" if longrepr is None else "failed"),
+                              ("teardown", "passed")):
+            xml.pytest_runtest_logreport(pytest.TestReport(
+                nodeid, ("humaneval", None, "gate"), {}, outcome, longrepr if when == "call" else None, when))
 
     # -- the terminal
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -214,10 +188,15 @@ class Aggregator:
         if tr.verbosity < 0:
             tr.write_line(f"{passes}  {coverage}  [{selection.label}]")
             return
+        measured = self.report["measurements"]
         tr.write_line(f"dataset   {selection.label}  {selection.digest[:19]}")
-        tr.write_line(f"run       mode {self.mode_label()}  timeout {self.run.config.params.timeout_s:g} s  "
+        tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
         tr.write_line(f"score     {passes}  ({len(summary.problems)} problems, {summary.planned} samples)")
+        for k in summary.pass_at:
+            iv = measured[f"human-eval.pass_at_{k}"]["interval"]
+            tr.write_line(f"          pass@{k} {iv['confidence']:.0%} interval {iv['low']:.3f} - {iv['high']:.3f} "
+                          f"({iv['method']})")
         for k, why in summary.skipped_k.items():
             tr.write_line(f"          pass@{k} not reported: {why}")
         rate = "n/a" if summary.coverage is None else f"{summary.coverage:.3f}"
@@ -225,8 +204,7 @@ class Aggregator:
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
-        measured = self._generation_measurements(summary)
-        if measured:
+        if "human-eval.avg_generation_ms" in measured:
             parts = [f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample"]
             for name, label in (("total_tokens", "tokens"), ("cost_usd", "USD"), ("retry_count", "retries")):
                 if f"human-eval.{name}" in measured:
@@ -249,22 +227,24 @@ class Aggregator:
                 tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
             if len(failing) > FAILING_SHOWN:
                 tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more (see --humaneval-results)")
-        for label, path in (("results", self.results_path), ("report", self.report_path)):
+        for label, path in (("results", self.results_path), ("report", self.report_path),
+                            ("markdown", self.markdown_path)):
             if path is not None:
                 tr.write_line(f"{label:9s} {path}")
+        if self.gate_result is not None:
+            self._write_gate(tr, self.gate_result)
 
-
-def _samples_per_problem(summary: Summary) -> int | None:
-    sizes = {score.n for score in summary.problems.values()}
-    return sizes.pop() if len(sizes) == 1 else None
-
-
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for dist in ("pytest-humaneval", "pytest", "pytest-xdist"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    versions["platform"] = sys.platform
-    return versions
+    def _write_gate(self, tr: Any, gate: GateResult) -> None:
+        tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
+        for c in gate.conditions:
+            value = "n/a" if c.value is None else f"{c.value:.3f}"
+            detail = f"  ({c.detail})" if c.detail else ""
+            tr.write_line(f"{'PASS' if c.passed else 'FAIL'}  {c.name:28s} {value} vs {c.threshold:.3f}{detail}")
+        if gate.comparison is not None and gate.baseline is not None:
+            cmp = gate.comparison
+            tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "
+                          f"{cmp.baseline_pass_at_1:.3f} -> {cmp.new_pass_at_1:.3f}, mean difference "
+                          f"{cmp.mean_difference:+.3f} [{cmp.interval.low:+.3f}, {cmp.interval.high:+.3f}]")
+            for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
+                if tasks:
+                    tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")

@@ -117,8 +117,25 @@ def test_runtime_mode_needs_an_http_endpoint_and_a_model(write):
     """))
 
 
-def test_gate_is_refused_until_it_exists(write):
-    assert "gate: not available yet" in error_of(write("target: {mode: mock}\ngate: {min_pass_at_1: 0.5}\n"))
+def test_gate_section_defaults_and_errors(write, tmp_path):
+    (tmp_path / "prod.json").write_text("{}")
+    config = load_config(write("""
+        target: {mode: mock}
+        params: {execute: true, n: 10, k: [1, 10]}
+        gate: {min_pass_at_1: 0.8, min_pass_at: {10: 0.9}, baseline: prod.json, confidence: 0.95}
+    """))
+    gate = config.gate
+    assert gate.min_coverage == 1.0 and gate.max_drop == 0.0 and gate.confidence == 0.95
+    assert gate.min_pass_at == ((10, 0.9),) and gate.baseline == tmp_path / "prod.json"
+    for text, expected in [
+        ("gate: {min_pass_at_1: 1.5}", "gate.min_pass_at_1: expected a number >= 0 and <= 1, found 1.5"),
+        ("gate: {min_pass_at: {5: 0.9}}", "gate.min_pass_at.5: expected a k that params.k reports ([1])"),
+        ("gate: {max_drop: 0.1}", "gate.max_drop: expected only together with gate.baseline"),
+        ("gate: {baseline: prod.json, confidence: 1}", "gate.confidence: expected a number > 0 and < 1"),
+        ("gate: {min_pass: 0.5}", "gate.min_pass: unknown key"),
+        ("gate: {baseline: nope.json}", "gate.baseline: expected an existing file, found 'nope.json'"),
+    ]:
+        assert expected in error_of(write("target: {mode: mock}\n" + text + "\n")), text
 
 
 def test_missing_config_file_names_it(tmp_path):

@@ -71,8 +71,9 @@ def test_reference_run_executes_all_164_canonical_solutions_with_xdist(pytester)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*= HumanEval =*", "*pass@1 1.000*", "coverage  1.000 (164/164 attempted)"])
     report = read_report(pytester.path / "report.json")
-    assert report["measurements"]["human-eval.pass_at_1"] == {"value": 1.0, "class": "deterministic",
-                                                              "official": True}
+    assert report["measurements"]["human-eval.pass_at_1"] == {
+        "value": 1.0, "class": "deterministic", "official": True,
+        "interval": {"low": pytest.approx(0.97711, abs=1e-5), "high": 1.0, "confidence": 0.95, "method": "wilson"}}
     assert report["planned"] == report["attempted"] == 164 and report["coverage"] == 1.0
     assert report["dataset"]["full"] is True and report["dataset"]["problems"] == 164
     assert report["run"]["mode"] == "mock-execute"

@@ -1,0 +1,149 @@
+"""The run summary as plain data (the report JSON) and its Markdown rendering. No pytest import."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from importlib import metadata
+from typing import Any, Iterable
+
+from .gate import GateResult
+from .items import Run
+from .metrics import STATUSES, Summary
+from .stats import pass_at_k_interval
+
+__all__ = ["build_report", "mode_label", "render_markdown"]
+
+REGRESSIONS_SHOWN = 30
+
+
+def mode_label(run: Run) -> str:
+    target = run.config.target
+    if target.mode == "mock":
+        return "mock-execute" if run.config.params.execute else "mock-replay"
+    return target.mode
+
+
+def build_report(run: Run, summary: Summary, generations: list[dict], gate: GateResult | None) -> dict[str, Any]:
+    config, selection = run.config, run.plan.selection
+    confidence = (config.gate.confidence if config.gate and config.gate.confidence else None) or 0.95
+    measurements: dict[str, Any] = {}
+    samples = {task: score.n for task, score in summary.problems.items()}
+    for k, value in summary.pass_at.items():
+        interval = pass_at_k_interval({t: s.pass_at[k] for t, s in summary.problems.items()}, samples, k,
+                                      confidence)
+        measurements[f"human-eval.pass_at_{k}"] = {"value": value, "class": "deterministic", "official": True,
+                                                  "interval": interval.as_dict()}
+    measurements["human-eval.coverage"] = {"value": summary.coverage, "class": "deterministic", "official": False}
+    if summary.avg_latency_ms is not None:
+        measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
+                                                     "class": "timing", "official": False}
+    measurements.update(generation_measurements(run, generations))
+    problems = {}
+    for task_id, score in summary.problems.items():
+        entry: dict[str, Any] = {"n": score.n, "c": score.c}
+        entry.update({f"pass_at_{k}": v for k, v in score.pass_at.items()})
+        entry["statuses"] = score.statuses
+        problems[task_id] = entry
+    sizes = {score.n for score in summary.problems.values()}
+    runtime = config.target.mode == "runtime"
+    return {
+        "measurements": measurements,
+        "counts": summary.counts,
+        "planned": summary.planned,
+        "attempted": summary.attempted,
+        "coverage": summary.coverage,
+        "success_rate": summary.success_rate,
+        "attempted_success_rate": summary.attempted_success_rate,
+        "problems": problems,
+        "dataset": {"name": selection.name, "label": selection.label, "digest": selection.digest,
+                    "problems": len(selection.problems), "full": selection.full},
+        "run": {
+            "mode": mode_label(run),
+            "model": config.target.model,
+            "n": sizes.pop() if len(sizes) == 1 else None,
+            "k": sorted(summary.pass_at),
+            "temperature": config.params.temperature if runtime else None,
+            "api": config.target.api if runtime else None,
+            "timeout_s": config.params.timeout_s,
+            "isolation": run.isolation,
+            "versions": _versions(),
+        },
+        "gate": gate.as_dict() if gate is not None else None,
+    }
+
+
+def generation_measurements(run: Run, records: Iterable[dict]) -> dict[str, Any]:
+    records = list(records)
+    if not records:
+        return {}
+    config = run.config
+    timing = {"class": "timing", "official": False}
+    out: dict[str, Any] = {"human-eval.avg_generation_ms": {
+        "value": round(sum(r["generation_ms"] for r in records) / len(records), 3), **timing}}
+    prompt = [r["prompt_tokens"] for r in records if r["prompt_tokens"] is not None]
+    completion = [r["completion_tokens"] for r in records if r["completion_tokens"] is not None]
+    if prompt or completion:  # omitted, not zero, when the server reported no usage
+        out["human-eval.total_tokens"] = {"value": sum(prompt) + sum(completion), "class": "usage",
+                                          "official": False}
+        if config.pricing is not None:
+            cost = (sum(prompt) * config.pricing.input_usd_per_mtok
+                    + sum(completion) * config.pricing.output_usd_per_mtok) / 1_000_000
+            out["human-eval.cost_usd"] = {"value": round(cost, 6), "class": "usage", "official": False}
+    if config.params.retry is not None:
+        out["human-eval.retry_count"] = {"value": sum(r["attempts"] - 1 for r in records), "class": "usage",
+                                         "official": False}
+        out["human-eval.retry_overhead_ms"] = {"value": round(sum(r["retry_overhead_ms"] for r in records), 3),
+                                               **timing}
+    return out
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for dist in ("pytest-humaneval", "pytest", "pytest-xdist"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    versions["platform"] = sys.platform
+    return versions
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment."""
+    gate = report.get("gate")
+    verdict = "" if gate is None else (" — gate **PASS**" if gate["passed"] else " — gate **FAIL**")
+    run, dataset = report["run"], report["dataset"]
+    lines = [f"## HumanEval: {run.get('model') or run['mode']}{verdict}", "",
+             f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}",
+             "", "| measure | value | interval |", "|---|---|---|"]
+    for name, m in report["measurements"].items():
+        interval = m.get("interval")
+        shown = (f"{interval['low']:.3f} – {interval['high']:.3f} ({interval['confidence']:.0%}, "
+                 f"{interval['method']})") if interval else ""
+        value = m["value"] if isinstance(m["value"], int) else _num(m["value"])
+        lines.append(f"| {name.removeprefix('human-eval.')} | {value} | {shown} |")
+    lines += ["", "| " + " | ".join(STATUSES) + " |", "|" + "---|" * len(STATUSES),
+              "| " + " | ".join(str(report["counts"][s]) for s in STATUSES) + " |"]
+    if gate is not None:
+        lines += ["", "### Gate", "", "| condition | value | threshold | result |", "|---|---|---|---|"]
+        for c in gate["conditions"]:
+            detail = f" ({c['detail']})" if c["detail"] else ""
+            lines.append(f"| {c['name']} | {_num(c['value'])} | {_num(c['threshold'])} | "
+                         f"{'PASS' if c['passed'] else 'FAIL'}{detail} |")
+        comparison = gate.get("comparison")
+        if comparison:
+            iv = comparison["interval"]
+            lines += ["", f"Compared with **{gate['baseline']['label']}** ({gate['baseline'].get('model') or 'baseline'}): "
+                          f"pass@1 {comparison['baseline_pass_at_1']:.3f} → {comparison['new_pass_at_1']:.3f}, "
+                          f"mean difference {comparison['mean_difference']:+.3f} "
+                          f"[{iv['low']:+.3f}, {iv['high']:+.3f}], {comparison['test']} p = {comparison['p_worse']:.3g}"]
+            for title, tasks in (("Regressions", comparison["regressions"]),
+                                 ("Improvements", comparison["improvements"])):
+                shown = ", ".join(tasks[:REGRESSIONS_SHOWN]) + (" ..." if len(tasks) > REGRESSIONS_SHOWN else "")
+                lines.append(f"- {title} ({len(tasks)}): {shown or 'none'}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,200 @@
+"""The regression gate: statistics against hand-computed values, then real gated pytest sessions."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_humaneval.__main__ import main as cli
+from pytest_humaneval.config import Gate
+from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.gate import Baseline, evaluate
+from pytest_humaneval.stats import (bootstrap_mean_interval, compare, mcnemar_worse_p, pass_at_k_interval,
+                                    wilson_interval)
+
+NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+PROBLEMS = load_problems()[1][:20]
+
+
+# -- statistics, hand-computed -------------------------------------------------------------------------------
+
+def test_wilson_interval_matches_hand_computation():
+    # p = 0.8, n = 10, z = 1.95996: center = (0.8 + z^2/20) / (1 + z^2/10) = 0.71674,
+    # half = z * sqrt(0.016 + z^2/400) / (1 + z^2/10) = 0.22658
+    interval = wilson_interval(8, 10, 0.95)
+    assert (interval.low, interval.high) == (pytest.approx(0.49016, abs=1e-5), pytest.approx(0.94332, abs=1e-5))
+    assert wilson_interval(0, 10).low == 0.0 and wilson_interval(0, 10).high == pytest.approx(0.27753, abs=1e-5)
+    assert wilson_interval(10, 10).high == 1.0 and wilson_interval(10, 10).low == pytest.approx(0.72247, abs=1e-5)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+@pytest.mark.parametrize(("regressions", "improvements", "p"), [
+    (10, 0, 1 / 1024), (1, 0, 0.5), (3, 1, 5 / 16), (1, 3, 15 / 16), (0, 0, 1.0), (2, 2, 11 / 16)])
+def test_exact_mcnemar_one_sided_p_values(regressions, improvements, p):
+    assert mcnemar_worse_p(regressions, improvements) == pytest.approx(p)
+
+
+def test_paired_comparison_names_regressions_and_improvements():
+    base = {"A": (1, 1), "B": (1, 1), "C": (1, 0), "D": (1, 1)}
+    new = {"A": (1, 0), "B": (1, 1), "C": (1, 1), "D": (1, 0)}
+    result = compare(base, new)
+    assert result.regressions == ["A", "D"] and result.improvements == ["C"]
+    assert result.baseline_pass_at_1 == 0.75 and result.new_pass_at_1 == 0.5
+    assert result.mean_difference == -0.25 and result.drop == 0.25
+    assert result.test.startswith("exact McNemar") and result.p_worse == pytest.approx(0.5)  # (C(3,2)+C(3,3))/8
+    assert not result.significant(0.95)
+
+
+def test_paired_bootstrap_for_several_samples_is_deterministic():
+    base = {f"T{i}": (4, 4) for i in range(30)}
+    same = compare(base, dict(base))
+    assert same.test.startswith("paired bootstrap") and same.p_worse == 1.0 and same.mean_difference == 0
+    worse = {task: (4, 1) for task in base}
+    result = compare(base, worse)
+    assert result.p_worse == 0.0 and result.significant(0.99) and len(result.regressions) == 30
+    assert compare(base, worse).interval == result.interval
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = [1.0] * 70 + [0.0] * 30
+    first, second = bootstrap_mean_interval(values), bootstrap_mean_interval(values)
+    assert first == second and first.method == "bootstrap"
+    assert first.low < 0.7 < first.high and 0.55 < first.low and first.high < 0.85
+    assert bootstrap_mean_interval([0.5] * 10).low == bootstrap_mean_interval([0.5] * 10).high == 0.5
+
+
+def test_pass_at_k_interval_uses_wilson_for_a_plain_proportion_and_bootstrap_otherwise():
+    per_problem = {"A": 1.0, "B": 0.0, "C": 1.0}
+    assert pass_at_k_interval(per_problem, {"A": 1, "B": 1, "C": 1}, 1).method == "wilson"
+    assert pass_at_k_interval(per_problem, {"A": 2, "B": 2, "C": 2}, 1).method == "bootstrap"
+
+
+def test_gate_conditions():
+    gate = Gate(min_pass_at_1=0.5, min_pass_at=((10, 0.9),), min_coverage=1.0)
+    result = evaluate(gate, {1: 0.6, 10: 0.8}, 0.99, {"A": (10, 6)}, None)
+    assert [(c.name, c.passed) for c in result.conditions] == [
+        ("pass@1 >= min_pass_at_1", True), ("pass@10 >= min_pass_at.10", False),
+        ("coverage >= min_coverage", False)]
+    assert not result.passed and len(result.failures()) == 2
+    baseline = Baseline(None, "b", "sha256:x", {"A": (1, 1), "B": (1, 1)}, "prod")
+    drop = evaluate(Gate(baseline=None, max_drop=0.0), {1: 0.5}, 1.0, {"A": (1, 1), "B": (1, 0)}, baseline)
+    assert drop.conditions[-1].value == 0.5 and not drop.passed
+    noisy = evaluate(Gate(max_drop=0.0, confidence=0.95), {1: 0.5}, 1.0, {"A": (1, 1), "B": (1, 0)}, baseline)
+    assert noisy.passed and "within noise" in noisy.conditions[-1].detail
+
+
+# -- gated sessions ------------------------------------------------------------------------------------------
+
+def write_samples(pytester, name: str, wrong: set[str]) -> None:
+    rows = [{"task_id": p.task_id, "completion": "    return None\n" if p.task_id in wrong else p.canonical_solution}
+            for p in PROBLEMS]
+    (pytester.path / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def write_config(pytester, name: str, samples: str, gate: str = "", timeout: float = 3.0) -> str:
+    text = (f"target: {{mode: samples, samples: {samples}}}\n"
+            f"params: {{allow_code_execution: true, timeout_s: {timeout}}}\n")
+    if gate:
+        text += f"gate: {gate}\n"
+    (pytester.path / name).write_text(text)
+    return name
+
+
+@pytest.fixture
+def baseline(pytester):
+    write_samples(pytester, "prod.jsonl", set())
+    cfg = write_config(pytester, "prod.yaml", "prod.jsonl")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "prod.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=20)
+    return "prod.json"
+
+
+def test_an_identical_run_passes_the_gate(pytester, baseline):
+    write_samples(pytester, "new.jsonl", set())
+    cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json, min_pass_at_1: 0.9}")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "new.json",
+                                *NO_CACHE)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*HumanEval gate: PASS*", "PASS  pass@1 >= min_pass_at_1 * 1.000 vs 0.900",
+                                 "PASS  coverage >= min_coverage * 1.000 vs 1.000",
+                                 "PASS  pass@1 drop <= max_drop * 0.000 vs 0.000*"])
+    gate = json.loads((pytester.path / "new.json").read_text())["gate"]
+    assert gate["passed"] is True and gate["comparison"]["regressions"] == []
+    assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 0
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_clearly_fewer_solved_problems_fail_the_gate_and_are_named(pytester, baseline, dist):
+    wrong = {p.task_id for p in PROBLEMS[::2]}
+    write_samples(pytester, "new.jsonl", wrong)
+    cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json, max_drop: 0.05, confidence: 0.95}")
+    result = pytester.runpytest("--humaneval-config", cfg, *dist, "--humaneval-report", "new.json",
+                                "--junitxml", "junit.xml", "--humaneval-markdown", "summary.md", *NO_CACHE)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*HumanEval gate: FAIL*",
+                                 "FAIL  pass@1 drop <= max_drop * 0.500 vs 0.050  (p = 0.000977, exact McNemar*",
+                                 f"regressed (10): {', '.join(sorted(wrong, key=lambda t: int(t.split('/')[1])))}"])
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")}
+    assert props["human-eval.gate"] == "FAIL" and props["human-eval.pass_at_1"] == "0.5"
+    assert props["human-eval.dataset_digest"].startswith("sha256:")
+    gate_case = [c for c in root.iter("testcase") if c.get("name") == "gate"]
+    assert len(gate_case) == 1 and "pass@1 drop <= max_drop" in gate_case[0].find("failure").get("message")
+    markdown = (pytester.path / "summary.md").read_text()
+    assert "gate **FAIL**" in markdown and "| pass@1 drop <= max_drop | 0.500 | 0.050 | FAIL" in markdown
+    assert "Regressions (10): HumanEval/0, HumanEval/2" in markdown
+    assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 1
+
+
+def test_a_small_drop_within_noise_passes_with_confidence_and_fails_a_plain_max_drop(pytester, baseline):
+    write_samples(pytester, "new.jsonl", {PROBLEMS[3].task_id})
+    strict = write_config(pytester, "strict.yaml", "new.jsonl", "{baseline: prod.json, max_drop: 0}")
+    result = pytester.runpytest("--humaneval-config", strict, "-p", "no:xdist", *NO_CACHE)
+    assert result.ret == 1
+    noisy = write_config(pytester, "noisy.yaml", "new.jsonl", "{baseline: prod.json, max_drop: 0, confidence: 0.95}")
+    result = pytester.runpytest("--humaneval-config", noisy, "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(passed=19, failed=1)
+    assert result.ret == 0  # failing samples are the model's score; the gate decides the build
+    result.stdout.fnmatch_lines(["PASS  pass@1 drop <= max_drop * 0.050 vs 0.000  (p = 0.5, *within noise at "
+                                 "confidence 0.95)"])
+
+
+def test_a_baseline_that_measured_something_else_is_refused(pytester, baseline):
+    write_samples(pytester, "new.jsonl", set())
+    cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json}", timeout=5.0)
+    result = pytester.runpytest("--humaneval-config", cfg, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: gate.baseline: *prod.json: refusing to compare runs that measured "
+                                 "different things: the baseline is 'openai_humaneval sample (20/164 problems)' "
+                                 "(sha256:*), this run is 'openai_humaneval sample (20/164 problems)' (sha256:*)*"])
+
+
+def test_command_line_floor_creates_a_gate_and_coverage_defaults_to_one(pytester):
+    write_samples(pytester, "new.jsonl", {PROBLEMS[0].task_id})
+    cfg = write_config(pytester, "new.yaml", "new.jsonl")
+    passing = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-min-pass-at-1", "0.9",
+                                 *NO_CACHE)
+    assert passing.ret == 0
+    failing = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-min-pass-at-1", "0.99",
+                                 *NO_CACHE)
+    assert failing.ret == 1
+    cut_short = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-min-pass-at-1", "0",
+                                   "-x", *NO_CACHE)
+    assert cut_short.ret == 1
+    cut_short.stdout.fnmatch_lines(["FAIL  coverage >= min_coverage * 0.050 vs 1.000"])
+    bad = pytester.runpytest("--humaneval-config", cfg, "--humaneval-min-pass-at-1", "2", *NO_CACHE)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_compare_refuses_reports_of_different_things(pytester, tmp_path):
+    first = {"dataset": {"label": "a", "digest": "sha256:aaa"}, "problems": {"T": {"n": 1, "c": 1}}}
+    second = {"dataset": {"label": "b", "digest": "sha256:bbb"}, "problems": {"T": {"n": 1, "c": 0}}}
+    (tmp_path / "a.json").write_text(json.dumps(first))
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    (tmp_path / "broken.json").write_text("{")
+    assert cli(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 2
+    assert cli(["compare", str(tmp_path / "a.json"), str(tmp_path / "broken.json")]) == 2

@@ -187,6 +187,9 @@ class Aggregator:
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         if tr.verbosity < 0:
             tr.write_line(f"{passes}  {coverage}  [{selection.label}]")
+            if self.gate_result is not None:
+                verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
+                tr.write_line(f"gate {verdict}")
             return
         measured = self.report["measurements"]
         tr.write_line(f"dataset   {selection.label}  {selection.digest[:19]}")

@@ -176,6 +176,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A sample's verdict rides on its teardown report only (where junitxml reads properties too): the
+    setup and call reports would carry copies, tripling what xdist ships and the controller keeps."""
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(item, HumanEvalItem) and report.when != "teardown":
+        report.user_properties = []
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run = config.stash.get(RUN_KEY, None)
     if run is None or not _wants_safety_net(config):

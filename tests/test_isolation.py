@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from procs import alive_with, marker
 from pytest_humaneval import sandbox
 from pytest_humaneval.dataset import bundled_path
 from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
@@ -41,22 +42,6 @@ def isolated(box):
     if box.isolation != "namespaces":
         pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
     return box
-
-
-def marker() -> str:
-    return f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
-
-
-def alive_with(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if text.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 def test_root_harness_gets_namespace_isolation(box):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from procs import alive_with, marker
 from pytest_humaneval import sandbox
 from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
 
@@ -99,49 +100,37 @@ def test_sigterm_ignoring_sleeper_times_out_and_is_killed(box):
     assert time.monotonic() - started < FAST.timeout_s + MARGIN_S
 
 
-def _alive_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
 def test_a_daemonised_grandchild_does_not_survive_the_sample(box):
-    marker = f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+    mark = marker()
     program = (
         "import os, time\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        f"        os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
         "    os._exit(0)\n"
         "time.sleep(0.3)\n"
     )
     result = run(box, program)
     assert result.status is Status.PASSED
     deadline = time.monotonic() + 2
-    while _alive_with(marker) and time.monotonic() < deadline:
+    while alive_with(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _alive_with(marker) == []
+    assert alive_with(mark) == []
 
 
 def test_children_left_running_after_a_timeout_are_killed(box):
-    marker = f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+    mark = marker()
     program = (
         "import os\n"
         "for _ in range(5):\n"
         "    if os.fork() == 0:\n"
         "        os.setsid()\n"
-        f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        f"        os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
         "while True:\n    pass\n"
     )
     assert run(box, program).status is Status.TIMEOUT
-    assert _alive_with(marker) == []
+    assert alive_with(mark) == []
 
 
 def test_memory_hog_fails_and_the_harness_stays_healthy(box):

@@ -1,0 +1,25 @@
+"""Process helpers for the sandbox tests: a unique marker to put in a sleeper's argv, and who still has it."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+
+def marker() -> str:
+    """A unique, valid `sleep` argument (seconds), so the sleepers a test starts can be found again."""
+    return f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
+
+
+def alive_with(text: str) -> list[int]:
+    """Pids of live processes whose command line contains ``text``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if text.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found

@@ -292,6 +292,10 @@ class Client:
             elapsed = (time.monotonic() - started) * 1000.0
             attempts = max(attempts, exc.attempts)
             return Generation(None, None, str(exc), None, None, elapsed, attempts, elapsed)
+        except Exception as exc:  # anything unforeseen costs this sample, never the session
+            elapsed = (time.monotonic() - started) * 1000.0
+            error = f"request to {self.endpoint}{path} failed: {type(exc).__name__}: {exc}"
+            return Generation(None, None, error, None, None, elapsed, attempts, elapsed)
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
         return Generation(
             completion=unwrap_completion(raw, entry_point),

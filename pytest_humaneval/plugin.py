@@ -208,11 +208,17 @@ def _wants_safety_net(config: pytest.Config) -> bool:
 class XdistHooks:
     """Registered only when pytest-xdist is present (it stays optional at import time)."""
 
+    def __init__(self) -> None:
+        self._payload: tuple[Plan, str] | None = None
+
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         # The controller's plan reaches each worker through workerinput: no shared filesystem assumed.
-        run = node.config.stash[RUN_KEY]
-        node.workerinput[PLAN_INPUT] = run.plan.to_json()
+        # Serialised once for all workers (at n = 200 it is 10 MB).
+        plan = node.config.stash[RUN_KEY].plan
+        if self._payload is None or self._payload[0] is not plan:
+            self._payload = (plan, plan.to_json())
+        node.workerinput[PLAN_INPUT] = self._payload[1]
 
     @pytest.hookimpl
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -45,6 +45,11 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (syscalls added after 5.0 are unified)
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
@@ -72,24 +77,36 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
 
 class Isolation:
-    """What this supervisor applied: 'namespaces' (own PID/net/mount/IPC/UTS namespaces, own /proc and /tmp,
-    candidates as an unprivileged uid with no_new_privs) or 'basic' (a subprocess sandbox), and why."""
+    """What this supervisor applied, and why.
 
-    def __init__(self, level: str, reason: str = "", uid: int | None = None) -> None:
-        self.level, self.reason, self.uid = level, reason, uid
+    - 'namespaces' (the harness is root): own PID/net/mount/IPC/UTS namespaces, own /proc and /tmp; candidates
+      run as an unprivileged uid of their own, with no_new_privs.
+    - 'namespaces-userns' (not root, unprivileged user namespaces allowed): the same namespaces inside a new
+      user namespace; there is no other uid to switch to, so candidates run with every capability dropped,
+      no_new_privs, on a read-only view of the filesystem (only their own /tmp is writable), with the user's
+      home folder hidden.
+    - 'basic': a subprocess sandbox.
+    """
+
+    def __init__(self, level: str, reason: str = "", uid: int | None = None, drop_caps: bool = False) -> None:
+        self.level, self.reason, self.uid, self.drop_caps = level, reason, uid, drop_caps
 
 
 def isolate(requested: str) -> Isolation:
     """Enter fresh namespaces and become PID 1 there; on any obstacle stay basic and say why."""
     if requested == "basic":
         return Isolation("basic", "params.isolation is basic")
-    if os.geteuid() != 0:
-        return Isolation("basic", "namespace isolation needs the harness to run as root here")
-    host_pid = os.getpid()
+    user_ns = os.geteuid() != 0
+    host_pid, outer_uid, outer_gid = os.getpid(), os.geteuid(), os.getegid()
     flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
-    if _LIBC.unshare(flags) != 0:
+    if _LIBC.unshare(flags | (CLONE_NEWUSER if user_ns else 0)) != 0:
         errno = ctypes.get_errno()
-        return Isolation("basic", f"unshare() refused: {os.strerror(errno)}")
+        what = "unprivileged user namespaces are not available" if user_ns else "unshare() refused"
+        return Isolation("basic", f"{what}: {os.strerror(errno)}")
+    if user_ns:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {outer_uid} 1"), ("gid_map", f"0 {outer_gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
     child = os.fork()  # the child is PID 1 of the new PID namespace: when it exits, the kernel kills the rest
     if child:
         devnull = os.open(os.devnull, os.O_RDWR)
@@ -101,17 +118,57 @@ def isolate(requested: str) -> Isolation:
     os.chdir("/")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _mask_and_expose()
-    return Isolation("namespaces", uid=SANDBOX_UID_BASE + host_pid % 1_000_000)
+    if not user_ns:
+        _mask_and_expose(hidden=())
+        return Isolation("namespaces", uid=SANDBOX_UID_BASE + host_pid % 1_000_000)
+    _read_only("/")  # candidates share this uid with the user: nothing of theirs may be writable
+    _mask_and_expose(hidden=(_home(outer_uid),))
+    _prctl(PR_SET_DUMPABLE, 0)  # same uid as the candidates: keep them out of this process
+    return Isolation("namespaces-userns", drop_caps=True)
+
+
+def _home(uid: int) -> str:
+    try:
+        import pwd
+
+        return os.path.realpath(pwd.getpwuid(uid).pw_dir)
+    except (ImportError, KeyError):
+        return ""
+
+
+def _read_only(path: str) -> None:
+    """Every mount at and below ``path`` read-only in this mount namespace (mount_setattr, Linux 5.12+)."""
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    if _LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr),
+                     ctypes.sizeof(attr)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"read-only {path}: {os.strerror(errno)}")
+
+
+def _drop_capabilities() -> None:
+    """No capability left, in any set, for this process and everything it starts."""
+    for cap in range(64):
+        _prctl(PR_CAPBSET_DROP, cap)  # EINVAL past the last capability the kernel knows: fine
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _LIBC.capset(header, data) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"capset: {os.strerror(errno)}")
 
 
 def _traversable(path: str) -> bool:
     return bool(os.stat(path).st_mode & 0o001)
 
 
-def _mask_and_expose() -> None:
+def _mask_and_expose(hidden: tuple[str, ...]) -> None:
     """Give the candidate fresh, empty /tmp and /dev/shm, and hide every folder an unprivileged uid could not
-    pass through anyway (such as /root), except the interpreter and site-packages it needs to import from.
+    pass through anyway (such as /root), and the ``hidden`` ones, except the interpreter and site-packages it
+    needs to import from.
 
     The interpreter often lives in a folder closed to other users (pyenv under /root) or under /tmp (a CI
     venv), so those folders are covered by an empty tmpfs and the import paths are bind-mounted back,
@@ -121,6 +178,7 @@ def _mask_and_expose() -> None:
                      if p and os.path.isdir(p)})
     needed = [p for i, p in enumerate(needed) if not any(p.startswith(q + "/") for q in needed[:i])]
     masks = {"/tmp": "mode=1777,size=1g", "/dev/shm": "mode=1777,size=64m"}  # path -> tmpfs options
+    masks.update((path, "mode=0755,size=1m") for path in hidden if path and path != "/")
     for path in needed:
         parts = path.strip("/").split("/")
         for depth in range(1, len(parts)):
@@ -198,7 +256,7 @@ def _describe(exc: BaseException) -> dict:
 
 
 def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, verdict_fd: int,
-           uid: int | None) -> None:
+           isolation: Isolation) -> None:
     """Runs in the forked child; never returns."""
     os.setsid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -225,6 +283,12 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
     os.chdir(work)
     os.environ["HOME"] = work
     os.environ["TMPDIR"] = work
+    uid = isolation.uid
+    if isolation.drop_caps:  # in its own user namespace the process count is its own, so NPROC bounds it
+        resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
+        _drop_capabilities()
+        if not _prctl(PR_SET_NO_NEW_PRIVS, 1):
+            os._exit(71)
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
         os.setgroups([])
@@ -455,13 +519,13 @@ def _signal_detail(signum: int, request: dict) -> str:
     return f"killed by {name}: {reasons.get(signum, 'terminated by a signal')}"
 
 
-def run_sample(request: dict, base: str, serial: int, uid: int | None) -> dict:
+def run_sample(request: dict, base: str, serial: int, isolation: Isolation) -> dict:
     sample_dir = os.path.join(base, f"s{serial}")
     work = os.path.join(sample_dir, "work")
     os.makedirs(work, mode=0o700)
-    if uid is not None:
+    if isolation.uid is not None:
         os.chmod(sample_dir, 0o711)  # the candidate may pass through to its working dir, not look around
-        os.chown(work, uid, uid)
+        os.chown(work, isolation.uid, isolation.uid)
     out_path = os.path.join(sample_dir, "stdout")
     err_path = os.path.join(sample_dir, "stderr")
     flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC
@@ -474,7 +538,7 @@ def run_sample(request: dict, base: str, serial: int, uid: int | None) -> dict:
     pid = os.fork()
     if pid == 0:
         try:
-            _child(request, nonce, work, out_fd, err_fd, verdict_w, uid)
+            _child(request, nonce, work, out_fd, err_fd, verdict_w, isolation)
         finally:
             os._exit(70)
     os.close(verdict_w)
@@ -550,7 +614,7 @@ def main() -> int:
         write_message(1, {"ready": False, "reason": f"namespace set-up failed: {exc}"})
         return 1
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    if isolation.level == "namespaces":
+    if isolation.level.startswith("namespaces"):
         base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
         os.makedirs(base, mode=0o711, exist_ok=True)
         os.chmod(base, 0o711)
@@ -565,7 +629,7 @@ def main() -> int:
             return 0
         serial += 1
         try:
-            reply = run_sample(request, base, serial, isolation.uid)
+            reply = run_sample(request, base, serial, isolation)
         except Exception as exc:  # the harness's own failure: say so, keep serving
             reply = {"status": "harness_error", "detail": f"{type(exc).__name__}: {exc}", "duration_ms": 0.0}
         write_message(1, reply)

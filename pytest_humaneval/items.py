@@ -28,7 +28,8 @@ DETAIL_MAX = 1000
 class Run:
     config: RunConfig
     plan: Plan
-    isolation: str  # what the sandbox applied: "namespaces", "basic", "none (replay)" or "unavailable"
+    isolation: str  # what the sandbox applied: "namespaces", "namespaces-userns", "basic",
+    #                 "none (replay)" or "unavailable"
 
     @property
     def limits(self) -> Limits:

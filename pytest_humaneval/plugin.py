@@ -149,7 +149,7 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
         if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
         return "unavailable"  # each item then reports the sandbox failure as a harness_error
-    if box.isolation != "namespaces" and requested == "auto" and not hasattr(config, "workerinput"):
+    if not box.isolation.startswith("namespaces") and requested == "auto" and not hasattr(config, "workerinput"):
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-humaneval: namespace isolation unavailable ({box.isolation_reason}); "
             "running candidates in the basic subprocess sandbox"), stacklevel=2)

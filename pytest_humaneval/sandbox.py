@@ -120,7 +120,7 @@ class Sandbox:
         if isolation not in ISOLATION_MODES:
             raise ValueError(f"isolation must be one of {ISOLATION_MODES}, got {isolation!r}")
         self.requested = isolation
-        self.isolation = "unknown"  # what the running supervisor applied: "namespaces" or "basic"
+        self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns" or "basic"
         self.isolation_reason = ""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
@@ -161,7 +161,7 @@ class Sandbox:
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start: {ready.get('reason', '')}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
-        if self.requested == "strict" and self.isolation != "namespaces":
+        if self.requested == "strict" and not self.isolation.startswith("namespaces"):
             self.close()
             raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
                                f"{self.isolation_reason}")

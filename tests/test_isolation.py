@@ -39,7 +39,7 @@ def box():
 
 @pytest.fixture
 def isolated(box):
-    if box.isolation != "namespaces":
+    if not box.isolation.startswith("namespaces"):
         pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
     return box
 
@@ -245,7 +245,7 @@ def test_patching_builtins_during_the_call_does_not_help(box, attack):
     ("x = ' ' * (8 * 1024**3)", "MemoryError"),
 ])
 def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
-    if "fork" in program and box.isolation != "namespaces":
+    if "fork" in program and not box.isolation.startswith("namespaces"):
         pytest.skip("the process-count limit needs a uid of the sandbox's own")
     result = box.run(program, Limits(timeout_s=10.0))
     assert result.status is Status.RUNTIME_ERROR, result
@@ -331,3 +331,91 @@ def test_isolated_samples_still_import_the_standard_library_and_site_packages(bo
                "assert list(itertools.islice(itertools.count(), 3)) == [0, 1, 2]\n")
     result = box.run(program, FAST)
     assert result.status is Status.PASSED, result.detail
+
+
+# -- the unprivileged path: a harness that is not root, with user namespaces ---------------------------------
+
+SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+
+
+@pytest.fixture
+def unprivileged():
+    """A supervisor started as `nobody` with the system interpreter (the test's own may be unreadable to it)."""
+    if os.geteuid() != 0 or SYSTEM_PYTHON is None:
+        pytest.skip("needs root (to start the supervisor as nobody) and a system python3")
+    import shutil
+    import subprocess
+
+    home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))  # pytest's tmp_path is 0700
+    script = home / "_supervisor.py"
+    shutil.copy(sandbox.SUPERVISOR, script)
+    script.chmod(0o644)
+    os.chown(home, 65534, 65534)
+
+    def demote() -> None:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(script), str(home), "auto"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, preexec_fn=demote, env={"PATH": "/usr/bin:/bin"}, cwd=home)
+
+    def run(program: str) -> dict:
+        sandbox._send(proc, {"program": program, "timeout_s": 3.0,
+                             "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
+        return sandbox._receive(proc, 30)
+
+    try:
+        ready = sandbox._receive(proc, 30)
+        if ready.get("isolation") != "namespaces-userns":
+            pytest.skip(f"unprivileged user namespaces are not available here: {ready.get('reason')}")
+        yield run
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+        shutil.rmtree(home)
+
+
+def test_without_root_candidates_get_no_capabilities_a_read_only_view_and_no_network(unprivileged):
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
+    try:
+        os.chown(outside, 65534, 65534)  # writable by the harness's user, as a project tree would be
+        program = f"""
+import ctypes, os, signal, socket
+libc = ctypes.CDLL(None, use_errno=True)
+problems = []
+try:
+    open({str(outside / 'planted.txt')!r}, 'w')
+    problems.append('wrote into a folder the harness user owns')
+except OSError:
+    pass
+try:
+    socket.create_connection(('127.0.0.1', 9), timeout=1)
+    problems.append('connected')
+except OSError:
+    pass
+status = open('/proc/self/status').read()
+if status.split('CapEff:')[1].split()[0] != '0000000000000000':
+    problems.append('capabilities left')
+if libc.umount2(b'/tmp', 2) == 0:
+    problems.append('unmounted its /tmp')
+if libc.ptrace(16, 1, 0, 0) == 0:
+    problems.append('ptrace-attached the supervisor')
+try:
+    os.kill(1, signal.SIGKILL)
+except OSError:
+    pass
+open('mine.txt', 'w').write('its own working dir is writable')
+assert not problems, problems
+"""
+        result = unprivileged(program)
+        assert result["status"] == "passed", result
+        assert list(outside.iterdir()) == []
+        assert unprivileged("import math\nassert math.gcd(4, 6) == 2")["status"] == "passed"
+        storm = unprivileged("import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n"
+                             "        time.sleep(3)\n        os._exit(0)\n")
+        assert storm["status"] == "runtime_error" and "BlockingIOError" in storm["detail"]
+    finally:
+        for path in outside.iterdir():
+            path.unlink()
+        outside.rmdir()

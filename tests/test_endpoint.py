@@ -257,3 +257,18 @@ def test_generation_concurrency_never_exceeds_the_limit_and_fills_every_sample()
 def test_client_repr_never_shows_the_key():
     client = Client("http://127.0.0.1:1/v1", MODEL, api_key="sk-very-secret")
     assert "sk-very-secret" not in repr(client) and "sk-very-secret" not in str(vars(client).get("endpoint"))
+
+
+def test_a_tls_failure_names_the_endpoint():
+    # https:// to a plain-HTTP server: the TLS handshake fails; the sample is lost, the message says where.
+    with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
+        url = server.url.replace("http://", "https://")
+
+        async def go():
+            async with Client(url, MODEL, api_key="sk-test") as client:
+                return await client.generate(PROMPT, "add")
+
+        result = asyncio.run(go())
+    assert result.completion is None
+    assert result.error.startswith(f"cannot reach {url}/chat/completions")
+    assert "sk-test" not in result.error

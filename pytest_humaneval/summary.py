@@ -13,7 +13,7 @@ from typing import IO, Any
 import pytest
 
 from .gate import Baseline, GateResult, evaluate
-from .items import PROP, Run, parse_item_name
+from .items import PROP, HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, summarize
 from .report import build_report, mode_label, render_markdown
 from .sources import Sample
@@ -61,8 +61,6 @@ class Aggregator:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        from .items import HumanEvalItem
-
         self.set_planned([item.name for item in items if isinstance(item, HumanEvalItem)])
 
     # -- results as they arrive

@@ -59,9 +59,9 @@ class Aggregator:
         keys = [parse_item_name(name) for name in names]
         self.planned = [key for key in keys if key is not None and key in self.samples]
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.set_planned([item.name for item in items if isinstance(item, HumanEvalItem)])
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # After every plugin's deselection (-k, -m, --lf wraps pytest_collection_modifyitems).
+        self.set_planned([item.name for item in session.items if isinstance(item, HumanEvalItem)])
 
     # -- results as they arrive
     def pytest_sessionstart(self) -> None:

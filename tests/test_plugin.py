@@ -258,3 +258,16 @@ def test_oversubscribed_workers_give_no_false_timeouts(pytester):
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "8", "-q", *NO_CACHE)
     result.assert_outcomes(passed=164)
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_last_failed_reruns_only_the_failing_samples(pytester, dist):
+    samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    first = pytester.runpytest("--humaneval-config", str(cfg), *dist, "-W", "ignore::pytest.PytestAssertRewriteWarning")
+    first.assert_outcomes(passed=2, failed=2)
+    rerun = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--lf", "--humaneval-report", "lf.json",
+                               "-W", "ignore::pytest.PytestAssertRewriteWarning")
+    outcomes = rerun.parseoutcomes()  # xdist does not report the deselected count on the controller
+    assert outcomes.get("failed") == 2 and "passed" not in outcomes
+    assert read_report(pytester.path / "lf.json")["planned"] == 2

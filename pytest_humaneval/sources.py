@@ -20,6 +20,7 @@ __all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "generate", "mock_fix
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
+NO_COMPLETION = "no completion: null in the samples file"
 RECORDED_STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run")
 
 
@@ -92,7 +93,8 @@ def build_plan(config: RunConfig) -> Plan:
         problems = problems[: config.params.limit]
     selection = select(name, problems, total, _digest_settings(config))
     if mode == "samples":
-        samples = [Sample(p.task_id, i, text) for p in problems for i, text in enumerate(by_task[p.task_id])]
+        samples = [Sample(p.task_id, i, text, None if text is not None else NO_COMPLETION)
+                   for p in problems for i, text in enumerate(by_task[p.task_id])]
     elif mode == "runtime":
         samples = [Sample(p.task_id, i, None, NOT_GENERATED) for p in problems for i in range(config.params.n)]
     elif config.params.execute:
@@ -108,9 +110,10 @@ def build_plan(config: RunConfig) -> Plan:
     return Plan(selection, tuple(samples))
 
 
-def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str]]:
-    """task_id -> completions, in file order; a repeated task_id is another sample."""
-    by_task: dict[str, list[str]] = {}
+def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str | None]]:
+    """task_id -> completions, in file order; a repeated task_id is another sample. A null completion (as in
+    the results of a run whose generation failed) is a planned sample that will not run."""
+    by_task: dict[str, list[str | None]] = {}
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
         if not isinstance(row, dict):
@@ -121,8 +124,9 @@ def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str]]:
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
         if task_id not in known:
             raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
-        if not isinstance(completion, str):
-            raise DatasetError(f"{where}: completion: expected a string, found {json.dumps(completion)[:40]}")
+        if completion is not None and not isinstance(completion, str):
+            raise DatasetError(f"{where}: completion: expected a string (or null), found "
+                               f"{json.dumps(completion)[:40]}")
         by_task.setdefault(task_id, []).append(completion)
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")

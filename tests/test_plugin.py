@@ -163,7 +163,7 @@ def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string, found 5"])
+    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (or null), found 5"])
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
@@ -271,3 +271,14 @@ def test_last_failed_reruns_only_the_failing_samples(pytester, dist):
     outcomes = rerun.parseoutcomes()  # xdist does not report the deselected count on the controller
     assert outcomes.get("failed") == 2 and "passed" not in outcomes
     assert read_report(pytester.path / "lf.json")["planned"] == 2
+
+
+def test_a_null_completion_in_a_samples_file_is_a_planned_sample_that_does_not_run(pytester):
+    samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": None}])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rs", "--humaneval-report",
+                                "r.json", *NO_CACHE)
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*not_run: no completion: null in the samples file*"])
+    report = read_report(pytester.path / "r.json")
+    assert report["planned"] == 2 and report["coverage"] == 0.5

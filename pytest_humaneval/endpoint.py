@@ -169,6 +169,7 @@ class Client:
         self._timeout = httpx.Timeout(request_timeout_s, connect=min(CONNECT_TIMEOUT_S, request_timeout_s))
         self._limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self._client: httpx.AsyncClient | None = None
+        self._guarded: set[tuple[str, str, int | None]] = set()
 
     def __repr__(self) -> str:  # never the key
         return f"Client(endpoint={self.endpoint!r}, model={self.model!r}, api={self.api!r})"
@@ -184,10 +185,14 @@ class Client:
             await self._client.aclose()
 
     async def _guard(self, request: httpx.Request) -> None:
-        # Every request, redirects included, goes through the guard before it leaves.
-        url = str(request.url)
+        # Every request, redirects included, goes through the guard before it leaves; a host is resolved and
+        # judged once per run, not once per request.
+        origin = (request.url.scheme, request.url.host, request.url.port)
+        if origin in self._guarded:
+            return
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, check_url, url, self._resolve)
+        await loop.run_in_executor(None, check_url, str(request.url), self._resolve)
+        self._guarded.add(origin)
 
     # -- requests
     async def _send(self, method: str, path: str, payload: dict | None = None) -> dict:

@@ -120,13 +120,10 @@ class HumanEvalItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, SampleFailed) and self.result is not None:
-            return self._describe(self.result)
+            return f"{self.result.status.value}: {self.result.detail or '(no detail)'}"
         if isinstance(excinfo.value, HumanEvalError):
-            return f"{self.name}: harness_error: {excinfo.value}"
+            return f"harness_error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
-
-    def _describe(self, result: ExecResult) -> str:
-        return f"{result.status.value}: {result.detail or '(no detail)'}"
 
     def reportinfo(self):
         return self.path, 0, f"{self.sample.task_id} sample {self.sample.index}"
@@ -134,4 +131,4 @@ class HumanEvalItem(pytest.Item):
 
 def _replayed(recorded: dict) -> ExecResult:
     return ExecResult(Status(recorded["status"]), float(recorded.get("duration_ms") or 0.0),
-                      recorded.get("detail") or "", extra={"replayed": True})
+                      recorded.get("detail") or "")

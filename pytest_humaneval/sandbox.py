@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "configure", "locate",
@@ -68,7 +68,6 @@ class ExecResult:
     stderr: str = ""
     traceback: str = ""
     lineno: int | None = None
-    extra: dict = field(default_factory=dict)
 
 
 class SandboxError(RuntimeError):

@@ -416,13 +416,35 @@ def _guard(function):
 # ----------------------------------------------------------------------------------------- the supervisor
 
 
-def _children() -> list[int]:
-    me = os.getpid()
+def _children_of(pid: int) -> list[int]:
+    """Direct children of ``pid``: /proc/PID/task/*/children where the kernel has it (CONFIG_PROC_CHILDREN),
+    else a scan of every process's parent."""
     try:
-        with open(f"/proc/{me}/task/{me}/children") as handle:
-            return [int(pid) for pid in handle.read().split()]
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        return found
+    except FileNotFoundError:
+        if not os.path.exists(f"/proc/{pid}"):
+            return []
     except OSError:
         return []
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    # the parent pid is the second field after the ")" that closes the command name
+                    if int(handle.read().rpartition(")")[2].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _children() -> list[int]:
+    return _children_of(os.getpid())
 
 
 def _subtree(pid: int) -> list[int]:
@@ -430,12 +452,7 @@ def _subtree(pid: int) -> list[int]:
     while stack:
         current = stack.pop()
         found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    stack.extend(int(child) for child in handle.read().split())
-        except OSError:
-            pass
+        stack.extend(_children_of(current))
     return found
 
 

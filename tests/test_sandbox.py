@@ -221,3 +221,39 @@ def test_locate_names_the_part_of_the_program():
     lineno = program.index("    assert c(1) == 2") + 1
     assert sandbox.locate(prompt, completion, test, lineno).endswith("assert c(1) == 2")
     assert sandbox.locate(prompt, completion, test, None) is None
+
+
+def test_descendants_are_found_and_killed_without_proc_children_files(tmp_path):
+    # Kernels built without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children: the supervisor then
+    # scans every process's parent. Run in a subprocess: it makes itself a child subreaper.
+    mark = marker()
+    script = tmp_path / "scan.py"
+    script.write_text(f"""
+import builtins, os, sys, time
+sys.path.insert(0, {str(sandbox.SUPERVISOR.parent)!r})
+import _supervisor as S
+real_open = builtins.open
+def no_children_files(path, *args, **kwargs):
+    if isinstance(path, str) and path.endswith('/children'):
+        raise FileNotFoundError(path)
+    return real_open(path, *args, **kwargs)
+S.open = no_children_files
+S._prctl(S.PR_SET_CHILD_SUBREAPER, 1)
+pid = os.fork()
+if pid == 0:
+    if os.fork() == 0:
+        os.setsid()
+        os.execv('/bin/sleep', ['sleep', '{mark}'])
+    os._exit(0)
+os.waitpid(pid, 0)
+time.sleep(0.2)
+print(len(S._children()))
+S.kill_descendants()
+print(len(S._children()))
+""")
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["1", "0"], done.stderr
+    assert alive_with(mark) == []

@@ -68,6 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if run_config.target.mode == "runtime" and workerinput is None:
         _check_runtime_gates(run_config)
     config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
+    if workerinput is None:
+        _warn_unreportable_k(config, run_config, plan)
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
@@ -78,6 +80,19 @@ def pytest_configure(config: pytest.Config) -> None:
                        _baseline(run_config, plan)),
             "humaneval-aggregator",
         )
+
+
+def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """Samples mode: the file sets n per problem, so a k it cannot support is left out, with a warning."""
+    per_task: dict[str, int] = {}
+    for sample in plan.samples:
+        per_task[sample.task_id] = per_task.get(sample.task_id, 0) + 1
+    for k in run_config.params.k:
+        short = [task for task, n in per_task.items() if n < k]
+        if short:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
+                f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})"), stacklevel=2)
 
 
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:

@@ -282,3 +282,16 @@ def test_a_null_completion_in_a_samples_file_is_a_planned_sample_that_does_not_r
     result.stdout.fnmatch_lines(["*not_run: no completion: null in the samples file*"])
     report = read_report(pytester.path / "r.json")
     assert report["planned"] == 2 and report["coverage"] == 0.5
+
+
+def test_a_k_the_samples_file_cannot_support_is_left_out_with_a_warning(pytester):
+    samples_file(pytester, [SOLVED_0, WRONG_0, SOLVED_2])
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
+                           "params: {allow_code_execution: true, k: [1, 2]}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=2, failed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*pass@2 will not be reported: 1 problem(s) of *samples.jsonl have fewer than 2 "
+                                 "samples (e.g. HumanEval/2)*",
+                                 "*pass@2 not reported: 1 problem(s) have fewer than 2 samples (e.g. HumanEval/2)"])
+    assert list(read_report(pytester.path / "r.json")["run"]["k"]) == [1]

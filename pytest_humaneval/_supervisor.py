@@ -393,6 +393,18 @@ def _plain(value, depth: int = 0):
     raise NotPlainValue(f"a value of type {kind.__module__}.{kind.__qualname__}")
 
 
+def _restore_builtins(saved: dict) -> None:
+    """Put back any builtin the call replaced, added or removed; in place and only when something changed,
+    so a thread of the candidate's never sees builtins half gone. Compared by identity: a replaced value's
+    own __eq__ is never consulted."""
+    current = builtins.__dict__
+    if current.keys() == saved.keys() and all(current[name] is value for name, value in saved.items()):
+        return
+    for name in [name for name in current if name not in saved]:
+        del current[name]
+    current.update(saved)
+
+
 def _guard(function):
     if not callable(function):
         return function
@@ -402,8 +414,7 @@ def _guard(function):
         try:
             result = function(*args, **kwargs)
         finally:
-            builtins.__dict__.clear()
-            builtins.__dict__.update(saved)
+            _restore_builtins(saved)
         try:
             return _plain(result)
         except NotPlainValue as exc:

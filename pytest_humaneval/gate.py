@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .config import Gate
+from .metrics import fmt
 from .stats import Comparison, compare
 
 __all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "check_digest", "evaluate", "load_baseline"]
@@ -81,7 +82,7 @@ class GateResult:
         return all(condition.passed for condition in self.conditions)
 
     def failures(self) -> list[str]:
-        return [f"{c.name}: {_fmt(c.value)} vs {_fmt(c.threshold)}" + (f" ({c.detail})" if c.detail else "")
+        return [f"{c.name}: {fmt(c.value)} vs {fmt(c.threshold)}" + (f" ({c.detail})" if c.detail else "")
                 for c in self.conditions if not c.passed]
 
     def as_dict(self) -> dict:
@@ -91,10 +92,6 @@ class GateResult:
                                "digest": self.baseline.digest, "model": self.baseline.model}
             out["comparison"] = self.comparison.as_dict()
         return out
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _floor(name: str, value: float | None, threshold: float) -> Condition:

@@ -7,10 +7,15 @@ from fractions import Fraction
 from math import comb
 from typing import Iterable, Mapping
 
-__all__ = ["STATUSES", "Outcome", "Summary", "pass_at_k", "summarize"]
+__all__ = ["STATUSES", "Outcome", "Summary", "fmt", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
+
+
+def fmt(value: float | None) -> str:
+    """A rate or score as every output shows it: three decimals, or n/a when it was not measured."""
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

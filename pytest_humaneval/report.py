@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from .gate import GateResult
 from .items import Run
-from .metrics import STATUSES, Summary
+from .metrics import STATUSES, Summary, fmt
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "mode_label", "render_markdown"]
@@ -109,10 +109,6 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def _num(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def render_markdown(report: dict[str, Any]) -> str:
     """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment."""
     gate = report.get("gate")
@@ -125,7 +121,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         interval = m.get("interval")
         shown = (f"{interval['low']:.3f} – {interval['high']:.3f} ({interval['confidence']:.0%}, "
                  f"{interval['method']})") if interval else ""
-        value = m["value"] if isinstance(m["value"], int) else _num(m["value"])
+        value = m["value"] if isinstance(m["value"], int) else fmt(m["value"])
         lines.append(f"| {name.removeprefix('human-eval.')} | {value} | {shown} |")
     lines += ["", "| " + " | ".join(STATUSES) + " |", "|" + "---|" * len(STATUSES),
               "| " + " | ".join(str(report["counts"][s]) for s in STATUSES) + " |"]
@@ -133,7 +129,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["", "### Gate", "", "| condition | value | threshold | result |", "|---|---|---|---|"]
         for c in gate["conditions"]:
             detail = f" ({c['detail']})" if c["detail"] else ""
-            lines.append(f"| {c['name']} | {_num(c['value'])} | {_num(c['threshold'])} | "
+            lines.append(f"| {c['name']} | {fmt(c['value'])} | {fmt(c['threshold'])} | "
                          f"{'PASS' if c['passed'] else 'FAIL'}{detail} |")
         comparison = gate.get("comparison")
         if comparison:

@@ -104,9 +104,8 @@ def with_location(result: ExecResult, prompt: str, completion: str, test: str) -
     return dataclasses.replace(result, detail=f"{result.detail} (at {where})") if where else result
 
 
-def sandbox_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    source = os.environ if environ is None else environ
-    env = {name: source[name] for name in ENV_ALLOW if name in source}
+def sandbox_env() -> dict[str, str]:
+    env = {name: os.environ[name] for name in ENV_ALLOW if name in os.environ}
     env.setdefault("PATH", "/usr/bin:/bin")
     env.update(ENV_FIXED)
     return env

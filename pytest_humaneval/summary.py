@@ -14,7 +14,7 @@ import pytest
 
 from .gate import Baseline, GateResult, evaluate
 from .items import PROP, HumanEvalItem, Run, parse_item_name
-from .metrics import STATUSES, Outcome, Summary, summarize
+from .metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .report import build_report, mode_label, render_markdown
 from .sources import Sample
 
@@ -200,8 +200,7 @@ class Aggregator:
                           f"({iv['method']})")
         for k, why in summary.skipped_k.items():
             tr.write_line(f"          pass@{k} not reported: {why}")
-        rate = "n/a" if summary.coverage is None else f"{summary.coverage:.3f}"
-        tr.write_line(f"coverage  {rate} ({summary.attempted}/{summary.planned} attempted)")
+        tr.write_line(f"coverage  {fmt(summary.coverage)} ({summary.attempted}/{summary.planned} attempted)")
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
@@ -238,9 +237,8 @@ class Aggregator:
     def _write_gate(self, tr: Any, gate: GateResult) -> None:
         tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
         for c in gate.conditions:
-            value = "n/a" if c.value is None else f"{c.value:.3f}"
             detail = f"  ({c.detail})" if c.detail else ""
-            tr.write_line(f"{'PASS' if c.passed else 'FAIL'}  {c.name:28s} {value} vs {c.threshold:.3f}{detail}")
+            tr.write_line(f"{'PASS' if c.passed else 'FAIL'}  {c.name:28s} {fmt(c.value)} vs {fmt(c.threshold)}{detail}")
         if gate.comparison is not None and gate.baseline is not None:
             cmp = gate.comparison
             tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "

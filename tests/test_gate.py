@@ -8,13 +8,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_humaneval.__main__ import main as cli
+from sessions import NO_CACHE, read_report
 from pytest_humaneval.config import Gate
 from pytest_humaneval.dataset import load_problems
 from pytest_humaneval.gate import Baseline, evaluate
 from pytest_humaneval.stats import (bootstrap_mean_interval, compare, mcnemar_worse_p, pass_at_k_interval,
                                     wilson_interval)
 
-NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
 PROBLEMS = load_problems()[1][:20]
 
 
@@ -122,7 +122,7 @@ def test_an_identical_run_passes_the_gate(pytester, baseline):
     result.stdout.fnmatch_lines(["*HumanEval gate: PASS*", "PASS  pass@1 >= min_pass_at_1 * 1.000 vs 0.900",
                                  "PASS  coverage >= min_coverage * 1.000 vs 1.000",
                                  "PASS  pass@1 drop <= max_drop * 0.000 vs 0.000*"])
-    gate = json.loads((pytester.path / "new.json").read_text())["gate"]
+    gate = read_report(pytester.path / "new.json")["gate"]
     assert gate["passed"] is True and gate["comparison"]["regressions"] == []
     assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 0
 

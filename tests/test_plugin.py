@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from pytest_humaneval import sandbox
+from sessions import NO_CACHE, QUIET_REWRITE, read_report
 from pytest_humaneval.sources import mock_fixture_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-# The test process imported pytest_humaneval already, so in-process runs cannot assertion-rewrite it: not news.
-NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
 
 
 def fixture_statuses() -> Counter:
@@ -35,10 +34,6 @@ def samples_file(pytester: pytest.Pytester, rows: list[dict], name: str = "sampl
     path = pytester.path / name
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
-
-
-def read_report(path: Path) -> dict:
-    return json.loads(path.read_text())
 
 
 def comparable(report: dict) -> dict:
@@ -264,10 +259,10 @@ def test_oversubscribed_workers_give_no_false_timeouts(pytester):
 def test_last_failed_reruns_only_the_failing_samples(pytester, dist):
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
-    first = pytester.runpytest("--humaneval-config", str(cfg), *dist, "-W", "ignore::pytest.PytestAssertRewriteWarning")
+    first = pytester.runpytest("--humaneval-config", str(cfg), *dist, *QUIET_REWRITE)
     first.assert_outcomes(passed=2, failed=2)
     rerun = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--lf", "--humaneval-report", "lf.json",
-                               "-W", "ignore::pytest.PytestAssertRewriteWarning")
+                               *QUIET_REWRITE)
     outcomes = rerun.parseoutcomes()  # xdist does not report the deselected count on the controller
     assert outcomes.get("failed") == 2 and "passed" not in outcomes
     assert read_report(pytester.path / "lf.json")["planned"] == 2

@@ -10,9 +10,9 @@ import pytest
 
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
 from pytest_humaneval.dataset import load_problems
+from sessions import NO_CACHE, read_report
 
 KEY = "sk-test-SECRET-4f1c9e"
-NO_CACHE = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
 PROBLEMS = load_problems()[1]
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
 
@@ -67,7 +67,7 @@ def test_runtime_run_with_xdist_generates_once_and_executes_on_workers(pytester)
     assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.requests)
     result.stdout.fnmatch_lines(["humaneval: generated 8/8 (0 failed, *", "*pass@1 1.000  pass@2 1.000*",
                                  "generate  mean * ms per sample  960 tokens  0.00256 USD"])
-    report = json.loads((pytester.path / "r.json").read_text())
+    report = read_report(pytester.path / "r.json")
     assert report["measurements"]["human-eval.total_tokens"]["value"] == 8 * 120
     assert report["measurements"]["human-eval.cost_usd"]["value"] == pytest.approx((800 * 2 + 160 * 6) / 1e6)
     assert "human-eval.retry_count" not in report["measurements"]
@@ -95,7 +95,7 @@ def test_completions_api_without_usage_omits_token_and_cost_measurements(pyteste
         result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                     "r.json", *NO_CACHE)
     result.assert_outcomes(passed=4)
-    measurements = json.loads((pytester.path / "r.json").read_text())["measurements"]
+    measurements = read_report(pytester.path / "r.json")["measurements"]
     assert "human-eval.total_tokens" not in measurements and "human-eval.cost_usd" not in measurements
 
 
@@ -178,8 +178,8 @@ def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
         clean = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                    "clean.json", *NO_CACHE)
         clean.assert_outcomes(passed=4)
-    a = json.loads((pytester.path / "retried.json").read_text())
-    b = json.loads((pytester.path / "clean.json").read_text())
+    a = read_report(pytester.path / "retried.json")
+    b = read_report(pytester.path / "clean.json")
     assert a["measurements"]["human-eval.retry_count"]["value"] == 4
     assert a["measurements"]["human-eval.retry_overhead_ms"]["official"] is False
     assert a["dataset"]["digest"] != b["dataset"]["digest"]

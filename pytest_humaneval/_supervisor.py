@@ -632,6 +632,37 @@ def _verdict(data: bytes, nonce: bytes, status: int, timed_out: bool, request: d
     }
 
 
+_WARM_UP_PROGRAM = """
+from typing import List
+
+
+def first(values: List[int]) -> int:
+    return values[0]
+
+
+def check(candidate):
+    assert candidate([1, 2]) == 1
+    assert candidate([2]) == 1, "a failing assertion, on purpose"
+
+
+check(first)"""
+
+
+def _warm_up() -> None:
+    """Do once, here, what every sample would otherwise do first in its own fork: import the usual modules,
+    and take one trusted program through compile, the guarded check() call, the failure description and the
+    verdict encoding. Their lazily built state (the compiler's ~120 AST node types above all) then exists
+    before the fork instead of being rebuilt, page by copied page, in every child: about 1.4 ms a sample.
+    """
+    for name in PRELOAD:
+        __import__(name)
+    try:
+        _execute(_WARM_UP_PROGRAM, {})
+    except _REAL_ASSERTION_ERROR as exc:
+        json.dumps({"status": "assertion_failed", **_describe(exc)})
+    builtins.__dict__.pop("_", None)
+
+
 def main() -> int:
     base, requested = sys.argv[1], sys.argv[2]
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -646,9 +677,7 @@ def main() -> int:
         base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
         os.makedirs(base, mode=0o711, exist_ok=True)
         os.chmod(base, 0o711)
-    for name in PRELOAD:
-        __import__(name)
-    builtins.__dict__.pop("_", None)
+    _warm_up()
     write_message(1, {"ready": True, "isolation": isolation.level, "reason": isolation.reason})
     serial = 0
     while True:

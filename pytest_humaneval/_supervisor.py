@@ -58,6 +58,7 @@ MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 # takes its own (from its host pid, unique while it lives), so concurrent samples cannot touch each other.
 SANDBOX_UID_BASE = 200_000
 SANDBOX_NPROC = 64
+WORK_DIR = "work"  # each sample's working dir, under the supervisor's base dir
 _CHECK_CALL = re.compile(r"check\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _REAL_ASSERTION_ERROR = AssertionError  # what `assert` raises, whatever the program rebinds
@@ -232,8 +233,10 @@ def write_message(fd: int, message: dict) -> None:
 # ---------------------------------------------------------------------------------------------- the child
 
 
-def _describe(exc: BaseException) -> dict:
+def _describe(exc: BaseException, program: str) -> dict:
     """The decisive line of a failure: exception type and message, and where in the program it was raised."""
+    # The traceback quotes the program's lines; only a failure needs them, so they are registered only now.
+    linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
     try:
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -257,11 +260,15 @@ def _describe(exc: BaseException) -> dict:
 
 def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, verdict_fd: int,
            isolation: Isolation) -> None:
-    """Runs in the forked child; never returns."""
+    """Runs in the forked child; never returns.
+
+    Everything that is the same for every sample (HOME and TMPDIR, the other signals' dispositions, the
+    warmed-up interpreter) is set once in the supervisor: each line here is paid again by every sample, in
+    copied pages as much as in time.
+    """
     os.setsid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
-        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the supervisor ignores it; the candidate need not
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out_fd, 1)
@@ -281,8 +288,6 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
     ):
         resource.setrlimit(which, (value, value))
     os.chdir(work)
-    os.environ["HOME"] = work
-    os.environ["TMPDIR"] = work
     uid = isolation.uid
     if isolation.drop_caps:  # in its own user namespace the process count is its own, so NPROC bounds it
         resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
@@ -300,16 +305,15 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
             os._exit(71)
 
     program = request["program"]
-    linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
     # The reference harness executes with empty globals: `__name__` then resolves to "builtins", so an
     # `if __name__ == "__main__":` block in a completion does not run.
     exec_globals: dict = {}
     try:
         _execute(program, exec_globals)
     except _REAL_ASSERTION_ERROR as exc:
-        verdict = {"status": "assertion_failed", **_describe(exc)}
+        verdict = {"status": "assertion_failed", **_describe(exc, program)}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: check() did not finish
-        verdict = {"status": "runtime_error", **_describe(exc)}
+        verdict = {"status": "runtime_error", **_describe(exc, program)}
         if isinstance(exc, SystemExit):
             verdict["message"] = f"SystemExit({exc.code!r}): the program exited before check() finished"
     else:
@@ -467,9 +471,22 @@ def _subtree(pid: int) -> list[int]:
     return found
 
 
+def _has_children() -> bool:
+    """Whether any process, running or a zombie, still has this one as its parent. Without one there is no
+    descendant either: orphans are re-parented to this process (a subreaper), so every descendant's line of
+    parents ends in a child of ours. One syscall, against a walk of /proc."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
 def kill_descendants(max_rounds: int = 1000) -> None:
     """SIGKILL every descendant of this process; orphans come back to us (subreaper), so loop until none."""
     for _ in range(max_rounds):
+        if not _has_children():
+            break
         children = _children()
         if not children:
             break
@@ -548,16 +565,14 @@ def _signal_detail(signum: int, request: dict) -> str:
 
 
 def run_sample(request: dict, base: str, serial: int, isolation: Isolation) -> dict:
-    sample_dir = os.path.join(base, f"s{serial}")
-    work = os.path.join(sample_dir, "work")
-    os.makedirs(work, mode=0o700)
+    """Run one program in a fresh child, in a fresh, empty working dir (always at ``BASE/work``, so HOME and
+    TMPDIR are set once, in the supervisor), its output captured in files no path leads to."""
+    work = os.path.join(base, WORK_DIR)
+    _clear(work, serial)  # normally already gone: only a failed removal leaves anything behind
+    os.mkdir(work, 0o700)
     if isolation.uid is not None:
-        os.chmod(sample_dir, 0o711)  # the candidate may pass through to its working dir, not look around
         os.chown(work, isolation.uid, isolation.uid)
-    out_path = os.path.join(sample_dir, "stdout")
-    err_path = os.path.join(sample_dir, "stderr")
-    flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC
-    out_fd, err_fd = os.open(out_path, flags, 0o600), os.open(err_path, flags, 0o600)
+    out_fd, err_fd = _capture(base, "stdout"), _capture(base, "stderr")
     verdict_r, verdict_w = os.pipe()
     nonce = os.urandom(16).hex().encode()
     timeout_s = float(request["timeout_s"])
@@ -587,21 +602,34 @@ def run_sample(request: dict, base: str, serial: int, isolation: Isolation) -> d
     reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
     for fd in (verdict_r, out_fd, err_fd):
         os.close(fd)
-    _remove(sample_dir, work, (out_path, err_path))
+    _clear(work, serial)
     reply.update(_verdict(data, nonce, status, timed_out, request))
     return reply
 
 
-def _remove(sample_dir: str, work: str, files: tuple[str, ...]) -> None:
-    """The sample's folder, gone: the common case (the program left its working dir empty) in four
-    syscalls, anything else through rmtree."""
+def _capture(base: str, name: str) -> int:
+    """A file for one captured stream, reachable by no path (RLIMIT_FSIZE bounds it like any file)."""
     try:
-        for path in files:
-            os.unlink(path)
+        return os.memfd_create(f"humaneval-{name}")
+    except (AttributeError, OSError):  # no memfd (old kernel or libc): a file, unlinked at once
+        path = os.path.join(base, f"{name}.{os.getpid()}")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        os.unlink(path)
+        return fd
+
+
+def _clear(work: str, serial: int) -> None:
+    """The working dir, gone: the common case (the program left it empty) in one syscall, anything else
+    through rmtree; what even that cannot remove is moved aside, so the next sample still starts empty."""
+    try:
         os.rmdir(work)
-        os.rmdir(sample_dir)
+        return
+    except FileNotFoundError:
+        return
     except OSError:
-        shutil.rmtree(sample_dir, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    if os.path.lexists(work):
+        os.rename(work, f"{work}.left-{serial}")
 
 
 def _verdict(data: bytes, nonce: bytes, status: int, timed_out: bool, request: dict) -> dict:
@@ -659,7 +687,7 @@ def _warm_up() -> None:
     try:
         _execute(_WARM_UP_PROGRAM, {})
     except _REAL_ASSERTION_ERROR as exc:
-        json.dumps({"status": "assertion_failed", **_describe(exc)})
+        json.dumps({"status": "assertion_failed", **_describe(exc, _WARM_UP_PROGRAM)})
     builtins.__dict__.pop("_", None)
 
 
@@ -667,6 +695,8 @@ def main() -> int:
     base, requested = sys.argv[1], sys.argv[2]
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
+    for inherited in (signal.SIGTERM, signal.SIGCHLD):  # an ignored disposition survives exec: undo it
+        signal.signal(inherited, signal.SIG_DFL)
     try:
         isolation = isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why
@@ -677,6 +707,7 @@ def main() -> int:
         base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
         os.makedirs(base, mode=0o711, exist_ok=True)
         os.chmod(base, 0o711)
+    os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
     _warm_up()
     write_message(1, {"ready": True, "isolation": isolation.level, "reason": isolation.reason})
     serial = 0

@@ -182,12 +182,34 @@ def test_reference_semantics_name_is_not_main_and_stdin_is_empty(box):
     assert run(box, program).status is Status.PASSED
 
 
-def test_the_working_directory_is_private_and_removed_afterwards(box):
-    result = run(box, "import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd())")
-    assert result.status is Status.PASSED
-    workdir = Path(result.stdout.strip())
-    assert workdir != Path.cwd()
-    assert not workdir.exists()
+@pytest.mark.parametrize("isolation", ["basic", "auto"])
+def test_each_sample_starts_in_an_empty_working_dir_that_is_removed_afterwards(isolation):
+    box = Sandbox(isolation)
+    try:
+        litter = ("import os\nopen('scratch.txt', 'w').write('x')\nos.makedirs('deep/er')\n"
+                  "open('deep/er/f', 'w').write('y')\nos.chmod('deep', 0o500)\nprint(os.getcwd())")
+        first = run(box, litter)
+        assert first.status is Status.PASSED, first.detail
+        second = run(box, "import os\nassert os.listdir('.') == [], os.listdir('.')\n"
+                          "assert os.environ['HOME'] == os.environ['TMPDIR'] == os.getcwd()\nprint(os.getcwd())")
+        assert second.status is Status.PASSED, second.detail
+        workdir = Path(first.stdout.strip())
+        assert workdir != Path.cwd()
+        if box.isolation == "basic":  # a namespaced sandbox's /tmp is its own: nothing to look at from here
+            assert not workdir.exists()
+    finally:
+        box.close()
+
+
+def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypatch):
+    from pytest_humaneval import _supervisor
+
+    work = tmp_path / "work"
+    (work / "stuck").mkdir(parents=True)
+    monkeypatch.setattr(_supervisor.shutil, "rmtree", lambda *args, **kwargs: None)  # as if it failed
+    _supervisor._clear(str(work), 7)
+    assert not work.exists()
+    assert (tmp_path / "work.left-7" / "stuck").is_dir()
 
 
 def test_in_basic_mode_a_program_that_kills_the_supervisor_is_recorded_and_the_next_one_runs():

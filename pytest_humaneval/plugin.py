@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import endpoint, generation, sandbox
+from . import sandbox
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -124,6 +124,7 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
 
 def _check_runtime_gates(run_config: RunConfig) -> None:
     """Before any request: the key's variable is set (never shown) and the URL passes the guard."""
+    from . import endpoint  # httpx and asyncio: imported by runtime sessions only
     ref = run_config.target.credentials_ref
     if ref is not None and not os.environ.get(ref[4:]):
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
@@ -142,6 +143,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if (run is None or run.config.target.mode != "runtime" or hasattr(config, "workerinput")
             or config.option.collectonly):
         return
+    from . import generation  # httpx and asyncio: imported by runtime sessions only
+
     aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
     try:
         plan = generation.generate_completions(run, config.pluginmanager.get_plugin("terminalreporter"),

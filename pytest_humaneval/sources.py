@@ -5,16 +5,17 @@ The plan is built once (on the controller) and is plain data, so it can cross to
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .config import RunConfig
 from .dataset import DatasetError, Problem, Selection, load_problems, read_jsonl, select
-from .endpoint import Client, Generation
+
+if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
+    from .endpoint import Client, Generation
 
 __all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "generate", "mock_fixture_path", "with_generation"]
 
@@ -162,15 +163,20 @@ def generate(plan: Plan, client: Client, concurrency: int,
     ``done`` (if given) fills up as generations finish, so a caller interrupted by Ctrl-C keeps them.
     A sample whose generation failed stays ``not_run`` with the reason.
     """
+    import asyncio  # here: sessions that generate nothing do not pay for importing it
+
     finished: dict[tuple[str, int], Generation] = {} if done is None else done
     total = len(plan.samples)
+    failed = 0
 
     async def one(sample: Sample, gate: asyncio.Semaphore) -> None:
+        nonlocal failed
         problem = plan.problems[sample.task_id]
         async with gate:
-            finished[sample.key] = await client.generate(problem.prompt, problem.entry_point)
+            generation = finished[sample.key] = await client.generate(problem.prompt, problem.entry_point)
+        failed += generation.completion is None
         if progress is not None:
-            progress(len(finished), total, sum(1 for g in finished.values() if g.completion is None))
+            progress(len(finished), total, failed)
 
     async def run_all() -> None:
         gate = asyncio.Semaphore(concurrency)

@@ -262,13 +262,15 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
            isolation: Isolation) -> None:
     """Runs in the forked child; never returns.
 
-    Everything that is the same for every sample (HOME and TMPDIR, the other signals' dispositions, the
-    warmed-up interpreter) is set once in the supervisor: each line here is paid again by every sample, in
-    copied pages as much as in time.
+    Everything that is the same for every sample (HOME and TMPDIR, signal dispositions, the warmed-up
+    interpreter) is set once in the supervisor: each line here is paid again by every sample, in copied pages
+    as much as in time.
     """
     os.setsid()
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the supervisor ignores it; the candidate need not
+    if not isolation.level.startswith("namespaces"):
+        # With namespaces the supervisor is PID 1 of the sample's PID namespace: when it dies, the kernel
+        # kills every process in it, this one included.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out_fd, 1)
@@ -694,9 +696,12 @@ def _warm_up() -> None:
 def main() -> int:
     base, requested = sys.argv[1], sys.argv[2]
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
-    for inherited in (signal.SIGTERM, signal.SIGCHLD):  # an ignored disposition survives exec: undo it
-        signal.signal(inherited, signal.SIG_DFL)
+    # Default dispositions, inherited as they are by every sample: the harness started this process in a
+    # session of its own, so a Ctrl-C at the terminal never reaches it (the harness decides when it stops);
+    # Python's KeyboardInterrupt handler goes, and an ignored disposition inherited from the harness (they
+    # survive exec) is undone.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
     try:
         isolation = isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why

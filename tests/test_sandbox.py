@@ -183,6 +183,25 @@ def test_reference_semantics_name_is_not_main_and_stdin_is_empty(box):
 
 
 @pytest.mark.parametrize("isolation", ["basic", "auto"])
+def test_signals_have_their_default_dispositions_in_the_candidate(isolation):
+    import signal
+
+    # An ignored disposition in the harness survives the supervisor's exec: it must not reach the candidate.
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        box = Sandbox(isolation).start()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    try:
+        program = ("import signal\nfor sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):\n"
+                   "    assert signal.getsignal(sig) == signal.SIG_DFL, (sig, signal.getsignal(sig))")
+        result = run(box, program)
+        assert result.status is Status.PASSED, result.detail
+    finally:
+        box.close()
+
+
+@pytest.mark.parametrize("isolation", ["basic", "auto"])
 def test_each_sample_starts_in_an_empty_working_dir_that_is_removed_afterwards(isolation):
     box = Sandbox(isolation)
     try:

@@ -161,13 +161,18 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
     if not run_config.executes:
         return "none (replay)"
     requested = run_config.params.isolation
+    if hasattr(config, "workerinput"):
+        # An xdist worker: the controller has already started a sandbox of its own here, failed a strict request
+        # and reports the isolation; this one starts while the worker collects, and its first item waits for it.
+        sandbox.configure(requested, wait=False)
+        return "started by an xdist worker: the controller reports it"
     try:
         box = sandbox.configure(requested)
     except sandbox.SandboxError as exc:
         if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
         return "unavailable"  # each item then reports the sandbox failure as a harness_error
-    if not box.isolation.startswith("namespaces") and requested == "auto" and not hasattr(config, "workerinput"):
+    if not box.isolation.startswith("namespaces") and requested == "auto":
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-humaneval: namespace isolation unavailable ({box.isolation_reason}); "
             "running candidates in the basic subprocess sandbox"), stacklevel=2)

@@ -122,16 +122,19 @@ class Sandbox:
         self.isolation_reason = ""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
+        self._ready = False  # the supervisor said it is ready (and which isolation it applied)
         self._base: str | None = None
         self._owner = os.getpid()
 
-    def start(self) -> "Sandbox":
-        """Start the supervisor now (it starts on first use otherwise); SandboxError if it cannot."""
+    def start(self, wait: bool = True) -> "Sandbox":
+        """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
+        until it is ready, so ``isolation`` is known and a failure is a SandboxError here; without, its start-up
+        overlaps whatever the caller does next, and the first ``run`` waits for it instead."""
         with self._lock:
-            self._supervisor()
+            self._supervisor(wait)
         return self
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self, wait: bool) -> subprocess.Popen:
         self._base = tempfile.mkdtemp(prefix="pytest-humaneval-")
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
         env = sandbox_env()
@@ -146,8 +149,14 @@ class Sandbox:
             raise SandboxError(f"could not start the sandbox supervisor ({sys.executable}): {exc}") from exc
         finally:
             log.close()
-        self._proc = proc
+        self._proc, self._ready = proc, False
         self._owner = os.getpid()
+        if wait:
+            self._handshake()
+        return proc
+
+    def _handshake(self) -> None:
+        proc = self._proc
         try:
             ready = _receive(proc, STARTUP_TIMEOUT_S)
         except (_SupervisorGone, _NoReply) as exc:
@@ -163,7 +172,7 @@ class Sandbox:
             self.close()
             raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
                                f"{self.isolation_reason}")
-        return proc
+        self._ready = True
 
     def _log_tail(self) -> str:
         try:
@@ -173,12 +182,14 @@ class Sandbox:
             return ""
         return lines[-1] if lines else ""
 
-    def _supervisor(self) -> subprocess.Popen:
+    def _supervisor(self, wait: bool = True) -> subprocess.Popen:
         if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
             if self._proc is not None and self._owner == os.getpid():
                 self.close()
             self._proc = None
-            return self._start()
+            return self._start(wait)
+        if wait and not self._ready:
+            self._handshake()
         return self._proc
 
     def run(self, program: str, limits: Limits = Limits()) -> ExecResult:
@@ -283,12 +294,13 @@ def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
 _default: Sandbox | None = None
 
 
-def configure(isolation: str) -> Sandbox:
-    """Replace this process's shared sandbox with one of the requested isolation, started now."""
+def configure(isolation: str, wait: bool = True) -> Sandbox:
+    """Replace this process's shared sandbox with one of the requested isolation, started now (see
+    ``Sandbox.start`` for ``wait``)."""
     global _default
     shutdown()
     _default = Sandbox(isolation)
-    return _default.start()
+    return _default.start(wait)
 
 
 def run(program: str, limits: Limits = Limits()) -> ExecResult:

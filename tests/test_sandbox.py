@@ -251,6 +251,21 @@ def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
     broken.close()
 
 
+def test_a_supervisor_started_without_waiting_is_waited_for_by_the_first_run(monkeypatch):
+    box = Sandbox().start(wait=False)
+    try:
+        assert box.isolation == "unknown"  # not ready yet: nothing was read from it
+        assert run(box, "assert True").status is Status.PASSED
+        assert box.isolation != "unknown"
+    finally:
+        box.close()
+    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    broken = Sandbox().start(wait=False)  # launching works; the failure shows when a sample needs it
+    with pytest.raises(SandboxError, match="did not start"):
+        broken.run("pass", FAST)
+    broken.close()
+
+
 def test_build_program_matches_the_reference_harness():
     assert sandbox.build_program("P", "C", "T", "f") == "PC\nT\ncheck(f)"
 

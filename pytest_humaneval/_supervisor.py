@@ -19,6 +19,7 @@ import builtins
 import ctypes
 import json
 import linecache
+import operator
 import os
 import re
 import resource
@@ -399,12 +400,14 @@ def _plain(value, depth: int = 0):
     raise NotPlainValue(f"a value of type {kind.__module__}.{kind.__qualname__}")
 
 
-def _restore_builtins(saved: dict) -> None:
+def _restore_builtins(saved: dict, names: list, values: list) -> None:
     """Put back any builtin the call replaced, added or removed; in place and only when something changed,
-    so a thread of the candidate's never sees builtins half gone. Compared by identity: a replaced value's
-    own __eq__ is never consulted."""
+    so a thread of the candidate's never sees builtins half gone. Unchanged means the same name objects
+    bound to the same value objects in the same order, compared by identity (no key's or value's own
+    __eq__ is consulted) and in C (the check runs after every call of the candidate)."""
     current = builtins.__dict__
-    if current.keys() == saved.keys() and all(current[name] is value for name, value in saved.items()):
+    if (len(current) == len(names) and all(map(operator.is_, current, names))
+            and all(map(operator.is_, current.values(), values))):
         return
     for name in [name for name in current if name not in saved]:
         del current[name]
@@ -415,12 +418,13 @@ def _guard(function):
     if not callable(function):
         return function
     saved = dict(builtins.__dict__)
+    names, values = list(saved), list(saved.values())
 
     def candidate(*args, **kwargs):
         try:
             result = function(*args, **kwargs)
         finally:
-            _restore_builtins(saved)
+            _restore_builtins(saved, names, values)
         try:
             return _plain(result)
         except NotPlainValue as exc:

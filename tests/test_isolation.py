@@ -224,11 +224,17 @@ def test_rigged_items_inside_a_returned_generator_never_pass(box):
 @pytest.mark.parametrize("attack", [
     "import builtins\nbuiltins.AssertionError = type('Fake', (Exception,), {})\n",
     "import builtins\nbuiltins.abs = lambda x: 0\n",
+    # Same values in the same order, two names swapped: `abs` becomes `callable` (callable(-3) < 1e-6 holds).
+    "import builtins\nd, Z, L = builtins.__dict__, zip, list\nitems = L(d.items())\n"
+    "tail = items[[k for k, _ in items].index('abs'):]\nnames = [k for k, _ in tail]\n"
+    "a, c = names.index('abs'), names.index('callable')\nnames[a], names[c] = names[c], names[a]\n"
+    "for k, _ in tail:\n    del d[k]\nfor k, (_, v) in Z(names, tail):\n    d[k] = v\n",
 ])
 def test_patching_builtins_during_the_call_does_not_help(box, attack):
     body = "".join("    " + line + "\n" for line in attack.splitlines())
     program = (f"def f(x):\n{body}    return x + 1\n"
-               "def check(candidate):\n    assert abs(candidate(1) - 5) < 1e-6\ncheck(f)")
+               # the call comes first: `abs` is looked up after the candidate had its chance to rebind it
+               "def check(candidate):\n    got = candidate(1)\n    assert abs(got - 5) < 1e-6\ncheck(f)")
     result = box.run(program, FAST)
     assert result.status is Status.ASSERTION_FAILED
 

@@ -1,0 +1,110 @@
+"""Where the plugin's time goes: its two CPU-bound halves measured apart, on the same 1,640 canonical samples.
+
+    python bench/breakdown.py [--repeat 10] [--workers 2]
+
+Rows, each a whole measurement of 164 x `--repeat` samples (or items), as samples/s:
+
+1. floor: every program compiled and executed in this process, no isolation, one core;
+2. sandbox alone: `--workers` processes, each running its share through its own supervisor (a forked child
+   per sample, the isolation the machine allows), no pytest; the processes and supervisors are started
+   before the clock starts, so this is the steady state the issue's "warm fork per sample" row describes;
+3. pytest alone: `pytest -n W` on the same number of items that do nothing (a generated test file), whole
+   process: what pytest-xdist costs per item and at start-up, whatever the items do;
+4. the plugin: `pytest --humaneval-config CFG -n W`, whole process (the figure compare_reference.py pairs with
+   the reference).
+
+On a machine with as many cores as workers the two halves compete for the same CPUs, so row 4 is close to
+the sum of the times of rows 2 and 3, not to the slower of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pytest_humaneval import sandbox
+from pytest_humaneval.dataset import load_problems
+
+OUT = Path(__file__).resolve().parent / "out"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare_reference import write_inputs  # noqa: E402  (same inputs as the paired comparison)
+
+
+def programs(repeat: int) -> list[str]:
+    return [sandbox.build_program(p.prompt, p.canonical_solution, p.test, p.entry_point)
+            for p in load_problems()[1]] * repeat
+
+
+def floor(codes: list[str]) -> None:
+    for program in codes:
+        exec(compile(program, "<humaneval>", "exec"), {})  # noqa: S102 - trusted: the canonical solutions
+
+
+def start_sandbox() -> None:
+    sandbox.configure("auto")  # this pool process's warm supervisor, started before the clock starts
+
+
+def sandbox_share(codes: list[str]) -> int:
+    return sum(sandbox.run(program).status is sandbox.Status.PASSED for program in codes)
+
+
+def timed(label: str, count: int, action) -> None:
+    started = time.perf_counter()
+    action()
+    elapsed = time.perf_counter() - started
+    print(f"{label:58} {elapsed:6.2f} s  {count / elapsed:7.0f} samples/s")
+
+
+def run(command: list[str], cwd: Path) -> None:
+    done = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          check=False)
+    if done.returncode != 0:
+        sys.exit(f"command failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-3000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    codes = programs(args.repeat)
+    count, workers = len(codes), args.workers
+    _, config, _ = write_inputs(args.repeat)
+    items = OUT / f"test_empty_items_{count}.py"
+    items.write_text(f"import pytest\n\n\n@pytest.mark.parametrize('i', range({count}))\ndef test_item(i):\n"
+                     "    pass\n")
+    probe = sandbox.Sandbox("auto").start()
+    isolation = probe.isolation
+    probe.close()
+
+    timed("1. floor: compile + exec in this process, 1 core", count, lambda: floor(codes))
+
+    # Whole copies of the problem set per process (share i gets copies i, i + W, ...): a split by position
+    # would give one process all the odd problems, the slow HumanEval/75 among them.
+    base = programs(1)
+    shares = [[code for copy in range(i, args.repeat, workers) for code in base] for i in range(workers)]
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=start_sandbox) as pool:
+        pool.map(sandbox_share, [[]] * workers, chunksize=1)  # every pool process up, its supervisor ready
+
+        def sandbox_alone() -> None:
+            passed = sum(pool.map(sandbox_share, shares, chunksize=1))
+            if passed != count:
+                sys.exit(f"only {passed} of {count} canonical samples passed in the sandbox")
+
+        timed(f"2. sandbox alone: {workers} warm processes, isolation {isolation}", count, sandbox_alone)
+    timed(f"3. pytest alone: -n {workers}, {count} empty items", count,
+          lambda: run([sys.executable, "-m", "pytest", str(items), "-n", str(workers), "-q",
+                       "-p", "no:cacheprovider"], OUT))
+    timed(f"4. the plugin: pytest --humaneval-config -n {workers}", count,
+          lambda: run([sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(workers),
+                       "-q", "-p", "no:cacheprovider"], OUT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -234,10 +234,8 @@ def write_message(fd: int, message: dict) -> None:
 # ---------------------------------------------------------------------------------------------- the child
 
 
-def _describe(exc: BaseException, program: str) -> dict:
+def _describe(exc: BaseException) -> dict:
     """The decisive line of a failure: exception type and message, and where in the program it was raised."""
-    # The traceback quotes the program's lines; only a failure needs them, so they are registered only now.
-    linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
     try:
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -308,15 +306,17 @@ def _child(request: dict, nonce: bytes, work: str, out_fd: int, err_fd: int, ver
             os._exit(71)
 
     program = request["program"]
+    # Tracebacks (ours and any the program prints itself) quote the program's own lines.
+    linecache.cache[PROGRAM_FILENAME] = (len(program), None, program.splitlines(True), PROGRAM_FILENAME)
     # The reference harness executes with empty globals: `__name__` then resolves to "builtins", so an
     # `if __name__ == "__main__":` block in a completion does not run.
     exec_globals: dict = {}
     try:
         _execute(program, exec_globals)
     except _REAL_ASSERTION_ERROR as exc:
-        verdict = {"status": "assertion_failed", **_describe(exc, program)}
+        verdict = {"status": "assertion_failed", **_describe(exc)}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: check() did not finish
-        verdict = {"status": "runtime_error", **_describe(exc, program)}
+        verdict = {"status": "runtime_error", **_describe(exc)}
         if isinstance(exc, SystemExit):
             verdict["message"] = f"SystemExit({exc.code!r}): the program exited before check() finished"
     else:
@@ -690,10 +690,12 @@ def _warm_up() -> None:
     """
     for name in PRELOAD:
         __import__(name)
+    linecache.cache[PROGRAM_FILENAME] = (0, None, _WARM_UP_PROGRAM.splitlines(True), PROGRAM_FILENAME)
     try:
         _execute(_WARM_UP_PROGRAM, {})
     except _REAL_ASSERTION_ERROR as exc:
-        json.dumps({"status": "assertion_failed", **_describe(exc, _WARM_UP_PROGRAM)})
+        json.dumps({"status": "assertion_failed", **_describe(exc)})
+    linecache.cache.pop(PROGRAM_FILENAME, None)
     builtins.__dict__.pop("_", None)
 
 

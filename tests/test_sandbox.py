@@ -49,6 +49,13 @@ def test_each_status_is_reached_by_a_real_program(box, program, status, detail):
     assert result.duration_ms > 0
 
 
+def test_a_traceback_the_program_prints_itself_quotes_its_own_lines(box):
+    program = "import traceback\ntry:\n    1 / 0  # the line to quote\nexcept ZeroDivisionError:\n    traceback.print_exc()"
+    result = run(box, program)
+    assert result.status is Status.PASSED
+    assert "1 / 0  # the line to quote" in result.stderr
+
+
 def test_the_failing_line_is_reported(box):
     result = run(box, "def check(c):\n    assert c(1) == 1\n    assert c(3) == 4\ncheck(lambda x: x)")
     assert result.status is Status.ASSERTION_FAILED

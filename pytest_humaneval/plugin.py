@@ -162,8 +162,10 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
         return "none (replay)"
     requested = run_config.params.isolation
     if hasattr(config, "workerinput"):
-        # An xdist worker: the controller has already started a sandbox of its own here, failed a strict request
-        # and reports the isolation; this one starts while the worker collects, and its first item waits for it.
+        # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
+        # failed there, as a usage error) and reports the isolation. This one starts while the worker
+        # collects; its first item waits for it, and a remote worker (--tx) that cannot meet a strict
+        # request fails its items with the reason.
         sandbox.configure(requested, wait=False)
         return "started by an xdist worker: the controller reports it"
     try:

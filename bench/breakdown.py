@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,12 +31,13 @@ from pytest_humaneval.dataset import load_problems
 OUT = Path(__file__).resolve().parent / "out"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare_reference import write_inputs  # noqa: E402  (same inputs as the paired comparison)
+# The same inputs as the paired comparison, and the same way of timing a whole command.
+from compare_reference import timed as timed_command, write_inputs  # noqa: E402
 
 
-def programs(repeat: int) -> list[str]:
+def programs() -> list[str]:
     return [sandbox.build_program(p.prompt, p.canonical_solution, p.test, p.entry_point)
-            for p in load_problems()[1]] * repeat
+            for p in load_problems()[1]]
 
 
 def floor(codes: list[str]) -> None:
@@ -53,18 +53,14 @@ def sandbox_share(codes: list[str]) -> int:
     return sum(sandbox.run(program).status is sandbox.Status.PASSED for program in codes)
 
 
-def timed(label: str, count: int, action) -> None:
+def timed(action) -> float:
     started = time.perf_counter()
     action()
-    elapsed = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def show(label: str, count: int, elapsed: float) -> None:
     print(f"{label:58} {elapsed:6.2f} s  {count / elapsed:7.0f} samples/s")
-
-
-def run(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          check=False)
-    if done.returncode != 0:
-        sys.exit(f"command failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-3000:]}")
 
 
 def main() -> int:
@@ -72,7 +68,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    codes = programs(args.repeat)
+    base = programs()
+    codes = base * args.repeat
     count, workers = len(codes), args.workers
     _, config, _ = write_inputs(args.repeat)
     items = OUT / f"test_empty_items_{count}.py"
@@ -82,11 +79,10 @@ def main() -> int:
     isolation = probe.isolation
     probe.close()
 
-    timed("1. floor: compile + exec in this process, 1 core", count, lambda: floor(codes))
+    show("1. floor: compile + exec in this process, 1 core", count, timed(lambda: floor(codes)))
 
     # Whole copies of the problem set per process (share i gets copies i, i + W, ...): a split by position
     # would give one process all the odd problems, the slow HumanEval/75 among them.
-    base = programs(1)
     shares = [[code for copy in range(i, args.repeat, workers) for code in base] for i in range(workers)]
     with multiprocessing.get_context("spawn").Pool(workers, initializer=start_sandbox) as pool:
         pool.map(sandbox_share, [[]] * workers, chunksize=1)  # every pool process up, its supervisor ready
@@ -96,13 +92,11 @@ def main() -> int:
             if passed != count:
                 sys.exit(f"only {passed} of {count} canonical samples passed in the sandbox")
 
-        timed(f"2. sandbox alone: {workers} warm processes, isolation {isolation}", count, sandbox_alone)
-    timed(f"3. pytest alone: -n {workers}, {count} empty items", count,
-          lambda: run([sys.executable, "-m", "pytest", str(items), "-n", str(workers), "-q",
-                       "-p", "no:cacheprovider"], OUT))
-    timed(f"4. the plugin: pytest --humaneval-config -n {workers}", count,
-          lambda: run([sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(workers),
-                       "-q", "-p", "no:cacheprovider"], OUT))
+        show(f"2. sandbox alone: {workers} warm processes, isolation {isolation}", count, timed(sandbox_alone))
+    pytest = [sys.executable, "-m", "pytest", "-n", str(workers), "-q", "-p", "no:cacheprovider"]
+    show(f"3. pytest alone: -n {workers}, {count} empty items", count, timed_command([*pytest, str(items)], OUT))
+    show(f"4. the plugin: pytest --humaneval-config -n {workers}", count,
+         timed_command([*pytest, "--humaneval-config", str(config)], OUT))
     return 0
 
 

@@ -400,7 +400,7 @@ def _plain(value, depth: int = 0):
     raise NotPlainValue(f"a value of type {kind.__module__}.{kind.__qualname__}")
 
 
-def _restore_builtins(saved: dict, names: list, values: list) -> None:
+def _restore_builtins(names: list, values: list) -> None:
     """Put back any builtin the call replaced, added or removed; in place and only when something changed,
     so a thread of the candidate's never sees builtins half gone. Unchanged means the same name objects
     bound to the same value objects in the same order, compared by identity (no key's or value's own
@@ -409,6 +409,7 @@ def _restore_builtins(saved: dict, names: list, values: list) -> None:
     if (len(current) == len(names) and all(map(operator.is_, current, names))
             and all(map(operator.is_, current.values(), values))):
         return
+    saved = dict(zip(names, values))
     for name in [name for name in current if name not in saved]:
         del current[name]
     current.update(saved)
@@ -417,14 +418,13 @@ def _restore_builtins(saved: dict, names: list, values: list) -> None:
 def _guard(function):
     if not callable(function):
         return function
-    saved = dict(builtins.__dict__)
-    names, values = list(saved), list(saved.values())
+    names, values = list(builtins.__dict__), list(builtins.__dict__.values())
 
     def candidate(*args, **kwargs):
         try:
             result = function(*args, **kwargs)
         finally:
-            _restore_builtins(saved, names, values)
+            _restore_builtins(names, values)
         try:
             return _plain(result)
         except NotPlainValue as exc:
@@ -574,8 +574,11 @@ def run_sample(request: dict, base: str, serial: int, isolation: Isolation) -> d
     """Run one program in a fresh child, in a fresh, empty working dir (always at ``BASE/work``, so HOME and
     TMPDIR are set once, in the supervisor), its output captured in files no path leads to."""
     work = os.path.join(base, WORK_DIR)
-    _clear(work, serial)  # normally already gone: only a failed removal leaves anything behind
-    os.mkdir(work, 0o700)
+    try:
+        os.mkdir(work, 0o700)
+    except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
+        _clear(work, serial)
+        os.mkdir(work, 0o700)
     if isolation.uid is not None:
         os.chown(work, isolation.uid, isolation.uid)
     out_fd, err_fd = _capture(base, "stdout"), _capture(base, "stderr")

@@ -227,6 +227,17 @@ def test_each_sample_starts_in_an_empty_working_dir_that_is_removed_afterwards(i
         box.close()
 
 
+def test_a_working_dir_left_behind_is_cleared_before_the_next_sample():
+    box = Sandbox("basic").start()  # basic: the supervisor's folder is visible from here
+    try:
+        leftover = Path(box._base) / "work"
+        (leftover / "stale").mkdir(parents=True)
+        result = run(box, "import os\nassert os.listdir('.') == [], os.listdir('.')")
+        assert result.status is Status.PASSED, result.detail
+    finally:
+        box.close()
+
+
 def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypatch):
     from pytest_humaneval import _supervisor
 

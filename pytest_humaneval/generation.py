@@ -32,7 +32,7 @@ def make_client(run: Run) -> Client:
         api_key=os.environ.get(ref[4:]) if ref else None,
         api=target.api, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens,
         stop=params.stop, request_timeout_s=params.request_timeout_s, retry=params.retry,
-        concurrency=params.concurrency,
+        concurrency=params.concurrency, system_prompt=params.system_prompt, extra_body=params.extra_body,
     )
 
 

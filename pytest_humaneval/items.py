@@ -90,8 +90,10 @@ class HumanEvalItem(pytest.Item):
                 self._record(ExecResult(Status.HARNESS_ERROR, 0.0, str(exc)))
                 raise HumanEvalError(str(exc)) from exc
             result = sandbox.with_location(result, problem.prompt, sample.completion, problem.test)
-            if sample.generation is not None and not sample.completion.strip():
-                result = dataclasses.replace(result, detail=f"the model returned no code; {result.detail}")
+            notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
+            if notes:
+                result = dataclasses.replace(result, detail="; ".join([*notes, result.detail] if result.detail
+                                                                      else notes))
         self._record(result)
         if result.status is Status.NOT_RUN:
             # Reported at the item, not at this line of the plugin.

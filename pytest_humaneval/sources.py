@@ -33,7 +33,7 @@ class Sample:
     not_run: str | None = None  # why this sample will not be executed
     recorded: dict | None = None  # mock replay: {"status", "detail", "duration_ms"}
     generation: dict | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
-    #                                            "attempts", "retry_overhead_ms"}
+    #   "attempts", "retry_overhead_ms", "reasoning", "finish_reason", "reasoning_tokens", "notes"}
 
     @property
     def key(self) -> tuple[str, int]:
@@ -80,6 +80,11 @@ def _digest_settings(config: RunConfig) -> dict[str, Any]:
         settings["generation"] = {"api": config.target.api, "temperature": params.temperature,
                                   "top_p": params.top_p, "max_tokens": params.max_tokens,
                                   "stop": list(params.stop) if params.stop else None}
+        # Only when set, so that the digest of a run with the defaults stays what it always was.
+        if params.system_prompt is not None:
+            settings["generation"]["system_prompt"] = params.system_prompt
+        if params.extra_body:
+            settings["generation"]["extra_body"] = params.extra_body
     return settings
 
 
@@ -193,7 +198,9 @@ def with_generation(sample: Sample, generation: Generation | None) -> Sample:
     record = {"raw": generation.raw, "prompt_tokens": generation.prompt_tokens,
               "completion_tokens": generation.completion_tokens,
               "generation_ms": round(generation.generation_ms, 3), "attempts": generation.attempts,
-              "retry_overhead_ms": round(generation.retry_overhead_ms, 3)}
+              "retry_overhead_ms": round(generation.retry_overhead_ms, 3), "reasoning": generation.reasoning,
+              "finish_reason": generation.finish_reason, "reasoning_tokens": generation.reasoning_tokens,
+              "notes": list(generation.notes)}
     if generation.completion is None:
         return replace(sample, not_run=f"generation failed: {generation.error}", generation=record)
     return replace(sample, completion=generation.completion, not_run=None, generation=record)

@@ -42,10 +42,11 @@ class Reply:
     reset: bool = False
 
 
-def chat(text: str | None, usage: dict | None = None) -> Reply:
+def chat(text: str | None, usage: dict | None = None, *, finish_reason: str = "stop", **message: Any) -> Reply:
+    """A chat reply; ``message`` adds fields to the message (``reasoning_content="..."``)."""
     body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": MODEL,
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                         "finish_reason": "stop"}]}
+                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **message},
+                                         "finish_reason": finish_reason}]}
     if usage is not None:
         body["usage"] = usage
     return Reply(body=body)

@@ -6,6 +6,7 @@ plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cann
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ APIS = ("chat", "completions")
 ISOLATION = ("auto", "strict", "basic")
 # What the harness sets itself in every generation request; extra_body may not override it.
 HARNESS_FIELDS = ("model", "messages", "prompt", "n", "stream")
+MAX_REQUEST_N = 128  # OpenAI's documented maximum of n
 
 
 class ConfigError(ValueError):
@@ -65,6 +67,7 @@ class Params:
     request_timeout_s: float = 120.0
     system_prompt: str | None = None  # None: the harness's own instruction; "": no system message
     extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
+    request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body",
+        "extra_body", "request_n",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -238,7 +241,12 @@ def _params(file: Path, data: Any) -> Params:
         system_prompt=r.get("system_prompt", None, lambda v: isinstance(v, str),
                             "a string (the chat instruction; '' sends none)"),
         extra_body=_extra_body(r, data.get("extra_body")),
+        request_n=r.get("request_n", "auto", lambda v: v == "auto" or (
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
+            f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
     )
+    if params.request_n == "auto":
+        params = dataclasses.replace(params, request_n=None)
     return params
 
 

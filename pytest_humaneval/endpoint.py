@@ -12,7 +12,6 @@ import email.utils
 import ipaddress
 import json
 import random
-import re
 import socket
 import time
 from dataclasses import dataclass
@@ -22,10 +21,11 @@ from urllib.parse import urlsplit
 import httpx
 
 from .config import RetryPolicy
-from .extract import extract, unwrap_completion
+from .extract import Extraction, extract, unwrap_completion
+from .store import normalise_endpoint
 
 __all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "EndpointError", "Generation", "Client", "check_url",
-           "unwrap_completion"]
+           "stored_generation", "unwrap_completion"]
 
 # The customary HumanEval stop sequences (Chen et al., 2021), trimmed to the 4 that OpenAI's API accepts.
 DEFAULT_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(")
@@ -75,6 +75,7 @@ class Generation:
     finish_reason: str | None = None  # as the server reported it ("length": cut at max_tokens)
     reasoning_tokens: int | None = None  # part of completion_tokens, when the server says how many
     notes: tuple[str, ...] = ()  # said in the sample's detail: no code, truncated, which block was taken
+    cached: bool = False  # read from the generation store, not requested by this run
 
 
 # -- the URL guard -------------------------------------------------------------------------------------------
@@ -271,60 +272,99 @@ class Client:
                 payload[name] = value
         return path, payload
 
-    def _answer(self, path: str, reply: dict) -> tuple[str, str | None, str | None]:
-        """(the answer's text, the reasoning field, the finish reason) of the reply's first choice."""
+    def request_body(self, prompt: str) -> tuple[str, dict]:
+        """(path, body) of one sample's request: what determines its answer (the store's key)."""
+        return self._payload(prompt)
+
+    def store_setting(self) -> dict[str, Any]:
+        """What every request of this run shares: the store keeps one file per setting."""
+        _, body = self._payload("")
+        body.pop("messages", None)
+        body.pop("prompt", None)
+        return {"endpoint": normalise_endpoint(self.endpoint), "api": self.api, "body": body}
+
+    def _answers(self, path: str, reply: dict) -> list[tuple[str, str | None, str | None]]:
+        """(the answer's text, the reasoning field, the finish reason) of each choice, in index order."""
         url = f"{self.endpoint}{path}"
         choices = reply.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
             raise EndpointError(f"reply from {url} has no choices: {json.dumps(reply)[:160]}")
-        choice = choices[0]
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-        text = message.get("content") if self.api == "chat" else choice.get("text")
-        if text is None:
-            text = ""  # a null content is an empty answer, executed as such
-        if not isinstance(text, str):
-            raise EndpointError(f"reply from {url} has a non-text answer: {type(text).__name__}")
-        reasoning = next((message[f] for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f]),
-                         None)
-        finish = choice.get("finish_reason")
-        return text, reasoning, finish if isinstance(finish, str) else None
+        answers = []
+        for choice in sorted(choices, key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0):
+            message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            text = message.get("content") if self.api == "chat" else choice.get("text")
+            if text is None:
+                text = ""  # a null content is an empty answer, executed as such
+            if not isinstance(text, str):
+                raise EndpointError(f"reply from {url} has a non-text answer: {type(text).__name__}")
+            reasoning = next((message[f] for f in REASONING_FIELDS
+                              if isinstance(message.get(f), str) and message[f]), None)
+            finish = choice.get("finish_reason")
+            answers.append((text, reasoning, finish if isinstance(finish, str) else None))
+        return answers
 
     async def generate(self, prompt: str, entry_point: str) -> Generation:
+        return (await self.generate_choices(prompt, entry_point, 1))[0]
+
+    async def generate_choices(self, prompt: str, entry_point: str, choices: int) -> list[Generation]:
+        """One request for ``choices`` answers (the ``n`` of the API; not sent for 1). Returns the answers the
+        server gave, at most ``choices`` (a server that ignores ``n`` gives one), or one failed Generation.
+        The request's usage, billed once, is carried by the first answer; the others carry 0."""
         path, payload = self._payload(prompt)
+        if choices > 1:
+            payload["n"] = choices
         started = time.monotonic()
         attempts = 1
         try:
             reply, attempts, overhead = await self._with_retries(self.retry,
                                                                  lambda: self._send("POST", path, payload))
-            raw, reasoning, finish = self._answer(path, reply)
+            answers = self._answers(path, reply)[:choices]
         except EndpointError as exc:
             elapsed = (time.monotonic() - started) * 1000.0
             attempts = max(attempts, exc.attempts)
-            return Generation(None, None, str(exc), None, None, elapsed, attempts, elapsed)
+            return [Generation(None, None, str(exc), None, None, elapsed, attempts, elapsed)]
         except Exception as exc:  # anything unforeseen costs this sample, never the session
             elapsed = (time.monotonic() - started) * 1000.0
             error = f"request to {self.endpoint}{path} failed: {type(exc).__name__}: {exc}"
-            return Generation(None, None, error, None, None, elapsed, attempts, elapsed)
+            return [Generation(None, None, error, None, None, elapsed, attempts, elapsed)]
+        elapsed = (time.monotonic() - started) * 1000.0
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
         details = usage.get("completion_tokens_details")
-        found = extract(raw, entry_point, prompt)
-        notes = [NO_CODE] if not found.completion.strip() else []
-        notes += [TRUNCATED] if finish == "length" else []
-        notes += [found.note] if found.note else []
-        return Generation(
-            completion=found.completion,
-            raw=raw,
-            error=None,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
-            generation_ms=(time.monotonic() - started) * 1000.0,
-            attempts=attempts,
-            retry_overhead_ms=overhead,
-            reasoning="\n\n".join(r for r in (reasoning, found.reasoning) if r) or None,
-            finish_reason=finish,
-            reasoning_tokens=_count(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
-            notes=tuple(notes),
-        )
+        billed = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
+                  _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None)
+        generations = []
+        for index, (raw, reasoning, finish) in enumerate(answers):
+            found = extract(raw, entry_point, prompt)
+            tokens = billed if index == 0 else tuple(None if t is None else 0 for t in billed)
+            generations.append(Generation(
+                completion=found.completion, raw=raw, error=None, prompt_tokens=tokens[0],
+                completion_tokens=tokens[1], generation_ms=elapsed, attempts=attempts,
+                retry_overhead_ms=overhead if index == 0 else 0.0,
+                reasoning="\n\n".join(r for r in (reasoning, found.reasoning) if r) or None,
+                finish_reason=finish, reasoning_tokens=tokens[2], notes=_notes(found, finish)))
+        return generations
+
+
+def stored_generation(record: dict[str, Any], entry_point: str, prompt: str) -> Generation:
+    """A stored answer, extracted again (the current rule applies to it); what it cost was paid before."""
+    found = extract(record["raw"], entry_point, prompt)
+    finish = record.get("finish_reason") if isinstance(record.get("finish_reason"), str) else None
+    milliseconds = record.get("generation_ms")
+    return Generation(
+        completion=found.completion, raw=record["raw"], error=None,
+        prompt_tokens=_count(record.get("prompt_tokens")), completion_tokens=_count(record.get("completion_tokens")),
+        generation_ms=float(milliseconds) if isinstance(milliseconds, (int, float)) else 0.0,
+        attempts=_count(record.get("attempts")) or 1,
+        reasoning=record["reasoning"] if isinstance(record.get("reasoning"), str) and record["reasoning"] else None,
+        finish_reason=finish, reasoning_tokens=_count(record.get("reasoning_tokens")), notes=_notes(found, finish),
+        cached=True)
+
+
+def _notes(found: Extraction, finish: str | None) -> tuple[str, ...]:
+    notes = [NO_CODE] if not found.completion.strip() else []
+    notes += [TRUNCATED] if finish == "length" else []
+    notes += [found.note] if found.note else []
+    return tuple(notes)
 
 
 def _count(value: Any) -> int | None:

@@ -29,7 +29,7 @@ SLOWEST = 10
 FAILING_SHOWN = 15
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-                  "generation_ms", "attempts")
+                  "generation_ms", "attempts", "cached")
 
 
 class Aggregator:
@@ -135,9 +135,9 @@ class Aggregator:
                 path.write_text(text, encoding="utf-8")
 
     def _generated(self) -> list[dict]:
-        """The generation records of the planned samples (runtime mode only)."""
-        return [self.samples[key].generation for key in (self.planned or [])
-                if self.samples[key].generation is not None]
+        """The generation records of every sample of the plan (runtime mode only): generation covers the whole
+        plan whatever -k or --lf select, and what it cost is what this run paid."""
+        return [sample.generation for sample in self.samples.values() if sample.generation is not None]
 
     def generation_failures(self) -> list[Sample]:
         return [self.samples[key] for key in (self.planned or [])
@@ -206,14 +206,8 @@ class Aggregator:
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
-        if "human-eval.avg_generation_ms" in measured:
-            parts = [f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample"]
-            for name, label in (("total_tokens", "tokens"), ("reasoning_tokens", "of them reasoning"),
-                                ("cost_usd", "USD"), ("retry_count", "retries")):
-                if f"human-eval.{name}" in measured:
-                    parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
-            tr.write_line("generate  " + "  ".join(parts))
-            self._warn_truncated(tr)
+        if "human-eval.cached_generations" in measured:
+            self._write_generation(tr, measured)
         failures = self.generation_failures()
         if failures:
             tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
@@ -237,6 +231,18 @@ class Aggregator:
                 tr.write_line(f"{label:9s} {path}")
         if self.gate_result is not None:
             self._write_gate(tr, self.gate_result)
+
+    def _write_generation(self, tr: Any, measured: dict[str, Any]) -> None:
+        cached = measured["human-eval.cached_generations"]["value"]
+        parts = [f"{cached} cached"] if cached else []
+        if "human-eval.avg_generation_ms" in measured:
+            parts.append(f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample")
+        for name, label in (("total_tokens", "tokens"), ("reasoning_tokens", "of them reasoning"),
+                            ("cost_usd", "USD"), ("retry_count", "retries")):
+            if f"human-eval.{name}" in measured:
+                parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
+        tr.write_line("generate  " + "  ".join(parts))
+        self._warn_truncated(tr)
 
     def _warn_truncated(self, tr: Any) -> None:
         answered = [record for record in self._generated() if record.get("raw") is not None]

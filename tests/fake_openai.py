@@ -52,6 +52,16 @@ def chat(text: str | None, usage: dict | None = None, *, finish_reason: str = "s
     return Reply(body=body)
 
 
+def choices(texts: list[str], usage: dict | None = None) -> Reply:
+    """A chat reply with several choices, as a server that honours ``n`` sends."""
+    body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": MODEL, "choices": [
+        {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        for i, text in enumerate(texts)]}
+    if usage is not None:
+        body["usage"] = usage
+    return Reply(body=body)
+
+
 def completion(text: str, usage: dict | None = None) -> Reply:
     body: dict[str, Any] = {"id": "x", "object": "text_completion", "model": MODEL,
                             "choices": [{"index": 0, "text": text, "finish_reason": "stop"}]}

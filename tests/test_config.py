@@ -98,6 +98,10 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
         ("target: {mode: mock}\nparams: {extra_body: {seeds: [1, .inf]}}\n",
          "params.extra_body.seeds[1]: expected JSON values"),
         ("target: {mode: mock}\nparams: {extra_body: {1: x}}\n", "params.extra_body.1: expected a non-empty string key"),
+        ("target: {mode: mock}\nparams: {request_n: 0}\n",
+         "params.request_n: expected auto or an integer >= 1 and <= 128 (choices per request), found 0"),
+        ("target: {mode: mock}\nparams: {request_n: always}\n", "params.request_n: expected auto or an integer"),
+        ("target: {mode: mock}\nparams: {request_n: 500}\n", "params.request_n: expected auto or an integer"),
         ("target: {mode: mock}\nparams: {system_prompt: [a]}\n",
          "params.system_prompt: expected a string (the chat instruction; '' sends none), found a list ['a']"),
         ("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, api: completions}\n"
@@ -151,6 +155,9 @@ def test_provider_options_and_the_system_prompt_are_read_as_given(write):
     defaults = load_config(write("target: {mode: mock}\nparams: {extra_body: {}}\n")).params
     assert defaults.system_prompt is None and defaults.extra_body is None
     assert load_config(write("target: {mode: mock}\nparams: {system_prompt: ''}\n")).params.system_prompt == ""
+    assert defaults.request_n is None  # auto
+    assert load_config(write("target: {mode: mock}\nparams: {request_n: auto}\n")).params.request_n is None
+    assert load_config(write("target: {mode: mock}\nparams: {request_n: 4}\n")).params.request_n == 4
 
 
 def test_gate_section_defaults_and_errors(write, tmp_path):

@@ -11,7 +11,7 @@ from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
 from pytest_humaneval.config import RetryPolicy
 from pytest_humaneval.dataset import load_problems, select
 from pytest_humaneval.sources import Plan, Sample
-from pytest_humaneval.sources import generate as generate_plan
+from pytest_humaneval.batching import generate as generate_plan
 from pytest_humaneval.endpoint import CHAT_SYSTEM, DEFAULT_STOP, Client, EndpointError, check_url, unwrap_completion
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'

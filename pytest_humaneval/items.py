@@ -85,8 +85,10 @@ class HumanEvalItem(pytest.Item):
             program = sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point)
             try:
                 result = sandbox.run(program, run.limits)
-                if sample.generation is not None and not sample.completion.strip():
-                    result = dataclasses.replace(result, detail=f"the model returned no code; {result.detail}")
+                notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
+                if notes:
+                    result = dataclasses.replace(result, detail=sandbox.clean_text(
+                        "; ".join([*notes, result.detail] if result.detail else notes), DETAIL_MAX))
             except Exception as exc:  # the sample ran (or tried to): it is never recorded as not_run
                 reason = str(exc) if isinstance(exc, sandbox.SandboxError) else \
                     f"the harness failed on this sample: {type(exc).__name__}: {exc}"

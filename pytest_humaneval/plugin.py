@@ -36,19 +36,42 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate against this earlier report JSON (overrides gate.baseline).")
     group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
+    group.addoption("--humaneval-generations", metavar="DIR", default=None,
+                    help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
+    group.addoption("--humaneval-regenerate", action="store_true", default=False,
+                    help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
+    parser.addini("humaneval_generations", "Folder of the runtime generation store (same as "
+                  "--humaneval-generations; relative to the ini file).", default=None)
 
 
-def _config_path(config: pytest.Config) -> Path | None:
-    option = config.getoption("humaneval_config")
+def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path | None:
+    """The option's path, else the ini key's (relative to the ini file), else None."""
+    option = config.getoption(name)
     if option:
         return Path(option).expanduser().resolve()
-    ini = config.getini("humaneval_config")
+    ini = config.getini(name)
     if ini:
         base = config.inipath.parent if config.inipath else config.rootpath
         return (base / os.path.expanduser(ini)).resolve()
     return None
+
+
+def _generations_folder(config: pytest.Config) -> Path | None:
+    """Where runtime completions are stored: the option or ini key, else pytest's cache (so --cache-clear
+    forgets them and -p no:cacheprovider stores nothing)."""
+    folder = _config_path(config, "humaneval_generations")
+    if folder is not None or getattr(config, "cache", None) is None:
+        return folder
+    try:
+        return config.cache.mkdir("humaneval-generations")
+    except OSError as exc:  # a read-only checkout: generate everything, store nothing
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"humaneval: warning: cannot create the generation store in pytest's cache "
+                                f"({exc}); completions will not be reused")
+        return None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -148,7 +171,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
     try:
         plan = generation.generate_completions(run, config.pluginmanager.get_plugin("terminalreporter"),
-                                               aggregator)
+                                               aggregator, _generations_folder(config),
+                                               config.getoption("humaneval_regenerate"))
     except generation.PreflightFailed as exc:
         raise pytest.UsageError(f"{run.config.path}: {exc}") from None
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)

@@ -15,7 +15,7 @@ import pytest
 from .gate import Baseline, GateResult, evaluate
 from .items import PROP, HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
-from .report import build_report, mode_label, render_markdown
+from .report import build_report, mode_label, render_markdown, truncated_count
 from .sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
@@ -27,7 +27,9 @@ __all__ = ["Aggregator"]
 
 SLOWEST = 10
 FAILING_SHOWN = 15
-RUNTIME_FIELDS = ("raw", "prompt_tokens", "completion_tokens", "generation_ms", "attempts")
+TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
+RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+                  "generation_ms", "attempts", "cached")
 
 
 class Aggregator:
@@ -91,7 +93,7 @@ class Aggregator:
         line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.generation is not None:
-            line.update({name: sample.generation[name] for name in RUNTIME_FIELDS})
+            line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
         self._results.write(json.dumps(line) + "\n")
         self._results.flush()
 
@@ -133,9 +135,9 @@ class Aggregator:
                 path.write_text(text, encoding="utf-8")
 
     def _generated(self) -> list[dict]:
-        """The generation records of the planned samples (runtime mode only)."""
-        return [self.samples[key].generation for key in (self.planned or [])
-                if self.samples[key].generation is not None]
+        """The generation records of every sample of the plan (runtime mode only): generation covers the whole
+        plan whatever -k or --lf select, and what it cost is what this run paid."""
+        return [sample.generation for sample in self.samples.values() if sample.generation is not None]
 
     def generation_failures(self) -> list[Sample]:
         return [self.samples[key] for key in (self.planned or [])
@@ -204,12 +206,8 @@ class Aggregator:
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
-        if "human-eval.avg_generation_ms" in measured:
-            parts = [f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample"]
-            for name, label in (("total_tokens", "tokens"), ("cost_usd", "USD"), ("retry_count", "retries")):
-                if f"human-eval.{name}" in measured:
-                    parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
-            tr.write_line("generate  " + "  ".join(parts))
+        if "human-eval.cached_generations" in measured:
+            self._write_generation(tr, measured)
         failures = self.generation_failures()
         if failures:
             tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
@@ -233,6 +231,30 @@ class Aggregator:
                 tr.write_line(f"{label:9s} {path}")
         if self.gate_result is not None:
             self._write_gate(tr, self.gate_result)
+
+    def _write_generation(self, tr: Any, measured: dict[str, Any]) -> None:
+        cached = measured["human-eval.cached_generations"]["value"]
+        parts = [f"{cached} cached"] if cached else []
+        if "human-eval.avg_generation_ms" in measured:
+            parts.append(f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample")
+        for name, label in (("total_tokens", "tokens"), ("reasoning_tokens", "of them reasoning"),
+                            ("cost_usd", "USD"), ("retry_count", "retries")):
+            if f"human-eval.{name}" in measured:
+                parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
+        tr.write_line("generate  " + "  ".join(parts))
+        self._warn_truncated(tr)
+
+    def _warn_truncated(self, tr: Any) -> None:
+        answered = [record for record in self._generated() if record.get("raw") is not None]
+        cut = truncated_count(answered)
+        if answered and cut / len(answered) > TRUNCATED_WARN:
+            params = self.run.config.params
+            limit = (params.extra_body or {}).get("max_completion_tokens")
+            name = f"params.max_tokens ({params.max_tokens})" if limit is None else \
+                f"params.extra_body.max_completion_tokens ({limit})"
+            tr.write_line(f"WARNING: {cut}/{len(answered)} answers ({cut / len(answered):.0%}) were cut at max_tokens "
+                          f"(finish_reason: length): raise {name}; a thinking model needs room for its reasoning "
+                          "and its answer", yellow=True)
 
     def _write_gate(self, tr: Any, gate: GateResult) -> None:
         tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")

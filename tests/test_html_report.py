@@ -1,16 +1,23 @@
-"""The HTML page: the pure renderer against hand-made reports."""
+"""The HTML page: the pure renderer against hand-made reports, then real sessions (--humaneval-html, serial and
+xdist), the `html` command on their saved files, and pytest-html's report when pytest-html is installed.
+
+The page in a real browser is tested in test_html_browser.py.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from pytest_humaneval import html_report
+from pytest_humaneval.__main__ import main as cli
 from pytest_humaneval.dataset import load_problems
 from pytest_humaneval.metrics import pass_at_k
+from sessions import NO_CACHE, read_report
 
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><!--'
 
@@ -242,3 +249,100 @@ def test_with_a_baseline_tiles_say_regressed_improved_same_or_new():
     assert changes == {"HumanEval/0": "regressed", "HumanEval/1": "improved", "HumanEval/2": "same",
                        "HumanEval/3": "new"}
     assert page.data()["baseline"]["HumanEval/1"]["statuses"] == {"assertion_failed": 1}
+
+
+# -- real sessions and the `html` command ---------------------------------------------------------------------
+
+SOLVED_0 = ("HumanEval/0", "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) "
+                           "for b in numbers[i + 1:])\n")
+WRONG_0 = ("HumanEval/0", "    return False\n")
+NOISY_2 = ("HumanEval/2", "    print('to stdout <b>')\n    import sys\n    print('to stderr', file=sys.stderr)\n"
+                          "    return number / 0\n")
+SOLVED_2 = ("HumanEval/2", "    return number % 1.0\n")
+
+
+def samples_run(pytester: pytest.Pytester, name: str, rows: list[tuple[str, str]], gate: str = "") -> str:
+    (pytester.path / f"{name}.jsonl").write_text(
+        "".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
+    config = (f"target: {{mode: samples, samples: {name}.jsonl}}\n"
+              "params: {allow_code_execution: true, k: [1, 2]}\n" + (f"gate: {gate}\n" if gate else ""))
+    (pytester.path / f"{name}.yaml").write_text(config)
+    return f"{name}.yaml"
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_html_option_writes_the_page_and_the_command_rebuilds_it_from_saved_files(pytester, dist):
+    base = samples_run(pytester, "base", [SOLVED_0, SOLVED_0, SOLVED_2, SOLVED_2])
+    pytester.runpytest("--humaneval-config", base, "-p", "no:xdist", "--humaneval-report", "base.json",
+                       *NO_CACHE).assert_outcomes(passed=4)
+    new = samples_run(pytester, "new", [SOLVED_0, WRONG_0, NOISY_2, SOLVED_2],
+                      gate="{baseline: base.json, max_drop: 0.9}")
+    result = pytester.runpytest("--humaneval-config", new, *dist, "--humaneval-report", "new.json",
+                                "--humaneval-results", "new.jsonl", "--humaneval-html", "out/page.html", *NO_CACHE)
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["html      out/page.html"])
+    page_text = (pytester.path / "out" / "page.html").read_text()
+    page, report = Page(page_text), read_report(pytester.path / "new.json")
+    assert page.find("data-measure")["human-eval.pass_at_1"] == f"{report['measurements']['human-eval.pass_at_1']['value']:.3f}"
+    assert page.find("id")["gate-verdict"] == "gate PASS"
+    data = page.data()
+    noisy = data["problems"]["HumanEval/2"]["samples"][0]
+    assert data["statuses"][noisy[1]] == "runtime_error"
+    extra = {name: data["texts"][ref] for name, ref in noisy[5]["t"].items()}
+    assert extra["stdout"] == "to stdout <b>\n" and extra["stderr"] == "to stderr\n"
+    assert "ZeroDivisionError" in extra["traceback"]
+    assert data["texts"][data["problems"]["HumanEval/2"]["prompt"]].startswith("\n\ndef truncate_number")
+    assert data["baseline"]["HumanEval/0"] == read_report(pytester.path / "base.json")["problems"]["HumanEval/0"]
+    # The results rows carry the output too, so the page built later from the saved files is the same page.
+    rows = [json.loads(line) for line in (pytester.path / "new.jsonl").read_text().splitlines()]
+    assert [r.get("stdout") for r in rows if r["task_id"] == "HumanEval/2" and r["sample"] == 0] == ["to stdout <b>\n"]
+    assert cli(["html", str(pytester.path / "new.json"), str(pytester.path / "new.jsonl"),
+                "-o", str(pytester.path / "again.html")]) == 0
+    assert (pytester.path / "again.html").read_text() == page_text
+
+
+def test_html_command_names_the_bad_input_and_exits_2(tmp_path, capsys):
+    report = report_for([row("HumanEval/0", 0, "passed")])
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    (tmp_path / "results.jsonl").write_text(json.dumps(row("HumanEval/0", 0, "passed")) + "\n"
+                                            + json.dumps({**row("HumanEval/0", 1, "passed"), "sample": "1"}) + "\n")
+    out = str(tmp_path / "page.html")
+    assert cli(["html", str(tmp_path / "report.json"), str(tmp_path / "results.jsonl"), "-o", out]) == 2
+    assert capsys.readouterr().err == f'error: {tmp_path / "results.jsonl"}:2: sample: expected an integer, found "1"\n'
+    assert cli(["html", str(tmp_path / "missing.json"), str(tmp_path / "results.jsonl"), "-o", out]) == 2
+    assert "missing.json: cannot read the report: No such file or directory" in capsys.readouterr().err
+    (tmp_path / "results.jsonl").write_text(json.dumps(row("HumanEval/0", 0, "passed")) + "\n")
+    (tmp_path / "other.jsonl").write_text(json.dumps({"task_id": "Other/0", "prompt": "", "entry_point": "f",
+                                                      "test": "def check(candidate): pass"}) + "\n")
+    assert cli(["html", str(tmp_path / "report.json"), str(tmp_path / "results.jsonl"), "-o", out,
+                "--dataset", str(tmp_path / "other.jsonl")]) == 2
+    assert "other.jsonl: expected every problem of the report, found no HumanEval/0" in capsys.readouterr().err
+    assert not Path(out).exists()
+
+
+def test_html_command_without_the_dataset_says_how_to_add_the_prompts(tmp_path, capsys):
+    rows = [row("Mine/0", 0, "passed")]
+    report = report_for(rows)
+    report["dataset"]["name"] = "mine"
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    (tmp_path / "results.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert cli(["html", str(tmp_path / "report.json"), str(tmp_path / "results.jsonl"),
+                "-o", str(tmp_path / "page.html")]) == 0
+    streams = capsys.readouterr()
+    assert "no prompts on the page: the report's dataset is 'mine'" in streams.err and "--dataset" in streams.err
+    assert streams.out.startswith(f"wrote {tmp_path / 'page.html'} (1 samples")
+    data = Page((tmp_path / "page.html").read_text()).data()
+    assert data["prompts"] is False and data["problems"]["Mine/0"]["prompt"] is None
+
+
+def test_pytest_html_report_gets_the_humaneval_summary(pytester):
+    pytest.importorskip("pytest_html", reason="pytest-html is optional: its integration is tested where installed")
+    (pytester.path / "mock.yaml").write_text("target: {mode: mock}\ngate: {min_pass_at_1: 0.5, min_coverage: 0.9}\n")
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", "-n", "2", "--html", "pytest-html.html",
+                                "--self-contained-html", *NO_CACHE)
+    assert result.ret == 0
+    page = (pytester.path / "pytest-html.html").read_text()
+    assert '<div class="humaneval-summary">' in page
+    assert '<span data-measure="human-eval.pass_at_1">0.689</span>' in page
+    assert '<span data-measure="human-eval.coverage">0.957</span>' in page
+    assert "<b>gate</b> <span data-gate>PASS</span>" in page

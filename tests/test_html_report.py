@@ -332,7 +332,14 @@ def test_html_command_without_the_dataset_says_how_to_add_the_prompts(tmp_path, 
     assert "no prompts on the page: the report's dataset is 'mine'" in streams.err and "--dataset" in streams.err
     assert streams.out.startswith(f"wrote {tmp_path / 'page.html'} (1 samples")
     data = Page((tmp_path / "page.html").read_text()).data()
-    assert data["prompts"] is False and data["problems"]["Mine/0"]["prompt"] is None
+    assert data["prompts"] is False and data["problems"]["Mine/0"]["prompt"] is None and data["baseline"] is None
+    old = report_for([row("Mine/0", 0, "assertion_failed")])
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert cli(["html", str(tmp_path / "report.json"), str(tmp_path / "results.jsonl"),
+                "-o", str(tmp_path / "page.html"), "--baseline", str(tmp_path / "old.json")]) == 0
+    page = Page((tmp_path / "page.html").read_text())
+    assert page.data()["baseline"] == {"Mine/0": old["problems"]["Mine/0"]}
+    assert page.find("data-change") == {"improved": "0"}  # the tile of Mine/0, labelled with its number
 
 
 def test_pytest_html_report_gets_the_humaneval_summary(pytester):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import sandbox
+from . import html_report, sandbox
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -32,6 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write the run summary (pass@k, coverage, counts, dataset digest) as JSON.")
     group.addoption("--humaneval-markdown", metavar="PATH", default=None,
                     help="Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request comment).")
+    group.addoption("--humaneval-html", metavar="PATH", default=None,
+                    help="Write the run as one self-contained HTML page (scores, gate, every problem and sample).")
     group.addoption("--humaneval-baseline", metavar="PATH", default=None,
                     help="Gate against this earlier report JSON (overrides gate.baseline).")
     group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
@@ -100,9 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(
             Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
                        config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
-                       _baseline(run_config, plan)),
+                       _baseline(run_config, plan), config.getoption("humaneval_html")),
             "humaneval-aggregator",
         )
+        if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
+            config.pluginmanager.register(PytestHtmlHooks(), "humaneval-pytest-html")
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
@@ -274,3 +278,12 @@ class XdistHooks:
         aggregator = node.config.pluginmanager.get_plugin("humaneval-aggregator")
         if aggregator is not None:
             aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])
+
+
+class PytestHtmlHooks:
+    """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
+
+    def pytest_html_results_summary(self, prefix: list, session: pytest.Session) -> None:
+        aggregator = session.config.pluginmanager.get_plugin("humaneval-aggregator")
+        if aggregator is not None and aggregator.report:
+            prefix.append(html_report.summary_fragment(aggregator.report))

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import pytest
 
+from . import html_report
 from .gate import Baseline, GateResult, evaluate
 from .items import PROP, HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
@@ -30,14 +31,20 @@ FAILING_SHOWN = 15
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                   "generation_ms", "attempts", "cached")
+# The candidate's output, as report sections of a failing sample's call phase (items.py): kept for the results
+# and the HTML page, so the page built later from saved files is the same page.
+OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
+CUT_SHORT = "run cut short before this sample ran"
 
 
 class Aggregator:
     def __init__(self, run: Run, results_path: str | None, report_path: str | None,
-                 markdown_path: str | None = None, baseline: Baseline | None = None) -> None:
+                 markdown_path: str | None = None, baseline: Baseline | None = None,
+                 html_path: str | None = None) -> None:
         self.results_path = Path(results_path) if results_path else None
         self.report_path = Path(report_path) if report_path else None
         self.markdown_path = Path(markdown_path) if markdown_path else None
+        self.html_path = Path(html_path) if html_path else None
         self.baseline = baseline
         self.gate_result: GateResult | None = None
         self.report: dict[str, Any] = {}
@@ -45,6 +52,7 @@ class Aggregator:
         self.planned: list[tuple[str, int]] | None = None
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
+        self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
         self.summary: Summary | None = None
         self._results: IO[str] | None = None
 
@@ -72,6 +80,8 @@ class Aggregator:
             self._results = self.results_path.open("w", encoding="utf-8")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.sections:
+            self._keep_output(report)
         if report.when != "teardown":  # the verdict rides on the teardown report (see plugin.py)
             return
         props = dict(report.user_properties)
@@ -86,15 +96,32 @@ class Aggregator:
         self.details[key] = detail
         self._write_result(key, status, props.get(PROP + "duration_ms"), detail)
 
-    def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
-        if self._results is None:
-            return
+    def _keep_output(self, report: pytest.TestReport) -> None:
+        key = parse_item_name(report.nodeid.rpartition("::")[2])
+        outputs = {OUTPUT_SECTIONS[title]: text for title, text in report.sections if title in OUTPUT_SECTIONS}
+        if key in self.samples and outputs:
+            self.outputs[key] = outputs
+
+    def _row(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> dict[str, Any]:
+        """One sample's line of the results JSONL (and of the HTML page)."""
         sample = self.samples[key]
         line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.generation is not None:
             line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
-        self._results.write(json.dumps(line) + "\n")
+        line.update(self.outputs.get(key, {}))
+        return line
+
+    def _final_row(self, key: tuple[str, int]) -> dict[str, Any]:
+        outcome = self.outcomes.get(key)
+        if outcome is None:
+            return self._row(key, "not_run", None, CUT_SHORT)
+        return self._row(key, outcome.status, outcome.duration_ms, self.details.get(key, ""))
+
+    def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
+        if self._results is None:
+            return
+        self._results.write(json.dumps(self._row(key, status, duration_ms, detail)) + "\n")
         self._results.flush()
 
     def record_interrupted_generation(self, generated: list[Sample]) -> None:
@@ -124,7 +151,7 @@ class Aggregator:
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    self._write_result(key, "not_run", None, "run cut short before this sample ran")
+                    self._write_result(key, "not_run", None, CUT_SHORT)
             self._results.close()
             self._results = None
         self._junit(session.config)
@@ -133,6 +160,19 @@ class Aggregator:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
+        if self.html_path is not None:  # last: a page that cannot be written loses no other output
+            self._write_html(planned)
+
+    def _write_html(self, planned: list[tuple[str, int]]) -> None:
+        problems = {task: {"prompt": problem.prompt, "test": problem.test}
+                    for task, problem in self.run.plan.problems.items() if task in self.report["problems"]}
+        try:  # read at the start already; only its per-problem statuses are new here
+            baseline = json.loads(self.baseline.path.read_text(encoding="utf-8")) if self.baseline else None
+        except (OSError, ValueError):
+            baseline = None
+        page = html_report.render(self.report, (self._final_row(key) for key in planned), problems, baseline)
+        self.html_path.parent.mkdir(parents=True, exist_ok=True)
+        self.html_path.write_text(page, encoding="utf-8")
 
     def _generated(self) -> list[dict]:
         """The generation records of every sample of the plan (runtime mode only): generation covers the whole
@@ -226,7 +266,7 @@ class Aggregator:
             if len(failing) > FAILING_SHOWN:
                 tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more (see --humaneval-results)")
         for label, path in (("results", self.results_path), ("report", self.report_path),
-                            ("markdown", self.markdown_path)):
+                            ("markdown", self.markdown_path), ("html", self.html_path)):
             if path is not None:
                 tr.write_line(f"{label:9s} {path}")
         if self.gate_result is not None:

@@ -115,11 +115,12 @@ def locate(program: Program, where: object) -> str | None:
             or type(where[1]) is not int):
         return None
     part, line = where
+    # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at U+2028 and friends).
     if part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
-        lines = (program.prompt + program.completion).splitlines()
+        lines = (program.prompt + program.completion).split("\n")
         index = program.prompt.count("\n") + line - 1
     else:
-        lines = (program.prompt if part == "prompt" else program.test).splitlines()
+        lines = (program.prompt if part == "prompt" else program.test).split("\n")
         index = line - 1
     if not 0 <= index < len(lines):
         return None

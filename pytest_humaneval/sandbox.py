@@ -20,7 +20,6 @@ import math
 import os
 import re
 import select
-import shutil
 import struct
 import subprocess
 import sys
@@ -29,6 +28,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "build_program", "clean_text",
            "configure", "run", "shutdown"]
@@ -43,6 +44,7 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
 REPLY_GRACE_S = 30.0
 ISOLATION_MODES = ("auto", "strict", "basic")
 STARTUP_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
 # Caps (characters) on what a sample's result carries, whatever the supervisor sent.
@@ -143,6 +145,10 @@ class Sandbox:
         self.requested = isolation
         self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns" or "basic"
         self.isolation_reason = ""
+        self.ids = ""  # which uid candidates run as, and how it was chosen
+        self.limits = ""  # how memory and processes are limited: a cgroup per sample, or rlimits per process
+        self._cgroups: list[str] = []  # the supervisor's cgroup folders, removed when it has exited
+        self._mode = isolation  # what the supervisor is asked for: "auto" falls back to "basic" once
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
@@ -165,7 +171,7 @@ class Sandbox:
         env["HOME"] = env["TMPDIR"] = self._base
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self.requested],
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
@@ -188,10 +194,21 @@ class Sandbox:
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
                                f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
+        self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
-            raise SandboxError(f"the sandbox supervisor did not start: {ready.get('reason', '')}")
+            reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX)
+            if self._mode == "auto":  # the namespaces it found could not run a sample: the basic sandbox can
+                self._mode = "basic"
+                self._start(wait=True)
+                self.isolation_reason = f"{reason}; fell back to the basic sandbox"
+                return
+            raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
+        self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        if ready.get("keyring"):
+            self.isolation_reason = "; ".join(filter(None, [self.isolation_reason,
+                                                            f"session keyring kept: {ready['keyring']}"]))
         if self.requested == "strict" and not self.isolation.startswith("namespaces"):
             self.close()
             raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
@@ -245,7 +262,10 @@ class Sandbox:
                     ) from exc
                 raise
             try:
-                return _result(reply, self._serial, program)
+                result = _result(reply, self._serial, program)
+                if reply.get("retire"):
+                    self.close()
+                return result
             except Exception as exc:
                 self.close()  # a supervisor that answered wrongly, or failed itself, serves no other sample
                 if isinstance(exc, SandboxError):
@@ -254,7 +274,14 @@ class Sandbox:
                     from exc
 
     def _supervisor_died(self, started: float) -> ExecResult:
-        # The supervisor only dies mid-sample when the program killed it (it is the program's parent).
+        """The supervisor ended while a sample ran. With namespaces the program cannot have done it: the
+        supervisor is PID 1 of the program's PID namespace, and the kernel drops every signal sent to it from
+        inside that namespace; so something outside killed it (the OOM killer, a signal from the host), and
+        the sample's verdict is unknown. In the basic sandbox the program runs as the supervisor's user and
+        can kill it: its verdict is void, and it is its own failure."""
+        if self.isolation.startswith("namespaces"):
+            raise SandboxError("the sandbox supervisor was killed from outside while this sample ran (the OOM "
+                               "killer, or a signal from the host); its verdict is unknown")
         return ExecResult(
             status=Status.RUNTIME_ERROR,
             duration_ms=(time.monotonic() - started) * 1000.0,
@@ -275,8 +302,10 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            _contain.remove_cgroups(self._cgroups)
+            self._cgroups = []
         if base is not None and self._owner == os.getpid():
-            shutil.rmtree(base, ignore_errors=True)
+            _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
 
 
 def _result(reply: object, request_id: int, program: Program) -> ExecResult:
@@ -340,6 +369,8 @@ def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
         return b"".join(chunks)
 
     size = struct.unpack(">I", read_exact(4))[0]
+    if size > MAX_REPLY_BYTES:  # what a sample's reply can hold is capped far below this: not an answer
+        raise SandboxError(f"the sandbox sent a reply of {size} bytes; its answer is void")
     return json.loads(read_exact(size))
 
 

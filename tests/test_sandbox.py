@@ -246,7 +246,7 @@ def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypat
 
     work = tmp_path / "work"
     (work / "stuck").mkdir(parents=True)
-    monkeypatch.setattr(_supervisor.shutil, "rmtree", lambda *args, **kwargs: None)  # as if it failed
+    monkeypatch.setattr(_supervisor._contain, "remove_tree", lambda path: False)  # as if it failed
     _supervisor._clear(str(work), 7)
     assert not work.exists()
     assert (tmp_path / "work.left-7" / "stuck").is_dir()

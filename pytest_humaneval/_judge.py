@@ -7,8 +7,8 @@
 - :func:`judge` runs in the trusted supervisor. It executes the dataset's ``prompt`` and ``test`` (its own
   copies: a helper the completion redefines does not reach the test) in fresh globals, binds the entry point's
   name to a stand-in that forwards every call to the candidate, calls ``check`` under the sample's deadline and
-  returns the verdict; then it puts back what a test could have changed in the process (builtins, the ``random``
-  stream, ``sys.stdout``), so nothing of one sample's judge reaches the next.
+  returns the verdict; it reseeds ``random`` and puts back what a test could have changed in the process
+  (builtins, ``sys.stdout``), so nothing of one sample's judge reaches the next.
 
 Nothing the candidate does to its own interpreter reaches the judge: what crosses is plain values, decoded by
 code the candidate never runs. The candidate can only choose what it returns, raises or prints.
@@ -98,7 +98,7 @@ def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
     """Send ``value``; with the arguments as they are now when the call changed them (the reference's test
     shares its argument objects with the candidate, so an in-place change is visible to it)."""
     try:
-        if sent is not None:
+        if sent is not None and _has_mutable(arguments):
             after = _encode_or_none(arguments)
             if after is not None and after != sent:
                 _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
@@ -110,6 +110,16 @@ def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
     except BaseException as exc:  # a hostile or enormous value: its own describe() would not help
         _reply(replies, RAISED, _refusal(f"the candidate's return value could not be sent: "
                                          f"{type(exc).__name__}"))
+
+
+def _has_mutable(arguments):
+    """Whether a call's arguments include a container it could change in place (the decoded arguments are
+    exact builtin types)."""
+    args, kwargs = arguments
+    return any(type(arg) in _MUTABLE for arg in args) or any(type(arg) in _MUTABLE for arg in kwargs.values())
+
+
+_MUTABLE = (list, dict, set)
 
 
 def _encode_or_none(value):
@@ -346,7 +356,7 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
         raise JudgeTimeout()
 
     names, values = list(builtins.__dict__), list(builtins.__dict__.values())
-    stream = random.getstate()
+    random.seed()  # a fresh stream, as each sample's process has in the reference: no test's seed carries over
     streams = sys.stdin, sys.stdout, sys.stderr
     previous = _set_handler(signal.SIGALRM, on_alarm) if seconds is not None else None
     try:
@@ -358,7 +368,6 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
                 verdict = _judge(channel, prompt_code, test_code, entry_point)
             finally:  # what the test may have changed, put back before any more of the harness's code runs
                 sys.stdin, sys.stdout, sys.stderr = streams
-                random.setstate(stream)
                 _restore_builtins(names, values)
             if verdict["status"] == "passed" and not channel.loaded and channel.failed is None:
                 channel.ask(LOADED, b"")  # check() never called the candidate: did its program load at all?

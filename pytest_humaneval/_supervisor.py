@@ -108,7 +108,7 @@ def write_message(fd: int, message: dict) -> None:
 # --------------------------------------------------------------------------------------- the two children
 
 
-def _candidate(request: dict, test_code, work: str | None, out_fd: int, err_fd: int, requests: int,
+def _candidate(request: dict, problem: Problem, work: str, out_fd: int, err_fd: int, requests: int,
                replies: int, setup: int, isolation, cgroups) -> None:
     """Runs in the candidate's forked process: contain it (``_contain.enter_candidate``), say so on ``setup``,
     then serve calls (``_judge.serve``). A failure before the program starts ends the process with
@@ -119,11 +119,6 @@ def _candidate(request: dict, test_code, work: str | None, out_fd: int, err_fd: 
     as much as in time.
     """
     os.setsid()
-    try:
-        cgroups.join()  # first: its descriptors are the supervisor's, closed below
-    except OSError as exc:
-        os.write(2, f"sandbox set-up failed: joining the sample's cgroup: {exc}\n".encode(errors="replace"))
-        os._exit(SETUP_FAILED)
     if not isolation.namespaced:
         # With namespaces the supervisor is PID 1 of the sample's PID namespace: when it dies, the kernel
         # kills every process in it, this one included.
@@ -137,34 +132,43 @@ def _candidate(request: dict, test_code, work: str | None, out_fd: int, err_fd: 
     os.dup2(setup, CALLS_FD + 2)
     os.closerange(CALLS_FD + 3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     try:
-        os.chdir(_contain.enter_candidate(isolation, request["limits"], request["timeout_s"]) or work)
+        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], cgroups)
+        os.chdir(work)
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
     except BaseException as exc:
         os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
         os._exit(SETUP_FAILED)
-    _judge.serve(request["prompt"], request["completion"], request["entry_point"], test_code, CALLS_FD,
+    _judge.serve(problem.prompt, request["completion"], request["entry_point"], problem.test_code, CALLS_FD,
                  CALLS_FD + 1)
     os._exit(0)
 
 
-def _judge_code(prompt: str, test: str) -> tuple:
-    """The dataset's prompt and test, compiled once per problem in the supervisor and inherited by every fork.
-    Trusted text (the dataset's, never a completion), compiled without this module's compiler flags."""
-    key = (prompt, test)
-    code = _JUDGE_CODE.get(key)
-    if code is None:
-        if len(_JUDGE_CODE) >= 1024:
-            _JUDGE_CODE.clear()
+class Problem:
+    """A problem as the supervisor and the judge keep it: its texts and their compiled code. The harness sends
+    a problem's prompt and test once per supervisor, then only its number (they are most of a request's bytes);
+    the supervisor does the same towards the judge. Compiled here (trusted text: the dataset's, never a
+    completion), without this module's compiler flags, and inherited by every fork."""
+
+    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines")
+
+    def __init__(self, prompt: str, test: str) -> None:
+        self.prompt, self.test = prompt, test
         try:
-            prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
+            self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
         except SyntaxError:  # a prompt that is not a module on its own: the judge goes without its helpers
-            prompt_code = compile("", _judge.PROMPT_FILE, "exec", dont_inherit=True)
-        code = _JUDGE_CODE[key] = (prompt_code, compile(test, _judge.TEST_FILE, "exec", dont_inherit=True))
-    return code
+            self.prompt_code = compile("", _judge.PROMPT_FILE, "exec", dont_inherit=True)
+        self.test_code = compile(test, _judge.TEST_FILE, "exec", dont_inherit=True)
+        self.lines = {name: (len(text), None, text.splitlines(True), name)  # linecache entries: tracebacks
+                      for name, text in ((_judge.PROMPT_FILE, prompt), (_judge.TEST_FILE, test))}
 
 
-_JUDGE_CODE: dict = {}
+def _problem(request: dict, problems: dict) -> Problem:
+    """The request's problem: registered when the request carries its texts, else known from before."""
+    number = request["problem"]
+    if "test" in request:
+        problems[number] = Problem(request["prompt"], request["test"])
+    return problems[number]
 
 
 # ----------------------------------------------------------------------------------------- the supervisor
@@ -199,6 +203,19 @@ def _children_of(pid: int) -> list[int]:
 
 def _children() -> list[int]:
     return _children_of(os.getpid())
+
+
+def _own_children(spare: int | None) -> bool:
+    """Whether this (single-threaded) process has a child other than ``spare``: one read of its own children
+    file where the kernel has it (every orphan comes back to this subreaper, so that covers every descendant)."""
+    try:
+        fd = os.open(f"/proc/self/task/{os.getpid()}/children", os.O_RDONLY)
+    except OSError:
+        return True  # no children file: let the full walk decide
+    try:
+        return any(int(pid) != spare for pid in os.read(fd, 65536).split())
+    finally:
+        os.close(fd)
 
 
 def _subtree(pid: int) -> list[int]:
@@ -293,24 +310,21 @@ class Retire(Exception):
     """This supervisor can no longer vouch for its samples: the harness replaces it after this reply."""
 
 
-def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgeProcess",
-               baseline, cgroups) -> dict:
-    """Run one sample: the candidate in a fresh, isolated child (in basic mode in a fresh, empty working dir,
-    always at ``BASE/work`` so HOME and TMPDIR are set once; with namespaces on a private tmpfs of its own),
-    its output captured in files no path leads to, judged by the judge process over two pipes. The wall-clock
+def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgeProcess", baseline, cgroups,
+               problems: dict) -> dict:
+    """Run one sample: the candidate in a fresh, isolated child (in a fresh, empty working dir, always at the
+    same path so HOME and TMPDIR are set once: /tmp/work with namespaces, ``BASE/work`` in basic mode), its
+    output captured in files no path leads to, judged by the judge process over two pipes. The wall-clock
     budget starts at the fork and covers both; the verdict is the judge's."""
-    tampered = baseline.changed()
-    if tampered:  # between samples: not this sample's doing
-        raise Retire(f"the supervisor's own state changed before this sample ({tampered})")
-    work = None
-    if not isolation.namespaced:
-        work = os.path.join(base, WORK_DIR)
-        try:
-            os.mkdir(work, 0o700)
-        except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
-            _clear(work, serial)
-            os.mkdir(work, 0o700)
-    test_code = _judge_code(request["prompt"], request["test"])[1]
+    problem = _problem(request, problems)
+    work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
+    try:
+        os.mkdir(work, 0o700)
+    except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
+        _clear(work, serial)
+        os.mkdir(work, 0o700)
+    if isolation.uid is not None:
+        os.chown(work, isolation.uid, isolation.gid)
     out_fd, err_fd = _capture(base, "stdout"), _capture(base, "stderr")
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
@@ -318,25 +332,27 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
     timeout_s = float(request["timeout_s"])
     cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
     oom_kills = cgroups.oom_kills()
+    message = judge.message(request, problem)
 
     started = time.monotonic()
     candidate = os.fork()
     if candidate == 0:
         try:
-            _candidate(request, test_code, work, out_fd, err_fd, requests_r, replies_w, setup_w, isolation,
-                       cgroups)
+            _candidate(request, problem, work, out_fd, err_fd, requests_r, replies_w, setup_w, isolation, cgroups)
         finally:
             os._exit(SETUP_FAILED)
+    # While the candidate lives, as little as possible here: every page this process writes is copied.
     for fd in (requests_r, replies_w, setup_w):
         os.close(fd)
     try:
-        record = judge.judge(request, requests_w, replies_r, started + timeout_s)
-    finally:
-        os.close(requests_w)
-        os.close(replies_r)
+        judge.send(message, requests_w, replies_r)
+    except OSError:
+        judge.stop()
+    os.close(requests_w)
+    os.close(replies_r)
+    data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
     duration_ms = (time.monotonic() - started) * 1000.0
-    candidate_status = None
-    if record.get("candidate_gone"):
+    if data is not None and b'"candidate_gone": true' in data:
         # The judge saw the candidate's pipe close: wait for the process itself, whose end says why.
         candidate_status, _ = _wait(candidate, time.monotonic() + 1.0)
     else:
@@ -347,7 +363,13 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
             os.killpg(candidate, signal.SIGKILL)
         except OSError:
             pass
-    kill_descendants(spare=judge.pid)
+        try:
+            os.waitpid(candidate, 0)
+        except ChildProcessError:
+            pass
+    if _own_children(judge.pid):  # something the candidate started outlived it: every one of them goes
+        kill_descendants(spare=judge.pid)
+    record = judge.record(data, started + timeout_s)
     os.set_blocking(setup_r, False)
     try:
         set_up = os.read(setup_r, 1) == b"1"
@@ -357,8 +379,11 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
     reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
     for fd in (out_fd, err_fd):
         os.close(fd)
-    if work is not None:
-        _clear(work, serial)
+    _clear(work, serial)
+    if isolation.namespaced:
+        left = _contain.empty_shared(isolation)
+        if left:
+            raise Retire(f"what the sample left could not be removed: {left}")
     if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
         raise Retire(f"the sandbox could not set up the candidate's process: "
                      f"{reply['stderr'].strip() or _verdict(record, candidate_status, request)['detail']}")
@@ -368,7 +393,7 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
                            f"({request['limits']['memory_mb']} MiB, cgroup {cgroups.kind}) and was killed; "
                            f"{reply['detail']}")
     tampered = baseline.changed()
-    if tampered:  # during this sample: only the program ran, but the harness cannot vouch for the verdict
+    if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
         reply.update(status="harness_error", retire=True,
                      detail=f"the program changed the sandbox supervisor's own state ({tampered}); its "
                             "verdict is void and a fresh supervisor takes over")
@@ -421,6 +446,7 @@ class JudgeProcess:
     def __init__(self) -> None:
         self.pid: int | None = None
         self._sock = None
+        self._known: set = set()  # problem numbers this judge process has the texts of
 
     def start(self) -> None:
         import socket
@@ -434,34 +460,51 @@ class JudgeProcess:
             finally:
                 os._exit(70)
         theirs.close()
-        self.pid, self._sock = pid, ours
+        self.pid, self._sock, self._known = pid, ours, set()
 
-    def judge(self, request: dict, requests: int, replies: int, deadline: float) -> dict:
-        """The judge's record for the candidate behind ``requests``/``replies``; a timeout when the deadline
-        passed first, a harness_error when the judge process failed (it is replaced for the next sample)."""
-        import socket
-
+    def message(self, request: dict, problem: Problem) -> bytes:
+        """The judge's request for a sample, made before the candidate's fork (see ``send``)."""
         if self.pid is None:
             self.start()
-        body = json.dumps({"prompt": request["prompt"], "test": request["test"],
-                           "entry_point": request["entry_point"],
-                           "seconds": deadline - time.monotonic()}).encode()
-        data = struct.pack(">I", len(body)) + body
+        message = {"problem": request["problem"], "entry_point": request["entry_point"],
+                   "seconds": float(request["timeout_s"])}
+        if request["problem"] not in self._known:
+            message.update(prompt=problem.prompt, test=problem.test)
+            self._known.add(request["problem"])
+        body = json.dumps(message).encode()
+        return struct.pack(">I", len(body)) + body
+
+    def send(self, message: bytes, requests: int, replies: int) -> None:
+        """Hand the judge its request and its ends of the candidate's pipes. This and ``receive`` are all the
+        supervisor does while the candidate lives: every page it writes meanwhile is copied (copy-on-write)."""
+        import socket
+
+        sent = socket.send_fds(self._sock, [message], [requests, replies])
+        if sent < len(message):
+            self._sock.sendall(message[sent:])
+
+    def receive(self, deadline: float) -> bytes | None:
+        """The judge's record, unparsed; None when it did not come by the deadline, or the judge ended (it is
+        replaced for the next sample)."""
         try:
-            sent = socket.send_fds(self._sock, [data], [requests, replies])
-            if sent < len(data):
-                self._sock.sendall(data[sent:])
-            record = _read_message_until(self._sock.fileno(), deadline + JUDGE_GRACE_S)
-        except (OSError, ValueError) as exc:
-            self.stop()
-            return {"status": "harness_error", "message": f"the judge process failed: {exc}"}
-        if record is None:
+            return _read_frame_until(self._sock.fileno(), deadline)
+        except OSError:
+            return None
+
+    def record(self, data: bytes | None, deadline: float) -> dict:
+        """The judge's record as a dict: a timeout when it did not come by the deadline, a harness_error when
+        the judge failed. A judge that overran or failed is replaced: it may have left anything behind."""
+        try:
+            record = json.loads(data) if data is not None else None
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
             self.stop()
             if time.monotonic() >= deadline:
                 return {"status": "timeout"}
             return {"status": "harness_error", "message": "the judge process ended without a verdict"}
         if record.get("status") in ("timeout", "harness_error"):
-            self.stop()  # a test that overran or failed may have left anything behind: a fresh judge next
+            self.stop()
         return record
 
     def finish(self) -> None:
@@ -493,6 +536,7 @@ def _judge_main(sock) -> None:
     os.closerange(3, fd)  # nothing of the harness's channel, nor of the sample being forked
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     baseline = _contain.Baseline()
+    problems: dict = {}
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not data:
@@ -506,12 +550,11 @@ def _judge_main(sock) -> None:
                     os._exit(0)
                 body += chunk
             request = json.loads(body)
-            prompt_code, test_code = _judge_code(request["prompt"], request["test"])
-            for name, text in ((_judge.PROMPT_FILE, request["prompt"]), (_judge.TEST_FILE, request["test"])):
-                linecache.cache[name] = (len(text), None, text.splitlines(True), name)  # tracebacks quote them
+            problem = _problem(request, problems)
+            linecache.cache.update(problem.lines)
             requests, replies = fds
-            record = _judge.judge(prompt_code, test_code, request["entry_point"], requests, replies,
-                                  request["seconds"])
+            record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
+                                  replies, request["seconds"])
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
@@ -526,8 +569,8 @@ def _judge_main(sock) -> None:
             os._exit(0)
 
 
-def _read_message_until(fd: int, deadline: float) -> dict | None:
-    """A length-prefixed JSON message, or None at end of file or when the deadline passes first."""
+def _read_frame_until(fd: int, deadline: float) -> bytes | None:
+    """The body of a length-prefixed message, or None at end of file or when the deadline passes first."""
     chunks, needed, header = [], 4, None
     while needed:
         remaining = deadline - time.monotonic()
@@ -541,8 +584,7 @@ def _read_message_until(fd: int, deadline: float) -> dict | None:
         if not needed and header is None:
             header = b"".join(chunks)
             chunks, needed = [], struct.unpack(">I", header)[0]
-    record = json.loads(b"".join(chunks))
-    return record if isinstance(record, dict) else None
+    return b"".join(chunks)
 
 
 def _verdict(record: dict, candidate_status: int | None, request: dict) -> dict:
@@ -583,18 +625,18 @@ def _warm_up() -> None:
     for name in PRELOAD:
         __import__(name)
     sample = _WARM_UP
-    prompt_code, test_code = _judge_code(sample["prompt"], sample["test"])
+    problem = Problem(sample["prompt"], sample["test"])
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     server = threading.Thread(target=_judge.serve, args=(sample["prompt"], sample["completion"],
-                                                         sample["entry_point"], test_code, requests_r, replies_w))
+                                                         sample["entry_point"], problem.test_code, requests_r,
+                                                         replies_w))
     server.start()
-    json.dumps(_judge.judge(prompt_code, test_code, sample["entry_point"], requests_w, replies_r))
+    json.dumps(_judge.judge(problem.prompt_code, problem.test_code, sample["entry_point"], requests_w, replies_r))
     os.close(requests_w)
     server.join()
     for fd in (requests_r, replies_r, replies_w):
         os.close(fd)
-    _JUDGE_CODE.clear()
     linecache.cache.pop(_judge.CANDIDATE_FILE, None)
     builtins.__dict__.pop("_", None)
 
@@ -617,6 +659,7 @@ def main() -> int:
         signal.signal(sig, signal.SIG_DFL)
     # The sample's cgroups are made while this process still sees the host's cgroup folders.
     cgroups = _contain.Cgroups.create(f"pytest-humaneval-{os.getpid()}")
+    cgroups.protect()  # inherited by the judge; each candidate takes it back before its program starts
     try:
         isolation = _contain.isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why
@@ -626,9 +669,9 @@ def main() -> int:
     isolation.keyring = _contain.fresh_session_keyring()  # before anything forks: every child inherits it
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     if isolation.namespaced:
-        base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
+        base = _contain.OWN  # on this namespace's own tmpfs; the harness's folder is out of view
         os.makedirs(base, mode=0o700, exist_ok=True)
-        os.environ["HOME"] = os.environ["TMPDIR"] = _contain.WORK  # on each sample's private tmpfs
+        os.environ["HOME"] = os.environ["TMPDIR"] = _contain.WORK  # emptied after every sample
     else:
         os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
     _warm_up()
@@ -636,7 +679,8 @@ def main() -> int:
     baseline = _contain.Baseline(base)
     judge = JudgeProcess()
     judge.start()
-    probe = _probe(base, isolation, judge, baseline, cgroups)
+    problems: dict = {}
+    probe = _probe(base, isolation, judge, baseline, cgroups, problems)
     if probe:
         write_message(channel_out, {"ready": False, "reason": probe, "cgroups": cgroups.paths})
         return 1
@@ -651,7 +695,7 @@ def main() -> int:
             os._exit(0)
         serial += 1
         try:
-            reply = run_sample(request, base, serial, isolation, judge, baseline, cgroups)
+            reply = run_sample(request, base, serial, isolation, judge, baseline, cgroups, problems)
         except Exception as exc:  # the sandbox's own failure: this sample's harness_error, then a fresh one
             detail = str(exc) if isinstance(exc, Retire) else f"{type(exc).__name__}: {exc}"
             reply = {"status": "harness_error", "detail": detail, "duration_ms": 0.0, "retire": True}
@@ -662,14 +706,14 @@ def main() -> int:
             os._exit(0)
 
 
-def _probe(base: str, isolation, judge: "JudgeProcess", baseline, cgroups) -> str:
+def _probe(base: str, isolation, judge: "JudgeProcess", baseline, cgroups, problems: dict) -> str:
     """Run one real sample before saying ready, so the isolation announced is the one every sample gets (a
     uid the kernel refuses, a mount a container forbids: found here, not on every sample). "" when it passed."""
-    sample = dict(_WARM_UP, completion="    return values[0]\n", timeout_s=30.0,
+    sample = dict(_WARM_UP, completion="    return values[0]\n", timeout_s=30.0, problem=0,
                   limits={"memory_mb": 2048, "file_size_mb": 16, "open_files": 256})
     sample["test"] = "def check(candidate):\n    assert candidate([7]) == 7\n"
     try:
-        reply = run_sample(sample, base, 0, isolation, judge, baseline, cgroups)
+        reply = run_sample(sample, base, 0, isolation, judge, baseline, cgroups, problems)
     except Exception as exc:
         return f"isolation {isolation.level} could not run a sample: {exc}"
     if reply["status"] != "passed":

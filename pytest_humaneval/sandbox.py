@@ -180,6 +180,7 @@ class Sandbox:
         finally:
             log.close()
         self._proc, self._ready = proc, False
+        self._problems: dict[tuple[str, str], int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:
             self._handshake()
@@ -237,16 +238,20 @@ class Sandbox:
         with self._lock:
             proc = self._supervisor()
             self._serial += 1
+            key = (program.prompt, program.test)
+            number = self._problems.get(key)
             request = {
                 "id": self._serial,
-                "prompt": program.prompt,
+                "problem": number or len(self._problems) + 1,
                 "completion": program.completion,
-                "test": program.test,
                 "entry_point": program.entry_point,
                 "timeout_s": limits.timeout_s,
                 "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
                            "open_files": limits.open_files},
             }
+            if number is None:  # this supervisor's first sample of the problem: its texts, numbered
+                request.update(prompt=program.prompt, test=program.test)
+                self._problems[key] = request["problem"]
             started = time.monotonic()
             try:
                 _send(proc, request)

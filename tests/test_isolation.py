@@ -365,7 +365,8 @@ def unprivileged():
 
     def run(program: str) -> dict:
         job = script(program)
-        sandbox._send(proc, {"id": 1, "prompt": job.prompt, "completion": job.completion, "test": job.test,
+        sandbox._send(proc, {"id": 1, "problem": 1, "prompt": job.prompt, "completion": job.completion,
+                             "test": job.test,
                              "entry_point": job.entry_point, "timeout_s": 3.0,
                              "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
         return sandbox._receive(proc, 30)

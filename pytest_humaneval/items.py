@@ -110,6 +110,9 @@ class HumanEvalItem(pytest.Item):
             (PROP + "duration_ms", round(result.duration_ms, 3)),
             (PROP + "detail", result.detail[:DETAIL_MAX]),
         ])
+        for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
+            self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
+                                         (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])
 
     def runtest(self) -> None:
         result = self.result

@@ -53,6 +53,7 @@ class Aggregator:
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
         self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
+        self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
         self.summary: Summary | None = None
         self._results: IO[str] | None = None
 
@@ -91,9 +92,14 @@ class Aggregator:
         key = (props[PROP + "task_id"], props[PROP + "sample"])
         if key in self.outcomes:
             return
-        self.outcomes[key] = Outcome(key[0], key[1], status, props.get(PROP + "duration_ms"))
+        self.outcomes[key] = Outcome(key[0], key[1], status, props.get(PROP + "duration_ms"),
+                                     props.get(PROP + "base_status"))
         detail = props.get(PROP + "detail", "")
         self.details[key] = detail
+        if PROP + "base_status" in props:  # HumanEval+: both suites' statuses and first failing inputs
+            self.suites[key] = {f"{name}_{field}": props.get(PROP + f"{name}_{prop}") or None
+                                for name in ("base", "plus") for field, prop in (("status", "status"),
+                                                                                 ("failure", "detail"))}
         self._write_result(key, status, props.get(PROP + "duration_ms"), detail)
 
     def _keep_output(self, report: pytest.TestReport) -> None:
@@ -109,6 +115,7 @@ class Aggregator:
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.generation is not None:
             line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
+        line.update(self.suites.get(key, {}))
         line.update(self.outputs.get(key, {}))
         return line
 
@@ -200,7 +207,7 @@ class Aggregator:
             return
         report = self.report
         for name, measurement in report["measurements"].items():
-            if name.startswith("human-eval.pass_at_") or name == "human-eval.coverage":
+            if name.startswith(("human-eval.pass_at_", "human-eval.base_pass_at_")) or name == "human-eval.coverage":
                 xml.add_global_property(name, measurement["value"])
         xml.add_global_property("human-eval.model", report["run"]["model"] or report["run"]["mode"])
         xml.add_global_property("human-eval.dataset_label", report["dataset"]["label"])
@@ -235,6 +242,9 @@ class Aggregator:
         tr.write_line(f"dataset   {selection.label}  {selection.digest[:19]}")
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
+        if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it
+            passes = "  ".join(f"pass@{k} {v:.3f} (plus)  base {summary.base_pass_at[k]:.3f}"
+                               for k, v in summary.pass_at.items()) or passes
         tr.write_line(f"score     {passes}  ({len(summary.problems)} problems, {summary.planned} samples)")
         for k in summary.pass_at:
             iv = measured[f"human-eval.pass_at_{k}"]["interval"]

@@ -111,7 +111,7 @@ def write_message(fd: int, message: dict) -> None:
 
 
 def _candidate(request: dict, problem: Problem, suite: str | None, timeout_s: float, work: str, out_fd: int,
-               err_fd: int, requests: int, replies: int, setup: int, isolation, cgroups) -> None:
+               err_fd: int, requests: int, replies: int, setup: int, isolation) -> None:
     """Runs in the candidate's forked process: contain it (``_contain.enter_candidate``), say so on ``setup``,
     then serve calls (``_judge.serve``). A failure before the program starts ends the process with
     SETUP_FAILED and nothing on ``setup``: the supervisor's fault, never the program's.
@@ -134,7 +134,7 @@ def _candidate(request: dict, problem: Problem, suite: str | None, timeout_s: fl
     os.dup2(setup, CALLS_FD + 2)
     os.closerange(CALLS_FD + 3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     try:
-        _contain.enter_candidate(isolation, request["limits"], timeout_s, cgroups)
+        _contain.enter_candidate(isolation, request["limits"], timeout_s)
         os.chdir(work)
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
@@ -380,12 +380,13 @@ def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: flo
     if candidate == 0:
         try:
             _candidate(request, problem, suite, timeout_s, work, out_fd, err_fd, requests_r, replies_w, setup_w,
-                       isolation, cgroups)
+                       isolation)
         finally:
             os._exit(SETUP_FAILED)
     # While the candidate lives, as little as possible here: every page this process writes is copied.
     for fd in (requests_r, replies_w, setup_w):
         os.close(fd)
+    cgroups.prefer(candidate)
     try:
         judge.send(message, requests_w, replies_r)
     except OSError:
@@ -581,6 +582,7 @@ def _judge_main(sock) -> None:
     baseline = _contain.Baseline()
     problems: dict = {}
     decoded: dict = {}
+    _contain.Cgroups.protect_self()
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not data:
@@ -733,7 +735,6 @@ def main() -> int:
         signal.signal(sig, signal.SIG_DFL)
     # The sample's cgroups are made while this process still sees the host's cgroup folders.
     cgroups = _contain.Cgroups.create(f"pytest-humaneval-{os.getpid()}")
-    cgroups.protect()  # inherited by the judge; each candidate takes it back before its program starts
     try:
         isolation = _contain.isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why

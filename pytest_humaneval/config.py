@@ -272,17 +272,11 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 def load_config(path: str | os.PathLike) -> RunConfig:
     """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
     file = Path(path).expanduser().resolve()
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from exc
+    text = _read_text(file)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{file}: not valid YAML{where}: {problem}") from exc
+        raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
     top = _Reader(file, "", data, ("target", "dataset", "params", "pricing", "gate"))
     if data.get("target") is None:
         top.fail("target", "a mapping with at least `mode`", None)
@@ -298,6 +292,29 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     )
     _check_consistency(config, data)
     return config
+
+
+def _read_text(file: Path) -> str:
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{file}: expected UTF-8 text, found byte 0x{raw[exc.start]:02x} at line {line}") from exc
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """' at line N: what' for a parser error or a character the YAML reader refuses (which has no mark)."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1
+        character = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        return f" at line {line}: unacceptable character {character} ({exc.reason})"
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
 
 
 def _check_consistency(config: RunConfig, data: dict) -> None:

@@ -14,10 +14,12 @@ from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
+from .outputs import OutputError, check_output
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
 PLAN_INPUT = "humaneval_plan"
+OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit.
 SAFETY_NET_MARGIN_S = 60.0
 
@@ -65,6 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
             plan = build_plan(run_config)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if workerinput is None:
+        _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
         _check_runtime_gates(run_config)
     config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
@@ -74,12 +78,27 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
     if workerinput is None:
-        config.pluginmanager.register(
-            Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
-                       config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
-                       _baseline(run_config, plan)),
-            "humaneval-aggregator",
-        )
+        baseline = _baseline(run_config, plan)
+        if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
+            config.pluginmanager.register(
+                Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
+                           config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
+                           baseline),
+                "humaneval-aggregator",
+            )
+
+
+def _check_outputs(config: pytest.Config) -> None:
+    """Every output path is writable, before anything runs (not after the last sample)."""
+    if config.option.collectonly:
+        return
+    for dest in OUTPUT_OPTIONS:
+        value = config.getoption(dest)
+        if value:
+            try:
+                check_output("--" + dest.replace("_", "-"), value)
+            except OutputError as exc:
+                raise pytest.UsageError(str(exc)) from exc
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:

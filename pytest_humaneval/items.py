@@ -107,6 +107,11 @@ class HumanEvalItem(pytest.Item):
             (PROP + "detail", result.detail[:DETAIL_MAX]),
         ])
 
+    def record_harness_error(self, reason: str) -> None:
+        """Something outside the sandbox stopped this sample before it had a verdict (pytest-timeout, say)."""
+        if self.result is None:
+            self._record(ExecResult(Status.HARNESS_ERROR, 0.0, reason))
+
     def runtest(self) -> None:
         result = self.result
         assert result is not None, "setup() records a result before runtest()"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import sandbox
+from . import outcomes, sandbox
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -74,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
     if workerinput is None:
         _warn_unreportable_k(config, run_config, plan)
+        warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
+        if warning is not None:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
@@ -222,17 +225,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A sample's verdict rides on its teardown report only (where junitxml reads properties too): the
-    setup and call reports would carry copies, tripling what xdist ships and the controller keeps."""
+    """One line per failing sample, and its verdict on the teardown report only (see outcomes.py)."""
     outcome = yield
-    report = outcome.get_result()
-    if isinstance(item, HumanEvalItem) and report.when != "teardown":
-        report.user_properties = []
+    if isinstance(item, HumanEvalItem):
+        outcomes.finish_report(item, call, outcome.get_result())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run = config.stash.get(RUN_KEY, None)
-    if run is None or not _wants_safety_net(config):
+    if run is None:
+        return
+    outcomes.no_reruns(config, items)
+    if not _wants_safety_net(config):
         return
     marker = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
     for item in items:
@@ -247,6 +251,10 @@ def _wants_safety_net(config: pytest.Config) -> bool:
     user_set = (config.getoption("timeout", None) is not None or config.getini("timeout")
                 or os.environ.get("PYTEST_TIMEOUT"))
     return not user_set
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return outcomes.reruns_note(config) if RUN_KEY in config.stash else None
 
 
 class XdistHooks:

@@ -13,8 +13,9 @@ from typing import IO, Any
 import pytest
 
 from .gate import Baseline, GateResult, evaluate
-from .items import PROP, HumanEvalItem, Run, parse_item_name
+from .items import HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
+from .outcomes import verdict_of
 from .report import build_report, mode_label, render_markdown
 from .sources import Sample
 
@@ -72,17 +73,16 @@ class Aggregator:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":  # the verdict rides on the teardown report (see plugin.py)
             return
-        props = dict(report.user_properties)
-        status = props.get(PROP + "status")
-        if status is None:
+        verdict = verdict_of(report)
+        if not verdict or "status" not in verdict:
             return
-        key = (props[PROP + "task_id"], props[PROP + "sample"])
+        key = (verdict["task_id"], verdict["sample"])
         if key in self.outcomes:
             return
-        self.outcomes[key] = Outcome(key[0], key[1], status, props.get(PROP + "duration_ms"))
-        detail = props.get(PROP + "detail", "")
+        status, detail = verdict["status"], verdict.get("detail", "")
+        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"))
         self.details[key] = detail
-        self._write_result(key, status, props.get(PROP + "duration_ms"), detail)
+        self._write_result(key, status, verdict.get("duration_ms"), detail)
 
     def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
         if self._results is None:

@@ -77,6 +77,7 @@ class Gate:
     baseline: Path | None = None
     max_drop: float = 0.0
     confidence: float | None = None
+    allow_partial: bool = False  # gate a run whose -k/--lf/--deselect left planned samples out
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,8 @@ def _pricing(file: Path, data: Any) -> Pricing:
 
 def _gate(file: Path, data: Any, params: Params) -> Gate:
     r = _Reader(file, "gate", data,
-                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence"))
+                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence",
+                 "allow_partial"))
     floors = r.get("min_pass_at", {}, lambda v: isinstance(v, dict) and all(
         isinstance(k, int) and not isinstance(k, bool) and k >= 1 and isinstance(x, (int, float))
         and not isinstance(x, bool) and 0 <= x <= 1 for k, x in v.items()),
@@ -259,6 +261,7 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
         baseline=r.path("baseline"),
         max_drop=r.number("max_drop", 0.0, 0, 1),
         confidence=r.number("confidence", None, 0, 1, lo_open=True),
+        allow_partial=r.flag("allow_partial", False),
     )
     if gate.confidence is not None and gate.confidence >= 1:
         r.fail("gate.confidence", "a number > 0 and < 1 (e.g. 0.95)", gate.confidence)

@@ -38,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate against this earlier report JSON (overrides gate.baseline).")
     group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
+    group.addoption("--humaneval-allow-partial", action="store_true", default=False,
+                    help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
 
@@ -120,7 +122,11 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:
     """--humaneval-baseline and --humaneval-min-pass-at-1 override (or create) the config's gate."""
     baseline, floor = config.getoption("humaneval_baseline"), config.getoption("humaneval_min_pass_at_1")
-    if baseline is None and floor is None:
+    allow_partial = config.getoption("humaneval_allow_partial")
+    if allow_partial and run_config.gate is None and baseline is None and floor is None:
+        raise pytest.UsageError("--humaneval-allow-partial: expected a gate (a gate: section, --humaneval-baseline "
+                                "or --humaneval-min-pass-at-1), found none")
+    if baseline is None and floor is None and not allow_partial:
         return run_config
     if floor is not None and not 0 <= floor <= 1:
         raise pytest.UsageError(f"--humaneval-min-pass-at-1: expected a number between 0 and 1, found {floor:g}")
@@ -129,6 +135,8 @@ def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfi
         gate = dataclasses.replace(gate, baseline=Path(baseline).expanduser().resolve())
     if floor is not None:
         gate = dataclasses.replace(gate, min_pass_at_1=floor)
+    if allow_partial:
+        gate = dataclasses.replace(gate, allow_partial=True)
     return dataclasses.replace(run_config, gate=gate)
 
 

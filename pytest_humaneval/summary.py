@@ -17,6 +17,7 @@ from .items import HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .outcomes import verdict_of
 from .report import build_report, mode_label, render_markdown
+from .selection import Partial, mark_partial, partial_of, selected_by
 from .sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
@@ -113,11 +114,15 @@ class Aggregator:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         planned = self.planned if self.planned is not None else []
         self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
+        config = session.config
+        partial = partial_of(len(self.run.plan.samples), len(planned),
+                             selected_by(config.option, config.args, self.run.config.path))
         gate = self.run.config.gate
         if gate is not None:
             problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
-            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline)
+            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial)
         self.report = build_report(self.run, summary, self._generated(), self.gate_result)
+        mark_partial(self.report, partial, planned)
         self._set_exit_status(session)
         if self._results is not None:
             for key in planned:
@@ -163,6 +168,9 @@ class Aggregator:
         xml.add_global_property("human-eval.model", report["run"]["model"] or report["run"]["mode"])
         xml.add_global_property("human-eval.dataset_label", report["dataset"]["label"])
         xml.add_global_property("human-eval.dataset_digest", report["dataset"]["digest"])
+        partial = report["dataset"]["partial"]
+        if partial is not None:
+            xml.add_global_property("human-eval.partial", Partial(**partial).describe())
         if self.gate_result is None:
             return
         xml.add_global_property("human-eval.gate", "PASS" if self.gate_result.passed else "FAIL")
@@ -179,18 +187,18 @@ class Aggregator:
         if summary is None:
             return
         tr = terminalreporter
-        selection = self.run.plan.selection
+        dataset = self.report["dataset"]  # the selection as it ran (a partial run says so)
         tr.write_sep("=", "HumanEval")
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         if tr.verbosity < 0:
-            tr.write_line(f"{passes}  {coverage}  [{selection.label}]")
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]")
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
             return
         measured = self.report["measurements"]
-        tr.write_line(f"dataset   {selection.label}  {selection.digest[:19]}")
+        tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
         tr.write_line(f"score     {passes}  ({len(summary.problems)} problems, {summary.planned} samples)")

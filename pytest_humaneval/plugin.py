@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,12 +12,13 @@ from . import outcomes, sandbox
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
+from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .outputs import OutputError, check_output
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
-PLAN_INPUT = "humaneval_plan"
+COLLECT_KEY = pytest.StashKey[Path]()
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit.
 SAFETY_NET_MARGIN_S = 60.0
@@ -62,13 +62,20 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     workerinput = getattr(config, "workerinput", None)
     try:
-        run_config = _with_gate_options(config, load_config(path))
-        if workerinput is not None and PLAN_INPUT in workerinput:
+        if workerinput is not None and CONFIG_INPUT in workerinput:
+            # An xdist worker: the controller's config and plan, never the files (see distributed.py).
+            run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
         else:
+            run_config = _with_gate_options(config, load_config(path))
             plan = build_plan(run_config)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if workerinput is not None and not path.is_file():
+        raise pytest.UsageError(f"--humaneval-config: {path} is not on this xdist worker, which collects the file "
+                                "(its contents come from the controller): make it available there (--rsyncdir)")
+    config.stash[COLLECT_KEY] = path  # where this process finds the file to collect (run_config.path: the
+    #                                   controller's, which a --tx popen//chdir worker sees elsewhere)
     if workerinput is None:
         _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
@@ -81,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
+        from .distributed import XdistHooks  # imports xdist: only when it is there
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
     if workerinput is None:
         baseline = _baseline(run_config, plan)
@@ -225,8 +233,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    run = parent.config.stash.get(RUN_KEY, None)
-    if run is not None and file_path.resolve() == run.config.path:
+    path = parent.config.stash.get(COLLECT_KEY, None)
+    if path is not None and file_path.resolve() == path:
         return HumanEvalFile.from_parent(parent, path=file_path)
     return None
 
@@ -263,25 +271,3 @@ def _wants_safety_net(config: pytest.Config) -> bool:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     return outcomes.reruns_note(config) if RUN_KEY in config.stash else None
-
-
-class XdistHooks:
-    """Registered only when pytest-xdist is present (it stays optional at import time)."""
-
-    def __init__(self) -> None:
-        self._payload: tuple[Plan, str] | None = None
-
-    @pytest.hookimpl
-    def pytest_configure_node(self, node: Any) -> None:
-        # The controller's plan reaches each worker through workerinput: no shared filesystem assumed.
-        # Serialised once for all workers (at n = 200 it is 10 MB).
-        plan = node.config.stash[RUN_KEY].plan
-        if self._payload is None or self._payload[0] is not plan:
-            self._payload = (plan, plan.to_json())
-        node.workerinput[PLAN_INPUT] = self._payload[1]
-
-    @pytest.hookimpl
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        aggregator = node.config.pluginmanager.get_plugin("humaneval-aggregator")
-        if aggregator is not None:
-            aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["Partial", "mark_partial", "partial_of", "selected_by"]
+__all__ = ["Partial", "mark_partial", "resolve", "selected_by"]
+
+Key = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,20 @@ def selected_by(option: Any, args: Iterable[str], config_path: Path) -> tuple[st
               if getattr(option, attr, None)]
     if any("::" in arg and Path(arg.split("::")[0]).resolve() == config_path for arg in args):
         causes.append("node ids")
-    return tuple(causes) or ("a plugin",)
+    return tuple(causes)
 
 
-def partial_of(plan_size: int, selected: int, by: tuple[str, ...]) -> Partial | None:
-    return Partial(selected, plan_size, by) if selected < plan_size else None
+def resolve(plan: list[Key], collected: list[Key] | None, by: tuple[str, ...]) -> tuple[list[Key], Partial | None]:
+    """The samples the run planned, and whether it is partial.
+
+    Fewer samples than the plan because the user selected them is a partial run. Fewer for any other reason
+    (nothing collected, a collection error, a worker that could not collect) is the whole plan, whose missing
+    samples did not run: that is coverage lost, not a smaller benchmark."""
+    if collected is not None and len(collected) < len(plan) and by:
+        return collected, Partial(len(collected), len(plan), by)
+    if collected is None or len(collected) < len(plan):
+        return plan, None
+    return collected, None
 
 
 def mark_partial(report: dict[str, Any], partial: Partial | None, selected: Iterable[tuple[str, int]]) -> None:

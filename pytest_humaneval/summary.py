@@ -17,7 +17,7 @@ from .items import HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .outcomes import verdict_of
 from .report import build_report, mode_label, render_markdown
-from .selection import Partial, mark_partial, partial_of, selected_by
+from .selection import Partial, mark_partial, resolve, selected_by
 from .sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
@@ -46,6 +46,7 @@ class Aggregator:
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
         self.summary: Summary | None = None
+        self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self._results: IO[str] | None = None
 
     def use(self, run: Run) -> None:
@@ -85,6 +86,16 @@ class Aggregator:
         self.details[key] = detail
         self._write_result(key, status, verdict.get("duration_ms"), detail)
 
+    def record_crash(self, nodeid: str, what: str) -> None:
+        """The xdist worker running this sample died: no verdict, and not for want of trying."""
+        key = parse_item_name(nodeid.rpartition("::")[2])
+        if key is None or key not in self.samples or key in self.outcomes:
+            return
+        detail = f"the xdist worker running this sample crashed, so it has no verdict ({what})"
+        self.outcomes[key] = Outcome(key[0], key[1], "harness_error", None)
+        self.details[key] = detail
+        self._write_result(key, "harness_error", None, detail)
+
     def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
         if self._results is None:
             return
@@ -112,11 +123,11 @@ class Aggregator:
     # -- the end of the session
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        planned = self.planned if self.planned is not None else []
-        self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
         config = session.config
-        partial = partial_of(len(self.run.plan.samples), len(planned),
-                             selected_by(config.option, config.args, self.run.config.path))
+        self.planned, partial = resolve([sample.key for sample in self.run.plan.samples], self.planned,
+                                        selected_by(config.option, config.args, self.run.config.path))
+        planned = self.planned
+        self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
         gate = self.run.config.gate
         if gate is not None:
             problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
@@ -127,7 +138,7 @@ class Aggregator:
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    self._write_result(key, "not_run", None, "run cut short before this sample ran")
+                    self._write_result(key, "not_run", None, self.stop_reason or "run cut short before this sample ran")
             self._results.close()
             self._results = None
         self._junit(session.config)

@@ -63,22 +63,24 @@ def _failure_line(item: HumanEvalItem, call: pytest.CallInfo) -> str | None:
         return text if isinstance(text, str) else None
     if item.result is not None:
         return None  # a verdict was recorded: whatever failed after it is pytest's to show
-    reason = _stopped_from_outside(item, excinfo)
-    item.record_harness_error(reason)
-    return f"harness_error: {reason}"
-
-
-def _stopped_from_outside(item: HumanEvalItem, excinfo: pytest.ExceptionInfo) -> str:
     message = str(excinfo.value).strip()
     if excinfo.errisinstance(pytest.fail.Exception) and message.startswith("Timeout"):
-        timeout = user_timeout(item.config)
-        after = f"after {timeout:g} s" if timeout is not None else f"({message})"
-        run = item.config.stash[RUN_KEY]
-        return (f"pytest-timeout stopped this sample {after}, before the sandbox's own limit "
-                f"(params.timeout_s {run.config.params.timeout_s:g} s) decided it: "
-                f"set --timeout above {_enough(run.config.params.timeout_s):g} s, or leave it unset")
+        reason = _stopped_by_pytest_timeout(item, message)
+        item.record_harness_error(reason)
+        return f"harness_error: {reason}"
+    # Anything else is a fault of the harness itself: the sample counts as such, and pytest shows the
+    # traceback, which is what a bug report needs.
     first = message.splitlines()[0] if message else ""
-    return f"the harness failed while running this sample: {excinfo.typename}: {first}"
+    item.record_harness_error(f"the harness failed while running this sample: {excinfo.typename}: {first}")
+    return None
+
+
+def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str) -> str:
+    timeout = user_timeout(item.config)
+    after = f"after {timeout:g} s" if timeout is not None else f"({message})"
+    timeout_s = item.config.stash[RUN_KEY].config.params.timeout_s
+    return (f"pytest-timeout stopped this sample {after}, before the sandbox's own limit (params.timeout_s "
+            f"{timeout_s:g} s) decided it: set --timeout above {_enough(timeout_s):g} s, or leave it unset")
 
 
 def one_line(item: HumanEvalItem, text: str) -> ReprExceptionInfo:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_humaneval.config import load_config
+from pytest_humaneval.handoff import config_from_json, config_to_json
 from sessions import NO_CACHE, read_report
 
 SOLVED = {
@@ -34,6 +36,23 @@ def write(path: Path, text: str) -> Path:
 
 def write_samples(path: Path, samples: list[dict]) -> Path:
     return write(path, "".join(json.dumps(row) + "\n" for row in samples))
+
+
+def test_the_config_crosses_to_workers_whole(tmp_path):
+    write_samples(tmp_path / "samples.jsonl", rows("HumanEval/0"))
+    write(tmp_path / "base.json", "{}")
+    full = write(tmp_path / "full.yaml", (
+        "target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, credentials_ref: env:KEY, "
+        "api: completions, retries: {max_attempts: 3}}\n"
+        "params: {allow_code_execution: true, n: 3, k: [1, 3], stop: [x], retry: {max_attempts: 2}, top_p: 0.5}\n"
+        "pricing: {input_usd_per_mtok: 1, output_usd_per_mtok: 2}\n"
+        "gate: {min_pass_at_1: 0.5, min_pass_at: {3: 0.7}, baseline: base.json, max_drop: 0.1, confidence: 0.9, "
+        "allow_partial: true}\n"))
+    examples = sorted(Path(__file__).resolve().parent.parent.glob("examples/*.yaml"))
+    for path in [full, write(tmp_path / "samples.yaml", "target: {mode: samples, samples: samples.jsonl}\n"
+                                                       "params: {allow_code_execution: true}\n"), *examples]:
+        config = load_config(path)
+        assert config_from_json(config_to_json(config)) == config, path
 
 
 def test_workers_in_another_directory_need_none_of_the_files_the_config_names(pytester):

@@ -73,7 +73,7 @@ class Aggregator:
             self._results = self.results_path.open("w", encoding="utf-8")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown":  # the verdict rides on the teardown report (see plugin.py)
+        if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
             return
         verdict = verdict_of(report)
         if not verdict or "status" not in verdict:
@@ -138,7 +138,8 @@ class Aggregator:
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    self._write_result(key, "not_run", None, self.stop_reason or "run cut short before this sample ran")
+                    why = self.stop_reason or "run cut short before this sample ran"
+                    self._write_result(key, "not_run", None, why)
             self._results.close()
             self._results = None
         self._junit(session.config)

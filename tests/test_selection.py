@@ -29,10 +29,10 @@ def samples_config(pytester: pytest.Pytester, gate: str = "", name: str = "human
     return path
 
 
-@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_deselecting_the_failing_samples_is_a_partial_run_that_fails_the_gate(pytester, dist):
+def test_deselecting_the_failing_samples_is_a_partial_run_that_fails_the_gate(pytester):
     # The issue's case: examples/samples.yaml without its 4 failing samples gave pass@1 1.000, coverage 6/6
-    # and "gate: PASS" against a baseline of the whole file.
+    # and "gate: PASS" against a baseline of the whole file. (With xdist: the --lf and --deselect test.)
+    dist = ("-p", "no:xdist")
     for name in ("samples.yaml", "samples.jsonl"):
         shutil.copy(EXAMPLES / name, pytester.path / name)
     full = pytester.runpytest("--humaneval-config", "samples.yaml", *dist, "--humaneval-report", "full.json",

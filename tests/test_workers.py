@@ -17,7 +17,8 @@ from sessions import NO_CACHE, read_report
 SOLVED = {
     "HumanEval/0": "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
     "HumanEval/2": "    return number % 1.0\n",
-    "HumanEval/4": "    mean = sum(numbers) / len(numbers)\n    return sum(abs(x - mean) for x in numbers) / len(numbers)\n",
+    "HumanEval/4": ("    mean = sum(numbers) / len(numbers)\n"
+                    "    return sum(abs(x - mean) for x in numbers) / len(numbers)\n"),
     "HumanEval/7": "    return [s for s in strings if substring in s]\n",
 }
 WRONG_0 = {"task_id": "HumanEval/0", "completion": "    return False\n"}
@@ -95,7 +96,8 @@ def test_a_worker_that_cannot_start_stops_the_session_once_with_the_reason(pytes
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()[-3000:]
     output = result.stdout.str()
     assert len(re.findall(r"could not start", output)) <= 2, output[-3000:]  # the reason, then the summary
-    result.stdout.fnmatch_lines(["*Exit: xdist worker gw* could not start: *humaneval.yaml is not on this xdist worker*"])
+    result.stdout.fnmatch_lines(["*Exit: xdist worker gw* could not start: *humaneval.yaml is not on this xdist "
+                                 "worker*"])
     assert output.count("replacing crashed worker") <= 4, output[-3000:]
     report = read_report(pytester.path / "r.json")
     assert report["planned"] == 3 and report["counts"]["not_run"] == 3 and report["coverage"] == 0.0

@@ -35,21 +35,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_reference import timed as timed_command, write_inputs  # noqa: E402
 
 
-def programs() -> list[str]:
-    return [sandbox.build_program(p.prompt, p.canonical_solution, p.test, p.entry_point)
+def programs() -> list[sandbox.Program]:
+    return [sandbox.Program(p.prompt, p.canonical_solution, p.test, p.entry_point)
             for p in load_problems()[1]]
 
 
-def floor(codes: list[str]) -> None:
-    for program in codes:
-        exec(compile(program, "<humaneval>", "exec"), {})  # noqa: S102 - trusted: the canonical solutions
+def floor(codes: list[sandbox.Program]) -> None:
+    sources = [sandbox.build_program(p.prompt, p.completion, p.test, p.entry_point) for p in codes]
+    for source in sources:
+        exec(compile(source, "<humaneval>", "exec"), {})  # noqa: S102 - trusted: the canonical solutions
 
 
 def start_sandbox() -> None:
     sandbox.configure("auto")  # this pool process's warm supervisor, started before the clock starts
 
 
-def sandbox_share(codes: list[str]) -> int:
+def sandbox_share(codes: list[sandbox.Program]) -> int:
     return sum(sandbox.run(program).status is sandbox.Status.PASSED for program in codes)
 
 

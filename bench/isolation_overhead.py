@@ -32,7 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    programs = [sandbox.build_program(p.prompt, p.canonical_solution, p.test, p.entry_point)
+    programs = [sandbox.Program(p.prompt, p.canonical_solution, p.test, p.entry_point)
                 for p in load_problems()[1]]
     try:
         strict = sandbox.Sandbox("strict").start()

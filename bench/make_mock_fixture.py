@@ -55,9 +55,8 @@ def main() -> int:
             continue
         if kind == "canonical":
             completion = problem.canonical_solution
-        program = sandbox.build_program(problem.prompt, completion, problem.test, problem.entry_point)
+        program = sandbox.Program(problem.prompt, completion, problem.test, problem.entry_point)
         result = sandbox.run(program, sandbox.Limits())
-        result = sandbox.with_location(result, problem.prompt, completion, problem.test)
         rows.append({"task_id": problem.task_id, "completion": completion, "status": result.status.value,
                      "detail": result.detail, "duration_ms": round(result.duration_ms, 3)})
     statuses = Counter(row["status"] for row in rows)

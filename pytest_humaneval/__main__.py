@@ -1,7 +1,9 @@
 """`python -m pytest_humaneval compare OLD.json NEW.json`: the gate's paired comparison of two saved reports.
+`python -m pytest_humaneval html REPORT.json RESULTS.jsonl -o PAGE.html`: the run's HTML page from saved files.
 
-Exit status: 0 when NEW is not significantly worse than OLD (beyond --max-drop), 1 when it is, 2 when the
+compare exits 0 when NEW is not significantly worse than OLD (beyond --max-drop), 1 when it is, 2 when the
 reports cannot be compared (unreadable, or they measured different things: another dataset digest).
+html exits 0 when the page is written, 2 when an input cannot be read.
 """
 
 from __future__ import annotations
@@ -22,7 +24,19 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("new", help="the candidate report")
     cmp.add_argument("--confidence", type=float, default=0.95, help="for the one-sided test (default 0.95)")
     cmp.add_argument("--max-drop", type=float, default=0.0, help="pass@1 drop tolerated (default 0)")
+    page = commands.add_parser("html", help="the HTML page of a run, from its report JSON and results JSONL")
+    page.add_argument("report", help="the run's report JSON (--humaneval-report)")
+    page.add_argument("results", help="the run's results JSONL (--humaneval-results)")
+    page.add_argument("-o", "--output", required=True, help="where to write the page")
+    page.add_argument("--dataset", default=None,
+                      help="the run's dataset file, for the prompts and tests (default: the bundled HumanEval "
+                           "when the report names it; otherwise the page has none)")
+    page.add_argument("--baseline", default=None,
+                      help="a baseline report JSON (default: the report's gate baseline, when that file exists)")
     args = parser.parse_args(argv)
+    if args.command == "html":
+        from .html_cli import build_page  # the page's modules are loaded by this command only
+        return build_page(args.report, args.results, args.output, args.dataset, args.baseline)
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence: expected a number between 0 and 1 (exclusive), found {args.confidence:g}")
     try:

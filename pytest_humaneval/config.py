@@ -6,6 +6,7 @@ plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cann
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ __all__ = ["ConfigError", "Gate", "Params", "Pricing", "RetryPolicy", "RunConfig
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
 ISOLATION = ("auto", "strict", "basic")
+# What the harness sets itself in every generation request; extra_body may not override it.
+HARNESS_FIELDS = ("model", "messages", "prompt", "n", "stream")
+MAX_REQUEST_N = 128  # OpenAI's documented maximum of n
 
 
 class ConfigError(ValueError):
@@ -61,6 +65,9 @@ class Params:
     memory_mb: int = 2048
     isolation: str = "auto"
     request_timeout_s: float = 120.0
+    system_prompt: str | None = None  # None: the harness's own instruction; "": no system message
+    extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
+    request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
 
 
 @dataclass(frozen=True)
@@ -209,7 +216,8 @@ def _target(file: Path, data: Any) -> Target:
 def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
-        "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s",
+        "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
+        "extra_body", "request_n",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -231,8 +239,56 @@ def _params(file: Path, data: Any) -> Params:
         memory_mb=r.number("memory_mb", 2048, 64, 1 << 20, integer=True),
         isolation=r.text("isolation", "auto", ISOLATION),
         request_timeout_s=r.number("request_timeout_s", 120.0, 0, 3600, lo_open=True),
+        system_prompt=r.get("system_prompt", None, lambda v: isinstance(v, str),
+                            "a string (the chat instruction; '' sends none)"),
+        extra_body=_extra_body(r, data.get("extra_body")),
+        request_n=r.get("request_n", "auto", lambda v: v == "auto" or (
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
+            f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
     )
+    if params.request_n == "auto":
+        params = dataclasses.replace(params, request_n=None)
     return params
+
+
+def _extra_body(r: _Reader, data: Any) -> dict[str, Any] | None:
+    """Provider options merged into every generation request: JSON values under keys the harness does not set.
+    A null value removes a key the harness would send (max_tokens for OpenAI's reasoning models)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        r.fail("params.extra_body", "a mapping of provider options (e.g. {seed: 7})", data)
+    for key, value in data.items():
+        where = f"params.extra_body.{key}"
+        if not isinstance(key, str) or not key:
+            r.fail(where, "a non-empty string key", key)
+        if key in HARNESS_FIELDS:
+            r.fail(where, f"a provider option the harness does not set itself (not {', '.join(HARNESS_FIELDS)})",
+                   key)
+        bad = _not_json(value, where)
+        if bad is not None:
+            r.fail(bad[0], "JSON values (strings, numbers, true/false, null, lists, mappings with string keys)",
+                   bad[1])
+    return dict(data) if data else None
+
+
+def _not_json(value: Any, where: str) -> tuple[str, Any] | None:
+    """(key path, value) of the first value JSON cannot carry as it is, or None."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where, value)
+    if isinstance(value, list):
+        return next((bad for i, item in enumerate(value) if (bad := _not_json(item, f"{where}[{i}]"))), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}.{key}", key
+            bad = _not_json(item, f"{where}.{key}")
+            if bad is not None:
+                return bad
+        return None
+    return where, value
 
 
 def _pricing(file: Path, data: Any) -> Pricing:
@@ -328,6 +384,9 @@ def _check_consistency(config: RunConfig, data: dict) -> None:
             "untrusted code that this run executes on this machine; opt in explicitly), found "
             f"{_show(params.allow_code_execution)}"
         )
+    if params.system_prompt is not None and target.api != "chat":
+        raise ConfigError(f"{file}: params.system_prompt: expected only with target.api chat (the completions API "
+                          f"sends the raw prompt), found a system prompt with api {target.api}")
     if params.execute and target.mode != "mock":
         raise ConfigError(f"{file}: params.execute: expected only with mode mock (other modes always execute), "
                           f"found true with mode {target.mode}")

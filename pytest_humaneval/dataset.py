@@ -18,6 +18,7 @@ BUNDLED_NAME = "openai_humaneval"
 BUNDLED_FILE = "HumanEval.jsonl.gz"
 REQUIRED = ("task_id", "prompt", "entry_point", "test")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LABEL_BODY_MAX = 80
 
 
 class DatasetError(ValueError):
@@ -109,6 +110,17 @@ def select(name: str, problems: list[Problem], total: int, settings: dict[str, A
     for problem in problems:
         digest.update(json.dumps([problem.task_id, problem.prompt, problem.entry_point, problem.test]).encode())
     kind = "full" if len(problems) == total else "sample"
-    label = f"{name} {kind} ({len(problems)}/{total} problems"
-    label += ", retried generation)" if settings.get("retry") else ")"
+    label = f"{name} {kind} ({', '.join([f'{len(problems)}/{total} problems', *_label_notes(settings)])})"
     return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label)
+
+
+def _label_notes(settings: dict[str, Any]) -> list[str]:
+    """What makes a run incomparable with a plain one, said where people look: the label."""
+    generation = settings.get("generation") or {}
+    notes = ["retried generation"] if settings.get("retry") else []
+    if generation.get("system_prompt") is not None:
+        notes.append("own system prompt" if generation["system_prompt"] else "no system prompt")
+    if generation.get("extra_body"):
+        body = json.dumps(generation["extra_body"], sort_keys=True, separators=(",", ":"))
+        notes.append("extra_body " + (body if len(body) <= LABEL_BODY_MAX else body[:LABEL_BODY_MAX - 3] + "..."))
+    return notes

@@ -1,4 +1,4 @@
-"""OpenAI-compatible client over httpx: URL guard, bounded retries, usage accounting, fence unwrapping.
+"""OpenAI-compatible client over httpx: URL guard, bounded retries, usage accounting, answer parsing.
 
 No pytest import. Generation runs once, on the controller, as an asyncio loop with bounded concurrency.
 The API key is read from the environment when the client is made, sent only in the Authorization header,
@@ -12,7 +12,6 @@ import email.utils
 import ipaddress
 import json
 import random
-import re
 import socket
 import time
 from dataclasses import dataclass
@@ -22,15 +21,22 @@ from urllib.parse import urlsplit
 import httpx
 
 from .config import RetryPolicy
+from .extract import Extraction, extract, unwrap_completion
+from .store import normalise_endpoint
 
 __all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "EndpointError", "Generation", "Client", "check_url",
-           "unwrap_completion"]
+           "stored_generation", "unwrap_completion"]
 
 # The customary HumanEval stop sequences (Chen et al., 2021), trimmed to the 4 that OpenAI's API accepts.
 DEFAULT_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(")
 CHAT_SYSTEM = ("You are an expert Python programmer. Complete the user's function. Reply with the complete "
                "function, including its imports, in one ```python code block.")
 CHAT_USER = "Complete this Python function:\n```python\n{prompt}\n```"
+TRUNCATED = "truncated at max_tokens (finish_reason: length)"
+NO_CODE = "the model returned no code"
+# Where servers put the reasoning of a thinking model when they parse it out of the answer: DeepSeek, vLLM and
+# SGLang reasoning parsers, DashScope (reasoning_content); OpenRouter, newer vLLM, Ollama (reasoning).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 BLOCKED_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
     "169.254.0.0/16",  # link-local, including the 169.254.169.254 cloud metadata service
     "fe80::/10",  # IPv6 link-local
@@ -65,6 +71,11 @@ class Generation:
     generation_ms: float
     attempts: int
     retry_overhead_ms: float = 0.0
+    reasoning: str | None = None  # the model's thinking: a separate field of the reply, or tags in the answer
+    finish_reason: str | None = None  # as the server reported it ("length": cut at max_tokens)
+    reasoning_tokens: int | None = None  # part of completion_tokens, when the server says how many
+    notes: tuple[str, ...] = ()  # said in the sample's detail: no code, truncated, which block was taken
+    cached: bool = False  # read from the generation store, not requested by this run
 
 
 # -- the URL guard -------------------------------------------------------------------------------------------
@@ -101,29 +112,6 @@ def _resolve(host: str) -> list[str]:
         return []  # the request itself will report that the name does not resolve
 
 
-# -- completions ---------------------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
-def unwrap_completion(text: str, entry_point: str) -> str:
-    """The code to append to the prompt.
-
-    A single fenced block (```python, ```py or bare ```) is taken out of the prose around it; with several,
-    the first Python one. A whole function (it defines the entry point) is appended after a newline, so it
-    replaces the prompt's stub and the prompt's imports stay in scope; a body is appended as is.
-    """
-    blocks = _FENCE.findall(text)
-    if blocks:
-        python = [code for lang, code in blocks if lang.lower() in ("python", "py", "python3", "")]
-        code = (python or [blocks[0][1]])[0]
-    else:
-        code = text
-    if re.search(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
-        return "\n" + code
-    return code
-
-
 # -- the client ----------------------------------------------------------------------------------------------
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -158,12 +146,15 @@ class Client:
                  temperature: float = 0.0, top_p: float | None = None, max_tokens: int = 512,
                  stop: tuple[str, ...] | None = None, request_timeout_s: float = 120.0,
                  retry: RetryPolicy | None = None, concurrency: int = 8,
+                 system_prompt: str | None = None, extra_body: dict[str, Any] | None = None,
                  resolve: Callable[[str], list[str]] | None = None) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.model, self.api = model, api
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.stop = stop
         self.retry = retry
+        self.system_prompt = CHAT_SYSTEM if system_prompt is None else system_prompt
+        self.extra_body = dict(extra_body or {})
         self._resolve = resolve
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx.Timeout(request_timeout_s, connect=min(CONNECT_TIMEOUT_S, request_timeout_s))
@@ -263,55 +254,117 @@ class Client:
         if self.top_p is not None:
             payload["top_p"] = self.top_p
         if self.api == "chat":
-            payload["messages"] = [{"role": "system", "content": CHAT_SYSTEM},
-                                   {"role": "user", "content": CHAT_USER.format(prompt=prompt.strip())}]
+            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+            payload["messages"] = [*system, {"role": "user", "content": CHAT_USER.format(prompt=prompt.strip())}]
             if self.stop:
                 payload["stop"] = list(self.stop)
-            return "/chat/completions", payload
-        payload["prompt"] = prompt
-        payload["stop"] = list(self.stop or DEFAULT_STOP)
-        return "/completions", payload
+            path = "/chat/completions"
+        else:
+            payload["prompt"] = prompt
+            payload["stop"] = list(self.stop or DEFAULT_STOP)
+            path = "/completions"
+        # Provider options (enable_thinking, reasoning_effort, seed, ...); a null removes what the harness
+        # would send (OpenAI's reasoning models refuse max_tokens and want max_completion_tokens instead).
+        for name, value in self.extra_body.items():
+            if value is None:
+                payload.pop(name, None)
+            else:
+                payload[name] = value
+        return path, payload
 
-    def _text(self, path: str, reply: dict) -> str:
+    def request_body(self, prompt: str) -> tuple[str, dict]:
+        """(path, body) of one sample's request: what determines its answer (the store's key)."""
+        return self._payload(prompt)
+
+    def store_setting(self) -> dict[str, Any]:
+        """What every request of this run shares: the store keeps one file per setting."""
+        _, body = self._payload("")
+        body.pop("messages", None)
+        body.pop("prompt", None)
+        return {"endpoint": normalise_endpoint(self.endpoint), "api": self.api, "body": body}
+
+    def _answers(self, path: str, reply: dict) -> list[tuple[str, str | None, str | None]]:
+        """(the answer's text, the reasoning field, the finish reason) of each choice, in index order."""
         url = f"{self.endpoint}{path}"
         choices = reply.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
             raise EndpointError(f"reply from {url} has no choices: {json.dumps(reply)[:160]}")
-        choice = choices[0]
-        text = (choice.get("message") or {}).get("content") if self.api == "chat" else choice.get("text")
-        if text is None:
-            text = ""  # a null content is an empty answer, executed as such
-        if not isinstance(text, str):
-            raise EndpointError(f"reply from {url} has a non-text answer: {type(text).__name__}")
-        return text
+        answers = []
+        for choice in sorted(choices, key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0):
+            message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            text = message.get("content") if self.api == "chat" else choice.get("text")
+            if text is None:
+                text = ""  # a null content is an empty answer, executed as such
+            if not isinstance(text, str):
+                raise EndpointError(f"reply from {url} has a non-text answer: {type(text).__name__}")
+            reasoning = next((message[f] for f in REASONING_FIELDS
+                              if isinstance(message.get(f), str) and message[f]), None)
+            finish = choice.get("finish_reason")
+            answers.append((text, reasoning, finish if isinstance(finish, str) else None))
+        return answers
 
     async def generate(self, prompt: str, entry_point: str) -> Generation:
+        return (await self.generate_choices(prompt, entry_point, 1))[0]
+
+    async def generate_choices(self, prompt: str, entry_point: str, choices: int) -> list[Generation]:
+        """One request for ``choices`` answers (the ``n`` of the API; not sent for 1). Returns the answers the
+        server gave, at most ``choices`` (a server that ignores ``n`` gives one), or one failed Generation.
+        The request's usage, billed once, is carried by the first answer; the others carry 0."""
         path, payload = self._payload(prompt)
+        if choices > 1:
+            payload["n"] = choices
         started = time.monotonic()
         attempts = 1
         try:
             reply, attempts, overhead = await self._with_retries(self.retry,
                                                                  lambda: self._send("POST", path, payload))
-            raw = self._text(path, reply)
+            answers = self._answers(path, reply)[:choices]
         except EndpointError as exc:
             elapsed = (time.monotonic() - started) * 1000.0
             attempts = max(attempts, exc.attempts)
-            return Generation(None, None, str(exc), None, None, elapsed, attempts, elapsed)
+            return [Generation(None, None, str(exc), None, None, elapsed, attempts, elapsed)]
         except Exception as exc:  # anything unforeseen costs this sample, never the session
             elapsed = (time.monotonic() - started) * 1000.0
             error = f"request to {self.endpoint}{path} failed: {type(exc).__name__}: {exc}"
-            return Generation(None, None, error, None, None, elapsed, attempts, elapsed)
+            return [Generation(None, None, error, None, None, elapsed, attempts, elapsed)]
+        elapsed = (time.monotonic() - started) * 1000.0
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-        return Generation(
-            completion=unwrap_completion(raw, entry_point),
-            raw=raw,
-            error=None,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
-            generation_ms=(time.monotonic() - started) * 1000.0,
-            attempts=attempts,
-            retry_overhead_ms=overhead,
-        )
+        details = usage.get("completion_tokens_details")
+        billed = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
+                  _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None)
+        generations = []
+        for index, (raw, reasoning, finish) in enumerate(answers):
+            found = extract(raw, entry_point, prompt)
+            tokens = billed if index == 0 else tuple(None if t is None else 0 for t in billed)
+            generations.append(Generation(
+                completion=found.completion, raw=raw, error=None, prompt_tokens=tokens[0],
+                completion_tokens=tokens[1], generation_ms=elapsed, attempts=attempts,
+                retry_overhead_ms=overhead if index == 0 else 0.0,
+                reasoning="\n\n".join(r for r in (reasoning, found.reasoning) if r) or None,
+                finish_reason=finish, reasoning_tokens=tokens[2], notes=_notes(found, finish)))
+        return generations
+
+
+def stored_generation(record: dict[str, Any], entry_point: str, prompt: str) -> Generation:
+    """A stored answer, extracted again (the current rule applies to it); what it cost was paid before."""
+    found = extract(record["raw"], entry_point, prompt)
+    finish = record.get("finish_reason") if isinstance(record.get("finish_reason"), str) else None
+    milliseconds = record.get("generation_ms")
+    return Generation(
+        completion=found.completion, raw=record["raw"], error=None,
+        prompt_tokens=_count(record.get("prompt_tokens")), completion_tokens=_count(record.get("completion_tokens")),
+        generation_ms=float(milliseconds) if isinstance(milliseconds, (int, float)) else 0.0,
+        attempts=_count(record.get("attempts")) or 1,
+        reasoning=record["reasoning"] if isinstance(record.get("reasoning"), str) and record["reasoning"] else None,
+        finish_reason=finish, reasoning_tokens=_count(record.get("reasoning_tokens")), notes=_notes(found, finish),
+        cached=True)
+
+
+def _notes(found: Extraction, finish: str | None) -> tuple[str, ...]:
+    notes = [NO_CODE] if not found.completion.strip() else []
+    notes += [TRUNCATED] if finish == "length" else []
+    notes += [found.note] if found.note else []
+    return tuple(notes)
 
 
 def _count(value: Any) -> int | None:

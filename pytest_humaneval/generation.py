@@ -1,4 +1,4 @@
-"""Controller-side generation for runtime mode: preflight, the async generation loop, progress, Ctrl-C.
+"""Controller-side generation for runtime mode: the store, preflight, the generation loop, progress, Ctrl-C.
 
 No pytest import: the plugin calls ``generate_completions`` from ``pytest_sessionstart`` and turns a
 ``PreflightFailed`` into a usage error.
@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from pathlib import Path
 from typing import Any
 
+from .batching import generate, plan_requests
 from .endpoint import Client, EndpointError, Generation
 from .items import Run
-from .sources import Plan, generate, with_generation
+from .sources import Plan, with_generation
+from .store import GenerationStore
 
 __all__ = ["PreflightFailed", "generate_completions", "make_client"]
 
@@ -32,15 +35,15 @@ def make_client(run: Run) -> Client:
         api_key=os.environ.get(ref[4:]) if ref else None,
         api=target.api, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens,
         stop=params.stop, request_timeout_s=params.request_timeout_s, retry=params.retry,
-        concurrency=params.concurrency,
+        concurrency=params.concurrency, system_prompt=params.system_prompt, extra_body=params.extra_body,
     )
 
 
 class _Progress:
-    """One line now and then on the terminal: done/total, failures, rate."""
+    """One line now and then on the terminal: cached, done/total, failures, rate."""
 
-    def __init__(self, terminal: Any, total: int) -> None:
-        self.terminal, self.total = terminal, total
+    def __init__(self, terminal: Any, total: int, cached: int) -> None:
+        self.terminal, self.total, self.cached = terminal, total, cached
         self.started = self.last = time.monotonic()
         self.step = max(1, total // 10)
 
@@ -49,32 +52,53 @@ class _Progress:
         if done == total or done % self.step == 0 or now - self.last >= PROGRESS_EVERY_S:
             self.last = now
             rate = done / max(now - self.started, 1e-9)
-            self.write(f"humaneval: generated {done}/{total} ({failed} failed, {rate:.1f}/s)")
+            counts = f"{self.cached} cached, generating {done}/{total}" if self.cached else \
+                f"generated {done}/{total}"
+            self.write(f"humaneval: {counts} ({failed} failed, {rate:.1f}/s)")
 
     def write(self, line: str) -> None:
         if self.terminal is not None:
             self.terminal.write_line(line)
 
 
-def generate_completions(run: Run, terminal: Any, aggregator: Any) -> Plan:
+def generate_completions(run: Run, terminal: Any, aggregator: Any, store_folder: Path | None = None,
+                         regenerate: bool = False) -> Plan:
+    """Reuse what the store holds, request the rest (nothing at all when everything is stored)."""
     client = make_client(run)
-    progress = _Progress(terminal, len(run.plan.samples))
+    store = GenerationStore(store_folder, client.store_setting()) if store_folder is not None else None
+    requests = plan_requests(run.plan, client, store, regenerate)
+    progress = _Progress(terminal, len(requests.missing), len(requests.cached))
+    if store is not None and store.ignored_lines:
+        progress.write(f"humaneval: {store.ignored_lines} unreadable line(s) in {store.path} ignored (a run cut "
+                       "off mid-write); those samples are generated again")
+    if not requests.missing:
+        progress.write(f"humaneval: all {len(requests.cached)} completions cached in {store_folder}, "
+                       "nothing to generate (--humaneval-regenerate samples afresh)")
+        return generate(run.plan, client, run.config.params.concurrency, requests=requests)
     try:
         warning = asyncio.run(_preflight(client, run))
     except EndpointError as exc:
         raise PreflightFailed(f"the endpoint failed the preflight check (GET /models): {exc}") from None
     if warning:
         progress.write(f"humaneval: warning: {warning}")
-    progress.write(f"humaneval: generating {len(run.plan.samples)} completions with {run.config.target.model} "
-                   f"({run.config.params.concurrency} at a time)")
+    reused = f"{len(requests.cached)} cached in {store_folder}; " if requests.cached else ""
+    progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
+                   f"{run.config.target.model} ({run.config.params.concurrency} requests at a time)")
     done: dict[tuple[str, int], Generation] = {}
     try:
-        return generate(run.plan, make_client(run), run.config.params.concurrency, progress, done)
+        plan = generate(run.plan, make_client(run), run.config.params.concurrency, progress, done,
+                        requests=requests, store=store, request_n=run.config.params.request_n)
+        if store is not None and store.error:
+            progress.write(f"humaneval: warning: generation store: {store.error}; these completions will not "
+                           "be reused")
+        return plan
     except KeyboardInterrupt:
-        # pytest will not call sessionfinish for an interrupted sessionstart: keep what finished now.
+        # pytest will not call sessionfinish for an interrupted sessionstart: keep what finished now (it is
+        # in the store already, for the rerun).
         if aggregator is not None:
-            finished = [with_generation(s, done[s.key]) for s in run.plan.samples if s.key in done]
-            aggregator.record_interrupted_generation(finished)
+            known = {**requests.cached, **done}
+            aggregator.record_interrupted_generation(
+                [with_generation(s, known[s.key]) for s in run.plan.samples if s.key in known])
         raise
 
 

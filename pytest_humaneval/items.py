@@ -15,13 +15,12 @@ import pytest
 
 from . import sandbox
 from .config import RunConfig
-from .sandbox import ExecResult, Limits, Status
+from .sandbox import DETAIL_MAX, ExecResult, Limits, Status
 from .sources import Plan, Sample
 
 __all__ = ["PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
 
 PROP = "humaneval."  # prefix of our user_properties
-DETAIL_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -30,6 +29,8 @@ class Run:
     plan: Plan
     isolation: str  # what the sandbox applied: "namespaces", "namespaces-userns", "basic",
     #                 "none (replay)" or "unavailable"
+    sandbox_limits: str = ""  # how memory and processes are limited (a cgroup per sample, or rlimits)
+    candidate_ids: str = ""  # which uid candidates run as, and how it was chosen
 
     @property
     def limits(self) -> Limits:
@@ -83,15 +84,18 @@ class HumanEvalItem(pytest.Item):
             result = ExecResult(Status.NOT_RUN, 0.0, sample.not_run or "no completion")
         else:
             problem = run.plan.problems[sample.task_id]
-            program = sandbox.build_program(problem.prompt, sample.completion, problem.test, problem.entry_point)
+            program = sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point)
             try:
                 result = sandbox.run(program, run.limits)
-            except sandbox.SandboxError as exc:
-                self._record(ExecResult(Status.HARNESS_ERROR, 0.0, str(exc)))
-                raise HumanEvalError(str(exc)) from exc
-            result = sandbox.with_location(result, problem.prompt, sample.completion, problem.test)
-            if sample.generation is not None and not sample.completion.strip():
-                result = dataclasses.replace(result, detail=f"the model returned no code; {result.detail}")
+                notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
+                if notes:
+                    result = dataclasses.replace(result, detail=sandbox.clean_text(
+                        "; ".join([*notes, result.detail] if result.detail else notes), DETAIL_MAX))
+            except Exception as exc:  # the sample ran (or tried to): it is never recorded as not_run
+                reason = str(exc) if isinstance(exc, sandbox.SandboxError) else \
+                    f"the harness failed on this sample: {type(exc).__name__}: {exc}"
+                self._record(ExecResult(Status.HARNESS_ERROR, 0.0, sandbox.clean_text(reason, DETAIL_MAX)))
+                raise HumanEvalError(self.result.detail) from exc
         self._record(result)
         if result.status is Status.NOT_RUN:
             # Reported at the item, not at this line of the plugin.

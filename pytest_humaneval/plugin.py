@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from . import outcomes, sandbox
+from . import html_report, outcomes, sandbox
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -19,7 +19,7 @@ from .sources import Plan, build_plan
 from .summary import Aggregator
 
 COLLECT_KEY = pytest.StashKey[Path]()
-OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown")
+OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit.
 SAFETY_NET_MARGIN_S = 60.0
 
@@ -34,25 +34,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write the run summary (pass@k, coverage, counts, dataset digest) as JSON.")
     group.addoption("--humaneval-markdown", metavar="PATH", default=None,
                     help="Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request comment).")
+    group.addoption("--humaneval-html", metavar="PATH", default=None,
+                    help="Write the run as one self-contained HTML page (scores, gate, every problem and sample).")
     group.addoption("--humaneval-baseline", metavar="PATH", default=None,
                     help="Gate against this earlier report JSON (overrides gate.baseline).")
     group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
     group.addoption("--humaneval-allow-partial", action="store_true", default=False,
                     help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
+    group.addoption("--humaneval-generations", metavar="DIR", default=None,
+                    help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
+    group.addoption("--humaneval-regenerate", action="store_true", default=False,
+                    help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
+    parser.addini("humaneval_generations", "Folder of the runtime generation store (same as "
+                  "--humaneval-generations; relative to the ini file).", default=None)
 
 
-def _config_path(config: pytest.Config) -> Path | None:
-    option = config.getoption("humaneval_config")
+def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path | None:
+    """The option's path, else the ini key's (relative to the ini file), else None."""
+    option = config.getoption(name)
     if option:
         return Path(option).expanduser().resolve()
-    ini = config.getini("humaneval_config")
+    ini = config.getini(name)
     if ini:
         base = config.inipath.parent if config.inipath else config.rootpath
         return (base / os.path.expanduser(ini)).resolve()
     return None
+
+
+def _generations_folder(config: pytest.Config) -> Path | None:
+    """Where runtime completions are stored: the option or ini key, else pytest's cache (so --cache-clear
+    forgets them and -p no:cacheprovider stores nothing)."""
+    folder = _config_path(config, "humaneval_generations")
+    if folder is not None or getattr(config, "cache", None) is None:
+        return folder
+    try:
+        return config.cache.mkdir("humaneval-generations")
+    except OSError as exc:  # a read-only checkout: generate everything, store nothing
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"humaneval: warning: cannot create the generation store in pytest's cache "
+                                f"({exc}); completions will not be reused")
+        return None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -80,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
         _check_runtime_gates(run_config)
-    config.stash[RUN_KEY] = Run(run_config, plan, _start_sandbox(config, run_config))
+    config.stash[RUN_KEY] = Run(run_config, plan, *_start_sandbox(config, run_config))
     if workerinput is None:
         _warn_unreportable_k(config, run_config, plan)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
@@ -96,9 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(
                 Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
                            config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
-                           baseline),
+                           baseline, config.getoption("humaneval_html")),
                 "humaneval-aggregator",
             )
+        if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
+            config.pluginmanager.register(PytestHtmlHooks(), "humaneval-pytest-html")
 
 
 def _check_outputs(config: pytest.Config) -> None:
@@ -186,7 +213,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
     try:
         plan = generation.generate_completions(run, config.pluginmanager.get_plugin("terminalreporter"),
-                                               aggregator)
+                                               aggregator, _generations_folder(config),
+                                               config.getoption("humaneval_regenerate"))
     except generation.PreflightFailed as exc:
         raise pytest.UsageError(f"{run.config.path}: {exc}") from None
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)
@@ -194,10 +222,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         aggregator.use(config.stash[RUN_KEY])
 
 
-def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
-    """Start this process's sandbox now, so a strict request fails before anything runs; the isolation."""
+def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, str, str]:
+    """Start this process's sandbox now, so a strict request fails before anything runs: (the isolation, how
+    memory and processes are limited, which uid candidates get)."""
     if not run_config.executes:
-        return "none (replay)"
+        return "none (replay)", "", ""
     requested = run_config.params.isolation
     if hasattr(config, "workerinput"):
         # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
@@ -205,18 +234,22 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> str:
         # collects; its first item waits for it, and a remote worker (--tx) that cannot meet a strict
         # request fails its items with the reason.
         sandbox.configure(requested, wait=False)
-        return "started by an xdist worker: the controller reports it"
+        return "started by an xdist worker: the controller reports it", "", ""
     try:
         box = sandbox.configure(requested)
     except sandbox.SandboxError as exc:
         if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
-        return "unavailable"  # each item then reports the sandbox failure as a harness_error
+        return "unavailable", "", ""  # each item then reports the sandbox failure as a harness_error
     if not box.isolation.startswith("namespaces") and requested == "auto":
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-humaneval: namespace isolation unavailable ({box.isolation_reason}); "
             "running candidates in the basic subprocess sandbox"), stacklevel=2)
-    return box.isolation
+    if not box.limits.startswith("cgroup"):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"pytest-humaneval: memory and process limits are per process, not per sample: {box.limits}"),
+            stacklevel=2)
+    return box.isolation, box.limits, box.ids
 
 
 def _point_collection_at(config: pytest.Config, path: Path) -> None:
@@ -271,3 +304,12 @@ def _wants_safety_net(config: pytest.Config) -> bool:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     return outcomes.reruns_note(config) if RUN_KEY in config.stash else None
+
+
+class PytestHtmlHooks:
+    """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
+
+    def pytest_html_results_summary(self, prefix: list, session: pytest.Session) -> None:
+        aggregator = session.config.pluginmanager.get_plugin("humaneval-aggregator")
+        if aggregator is not None and aggregator.report:
+            prefix.append(html_report.summary_fragment(aggregator.report))

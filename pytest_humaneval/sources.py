@@ -9,15 +9,15 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .config import RunConfig
 from .dataset import DatasetError, Problem, Selection, load_problems, read_jsonl, select
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
-    from .endpoint import Client, Generation
+    from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "generate", "mock_fixture_path", "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "with_generation"]
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
@@ -33,7 +33,7 @@ class Sample:
     not_run: str | None = None  # why this sample will not be executed
     recorded: dict | None = None  # mock replay: {"status", "detail", "duration_ms"}
     generation: dict | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
-    #                                            "attempts", "retry_overhead_ms"}
+    #   "attempts", "retry_overhead_ms", "reasoning", "finish_reason", "reasoning_tokens", "notes", "cached"}
 
     @property
     def key(self) -> tuple[str, int]:
@@ -80,6 +80,11 @@ def _digest_settings(config: RunConfig) -> dict[str, Any]:
         settings["generation"] = {"api": config.target.api, "temperature": params.temperature,
                                   "top_p": params.top_p, "max_tokens": params.max_tokens,
                                   "stop": list(params.stop) if params.stop else None}
+        # Only when set, so that the digest of a run with the defaults stays what it always was.
+        if params.system_prompt is not None:
+            settings["generation"]["system_prompt"] = params.system_prompt
+        if params.extra_body:
+            settings["generation"]["extra_body"] = params.extra_body
     return settings
 
 
@@ -155,45 +160,15 @@ def _replay(problems: list[Problem]) -> list[Sample]:
     return [sample for problem in problems for sample in recorded[problem.task_id]]
 
 
-def generate(plan: Plan, client: Client, concurrency: int,
-             progress: Callable[[int, int, int], None] | None = None,
-             done: dict[tuple[str, int], Generation] | None = None) -> Plan:
-    """Generate every planned sample's completion once, ``concurrency`` requests at a time.
-
-    ``done`` (if given) fills up as generations finish, so a caller interrupted by Ctrl-C keeps them.
-    A sample whose generation failed stays ``not_run`` with the reason.
-    """
-    import asyncio  # here: sessions that generate nothing do not pay for importing it
-
-    finished: dict[tuple[str, int], Generation] = {} if done is None else done
-    total = len(plan.samples)
-    failed = 0
-
-    async def one(sample: Sample, gate: asyncio.Semaphore) -> None:
-        nonlocal failed
-        problem = plan.problems[sample.task_id]
-        async with gate:
-            generation = finished[sample.key] = await client.generate(problem.prompt, problem.entry_point)
-        failed += generation.completion is None
-        if progress is not None:
-            progress(len(finished), total, failed)
-
-    async def run_all() -> None:
-        gate = asyncio.Semaphore(concurrency)
-        async with client:
-            await asyncio.gather(*(one(sample, gate) for sample in plan.samples))
-
-    asyncio.run(run_all())
-    return Plan(plan.selection, tuple(with_generation(s, finished.get(s.key)) for s in plan.samples))
-
-
 def with_generation(sample: Sample, generation: Generation | None) -> Sample:
     if generation is None:
         return sample
     record = {"raw": generation.raw, "prompt_tokens": generation.prompt_tokens,
               "completion_tokens": generation.completion_tokens,
               "generation_ms": round(generation.generation_ms, 3), "attempts": generation.attempts,
-              "retry_overhead_ms": round(generation.retry_overhead_ms, 3)}
+              "retry_overhead_ms": round(generation.retry_overhead_ms, 3), "reasoning": generation.reasoning,
+              "finish_reason": generation.finish_reason, "reasoning_tokens": generation.reasoning_tokens,
+              "notes": list(generation.notes), "cached": generation.cached}
     if generation.completion is None:
         return replace(sample, not_run=f"generation failed: {generation.error}", generation=record)
     return replace(sample, completion=generation.completion, not_run=None, generation=record)

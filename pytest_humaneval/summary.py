@@ -12,11 +12,12 @@ from typing import IO, Any
 
 import pytest
 
+from . import html_report
 from .gate import Baseline, GateResult, evaluate
 from .items import HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .outcomes import verdict_of
-from .report import build_report, mode_label, render_markdown
+from .report import build_report, mode_label, render_markdown, truncated_count
 from .selection import Partial, mark_partial, resolve, selected_by
 from .sources import Sample
 
@@ -29,15 +30,23 @@ __all__ = ["Aggregator"]
 
 SLOWEST = 10
 FAILING_SHOWN = 15
-RUNTIME_FIELDS = ("raw", "prompt_tokens", "completion_tokens", "generation_ms", "attempts")
+TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
+RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+                  "generation_ms", "attempts", "cached")
+# The candidate's output, as report sections of a failing sample's call phase (items.py): kept for the results
+# and the HTML page, so the page built later from saved files is the same page.
+OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
+CUT_SHORT = "run cut short before this sample ran"
 
 
 class Aggregator:
     def __init__(self, run: Run, results_path: str | None, report_path: str | None,
-                 markdown_path: str | None = None, baseline: Baseline | None = None) -> None:
+                 markdown_path: str | None = None, baseline: Baseline | None = None,
+                 html_path: str | None = None) -> None:
         self.results_path = Path(results_path) if results_path else None
         self.report_path = Path(report_path) if report_path else None
         self.markdown_path = Path(markdown_path) if markdown_path else None
+        self.html_path = Path(html_path) if html_path else None
         self.baseline = baseline
         self.gate_result: GateResult | None = None
         self.report: dict[str, Any] = {}
@@ -45,6 +54,7 @@ class Aggregator:
         self.planned: list[tuple[str, int]] | None = None
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
+        self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self._results: IO[str] | None = None
@@ -73,6 +83,8 @@ class Aggregator:
             self._results = self.results_path.open("w", encoding="utf-8")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.sections:
+            self._keep_output(report)
         if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
             return
         verdict = verdict_of(report)
@@ -96,15 +108,32 @@ class Aggregator:
         self.details[key] = detail
         self._write_result(key, "harness_error", None, detail)
 
-    def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
-        if self._results is None:
-            return
+    def _keep_output(self, report: pytest.TestReport) -> None:
+        key = parse_item_name(report.nodeid.rpartition("::")[2])
+        outputs = {OUTPUT_SECTIONS[title]: text for title, text in report.sections if title in OUTPUT_SECTIONS}
+        if key in self.samples and outputs:
+            self.outputs[key] = outputs
+
+    def _row(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> dict[str, Any]:
+        """One sample's line of the results JSONL (and of the HTML page)."""
         sample = self.samples[key]
         line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.generation is not None:
-            line.update({name: sample.generation[name] for name in RUNTIME_FIELDS})
-        self._results.write(json.dumps(line) + "\n")
+            line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
+        line.update(self.outputs.get(key, {}))
+        return line
+
+    def _final_row(self, key: tuple[str, int]) -> dict[str, Any]:
+        outcome = self.outcomes.get(key)
+        if outcome is None:
+            return self._row(key, "not_run", None, self.stop_reason or CUT_SHORT)
+        return self._row(key, outcome.status, outcome.duration_ms, self.details.get(key, ""))
+
+    def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
+        if self._results is None:
+            return
+        self._results.write(json.dumps(self._row(key, status, duration_ms, detail)) + "\n")
         self._results.flush()
 
     def record_interrupted_generation(self, generated: list[Sample]) -> None:
@@ -138,8 +167,7 @@ class Aggregator:
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    why = self.stop_reason or "run cut short before this sample ran"
-                    self._write_result(key, "not_run", None, why)
+                    self._write_result(key, "not_run", None, self.stop_reason or CUT_SHORT)
             self._results.close()
             self._results = None
         self._junit(session.config)
@@ -148,11 +176,24 @@ class Aggregator:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
+        if self.html_path is not None:  # last: a page that cannot be written loses no other output
+            self._write_html(planned)
+
+    def _write_html(self, planned: list[tuple[str, int]]) -> None:
+        problems = {task: {"prompt": problem.prompt, "test": problem.test}
+                    for task, problem in self.run.plan.problems.items() if task in self.report["problems"]}
+        try:  # read at the start already; only its per-problem statuses are new here
+            baseline = json.loads(self.baseline.path.read_text(encoding="utf-8")) if self.baseline else None
+        except (OSError, ValueError):
+            baseline = None
+        page = html_report.render(self.report, (self._final_row(key) for key in planned), problems, baseline)
+        self.html_path.parent.mkdir(parents=True, exist_ok=True)
+        self.html_path.write_text(page, encoding="utf-8")
 
     def _generated(self) -> list[dict]:
-        """The generation records of the planned samples (runtime mode only)."""
-        return [self.samples[key].generation for key in (self.planned or [])
-                if self.samples[key].generation is not None]
+        """The generation records of every sample of the plan (runtime mode only): generation covers the whole
+        plan whatever -k or --lf select, and what it cost is what this run paid."""
+        return [sample.generation for sample in self.samples.values() if sample.generation is not None]
 
     def generation_failures(self) -> list[Sample]:
         return [self.samples[key] for key in (self.planned or [])
@@ -224,12 +265,8 @@ class Aggregator:
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
             tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
-        if "human-eval.avg_generation_ms" in measured:
-            parts = [f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample"]
-            for name, label in (("total_tokens", "tokens"), ("cost_usd", "USD"), ("retry_count", "retries")):
-                if f"human-eval.{name}" in measured:
-                    parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
-            tr.write_line("generate  " + "  ".join(parts))
+        if "human-eval.cached_generations" in measured:
+            self._write_generation(tr, measured)
         failures = self.generation_failures()
         if failures:
             tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
@@ -248,11 +285,35 @@ class Aggregator:
             if len(failing) > FAILING_SHOWN:
                 tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more (see --humaneval-results)")
         for label, path in (("results", self.results_path), ("report", self.report_path),
-                            ("markdown", self.markdown_path)):
+                            ("markdown", self.markdown_path), ("html", self.html_path)):
             if path is not None:
                 tr.write_line(f"{label:9s} {path}")
         if self.gate_result is not None:
             self._write_gate(tr, self.gate_result)
+
+    def _write_generation(self, tr: Any, measured: dict[str, Any]) -> None:
+        cached = measured["human-eval.cached_generations"]["value"]
+        parts = [f"{cached} cached"] if cached else []
+        if "human-eval.avg_generation_ms" in measured:
+            parts.append(f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample")
+        for name, label in (("total_tokens", "tokens"), ("reasoning_tokens", "of them reasoning"),
+                            ("cost_usd", "USD"), ("retry_count", "retries")):
+            if f"human-eval.{name}" in measured:
+                parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
+        tr.write_line("generate  " + "  ".join(parts))
+        self._warn_truncated(tr)
+
+    def _warn_truncated(self, tr: Any) -> None:
+        answered = [record for record in self._generated() if record.get("raw") is not None]
+        cut = truncated_count(answered)
+        if answered and cut / len(answered) > TRUNCATED_WARN:
+            params = self.run.config.params
+            limit = (params.extra_body or {}).get("max_completion_tokens")
+            name = f"params.max_tokens ({params.max_tokens})" if limit is None else \
+                f"params.extra_body.max_completion_tokens ({limit})"
+            tr.write_line(f"WARNING: {cut}/{len(answered)} answers ({cut / len(answered):.0%}) were cut at max_tokens "
+                          f"(finish_reason: length): raise {name}; a thinking model needs room for its reasoning "
+                          "and its answer", yellow=True)
 
     def _write_gate(self, tr: Any, gate: GateResult) -> None:
         tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")

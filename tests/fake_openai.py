@@ -42,10 +42,21 @@ class Reply:
     reset: bool = False
 
 
-def chat(text: str | None, usage: dict | None = None) -> Reply:
+def chat(text: str | None, usage: dict | None = None, *, finish_reason: str = "stop", **message: Any) -> Reply:
+    """A chat reply; ``message`` adds fields to the message (``reasoning_content="..."``)."""
     body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": MODEL,
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                         "finish_reason": "stop"}]}
+                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **message},
+                                         "finish_reason": finish_reason}]}
+    if usage is not None:
+        body["usage"] = usage
+    return Reply(body=body)
+
+
+def choices(texts: list[str], usage: dict | None = None) -> Reply:
+    """A chat reply with several choices, as a server that honours ``n`` sends."""
+    body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": MODEL, "choices": [
+        {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        for i, text in enumerate(texts)]}
     if usage is not None:
         body["usage"] = usage
     return Reply(body=body)

@@ -83,6 +83,30 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
         ("target: {mode: mock}\nparams: {retry: {backoff_base_s: 1}}\n", "params.retry.max_attempts: expected an integer"),
         ("target: {mode: mock}\npricing: {input_usd_per_mtok: 1}\n", "pricing.output_usd_per_mtok: expected a number"),
         ("target: {mode: mock}\nparams: {execute: true}\n: bad\n  - [\n", "not valid YAML at line"),
+        ("target: {mode: mock}\nparams: {extra_body: [seed]}\n",
+         "params.extra_body: expected a mapping of provider options (e.g. {seed: 7}), found a list ['seed']"),
+        ("target: {mode: mock}\nparams: {extra_body: {model: other}}\n",
+         "params.extra_body.model: expected a provider option the harness does not set itself (not model, "
+         "messages, prompt, n, stream), found 'model'"),
+        ("target: {mode: mock}\nparams: {extra_body: {n: 4}}\n", "params.extra_body.n: expected a provider option"),
+        ("target: {mode: mock}\nparams: {extra_body: {messages: []}}\n", "params.extra_body.messages: expected a"),
+        ("target: {mode: mock}\nparams: {extra_body: {prompt: x}}\n", "params.extra_body.prompt: expected a"),
+        ("target: {mode: mock}\nparams: {extra_body: {stream: true}}\n", "params.extra_body.stream: expected a"),
+        ("target: {mode: mock}\nparams: {extra_body: {opts: {when: 2024-01-01}}}\n",
+         "params.extra_body.opts.when: expected JSON values (strings, numbers, true/false, null, lists, mappings "
+         "with string keys), found datetime.date(2024, 1, 1)"),
+        ("target: {mode: mock}\nparams: {extra_body: {seeds: [1, .inf]}}\n",
+         "params.extra_body.seeds[1]: expected JSON values"),
+        ("target: {mode: mock}\nparams: {extra_body: {1: x}}\n", "params.extra_body.1: expected a non-empty string key"),
+        ("target: {mode: mock}\nparams: {request_n: 0}\n",
+         "params.request_n: expected auto or an integer >= 1 and <= 128 (choices per request), found 0"),
+        ("target: {mode: mock}\nparams: {request_n: always}\n", "params.request_n: expected auto or an integer"),
+        ("target: {mode: mock}\nparams: {request_n: 500}\n", "params.request_n: expected auto or an integer"),
+        ("target: {mode: mock}\nparams: {system_prompt: [a]}\n",
+         "params.system_prompt: expected a string (the chat instruction; '' sends none), found a list ['a']"),
+        ("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, api: completions}\n"
+         "params: {allow_code_execution: true, system_prompt: Be brief.}\n",
+         "params.system_prompt: expected only with target.api chat (the completions API sends the raw prompt)"),
     ],
 )
 def test_each_bad_value_is_one_line_naming_key_expected_and_found(write, text, expected):
@@ -115,6 +139,25 @@ def test_runtime_mode_needs_an_http_endpoint_and_a_model(write):
         target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1'}
         params: {allow_code_execution: true}
     """))
+
+
+def test_provider_options_and_the_system_prompt_are_read_as_given(write):
+    config = load_config(write("""
+        target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}
+        params:
+          allow_code_execution: true
+          system_prompt: Reply with code only.
+          extra_body: {chat_template_kwargs: {enable_thinking: false}, seed: 7, max_tokens: null}
+    """))
+    assert config.params.system_prompt == "Reply with code only."
+    assert config.params.extra_body == {"chat_template_kwargs": {"enable_thinking": False}, "seed": 7,
+                                        "max_tokens": None}
+    defaults = load_config(write("target: {mode: mock}\nparams: {extra_body: {}}\n")).params
+    assert defaults.system_prompt is None and defaults.extra_body is None
+    assert load_config(write("target: {mode: mock}\nparams: {system_prompt: ''}\n")).params.system_prompt == ""
+    assert defaults.request_n is None  # auto
+    assert load_config(write("target: {mode: mock}\nparams: {request_n: auto}\n")).params.request_n is None
+    assert load_config(write("target: {mode: mock}\nparams: {request_n: 4}\n")).params.request_n == 4
 
 
 def test_gate_section_defaults_and_errors(write, tmp_path):

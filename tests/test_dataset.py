@@ -77,3 +77,17 @@ def test_digest_covers_problems_and_measurement_settings_and_label_says_full_or_
     part = select("openai_humaneval", problems[:10], 164, {"timeout_s": 3.0, "retry": False})
     assert not part.full and part.label == "openai_humaneval sample (10/164 problems)"
     assert part.digest != full.digest
+
+
+def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed(tmp_path):
+    # Pinned from the code before system_prompt and extra_body: baselines made then still compare.
+    from pytest_humaneval.config import load_config
+    from pytest_humaneval.sources import build_plan
+
+    path = tmp_path / "run.yaml"
+    path.write_text("target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}\n"
+                    "params: {allow_code_execution: true, limit: 3}\n")
+    plan = build_plan(load_config(path))
+    assert plan.selection.digest == "sha256:0cdafb8bdd6a71f2e23a11243e9c974b4f4bc6663b1d823fc9608fc45d6e63bc"
+    path.write_text(path.read_text().replace("limit: 3", "limit: 3, extra_body: {seed: 1}"))
+    assert build_plan(load_config(path)).selection.digest != plan.selection.digest

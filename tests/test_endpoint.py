@@ -11,8 +11,8 @@ from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
 from pytest_humaneval.config import RetryPolicy
 from pytest_humaneval.dataset import load_problems, select
 from pytest_humaneval.sources import Plan, Sample
-from pytest_humaneval.sources import generate as generate_plan
-from pytest_humaneval.endpoint import DEFAULT_STOP, Client, EndpointError, check_url, unwrap_completion
+from pytest_humaneval.batching import generate as generate_plan
+from pytest_humaneval.endpoint import CHAT_SYSTEM, DEFAULT_STOP, Client, EndpointError, check_url, unwrap_completion
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 FAST_RETRY = RetryPolicy(max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.05)
@@ -134,6 +134,70 @@ def test_a_key_less_local_server_gets_no_authorization_header():
 ])
 def test_fenced_prose_whole_function_and_body_answers_are_unwrapped(text, expected):
     assert unwrap_completion(text, "add") == expected
+
+
+# -- reasoning models and provider options ------------------------------------------------------------------
+
+RIGHT = "def add(a, b):\n    return a + b\n"
+DRAFT = "def add(a, b):\n    return a - b\n"
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_a_separate_reasoning_field_is_never_code_and_is_kept(field):
+    thinking = f"Draft:\n```python\n{DRAFT}```\nNo: it must add."
+    usage = {"prompt_tokens": 40, "completion_tokens": 300, "completion_tokens_details": {"reasoning_tokens": 260}}
+    with FakeOpenAI(scripted(chat(f"```python\n{RIGHT}```", usage=usage, **{field: thinking}))) as server:
+        result = generate(server)
+    assert result.completion == "\n" + RIGHT
+    assert result.reasoning == thinking and result.raw == f"```python\n{RIGHT}```"
+    assert (result.completion_tokens, result.reasoning_tokens) == (300, 260)
+
+
+def test_thinking_in_the_content_is_set_apart_and_kept():
+    text = f"<think>\nLet me draft:\n```python\n{DRAFT}```\nWrong sign.\n</think>\n\n```python\n{RIGHT}```"
+    with FakeOpenAI(scripted(chat(text))) as server:
+        result = generate(server)
+    assert result.completion == "\n" + RIGHT and result.raw == text
+    assert result.reasoning.startswith("Let me draft:") and result.notes == ()
+
+
+def test_an_answer_cut_at_max_tokens_is_kept_and_flagged():
+    with FakeOpenAI(scripted(chat("```python\ndef add(a, b):\n    return a", finish_reason="length"))) as server:
+        result = generate(server, max_tokens=16)
+    assert result.finish_reason == "length" and result.completion == "\ndef add(a, b):\n    return a"
+    assert result.notes == ("truncated at max_tokens (finish_reason: length)",)
+
+
+def test_the_block_taken_is_noted_when_there_was_a_choice():
+    text = f"```python\n{DRAFT}```\nOn second thought, the final version:\n```python\n{RIGHT}```"
+    with FakeOpenAI(scripted(chat(text))) as server:
+        result = generate(server)
+    assert result.completion == "\n" + RIGHT
+    assert result.notes == ("took code block 2 of 2 (the last that defines add)",)
+
+
+def test_extra_body_is_merged_into_every_request_and_null_removes_a_key():
+    extra = {"chat_template_kwargs": {"enable_thinking": False}, "seed": 7, "max_tokens": None,
+             "max_completion_tokens": 4096, "reasoning_effort": "low"}
+    with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
+        generate(server, extra_body=extra, max_tokens=64)
+        generate(server, api="completions", extra_body={"seed": 7})
+    chat_body, completions_body = (r.body for r in server.posts())
+    assert chat_body["chat_template_kwargs"] == {"enable_thinking": False} and chat_body["seed"] == 7
+    assert "max_tokens" not in chat_body and chat_body["max_completion_tokens"] == 4096
+    assert chat_body["reasoning_effort"] == "low" and chat_body["model"] == MODEL
+    assert completions_body["seed"] == 7 and completions_body["prompt"] == PROMPT
+
+
+def test_the_system_prompt_is_configurable_and_defaults_to_the_builtin_one():
+    with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
+        generate(server)
+        generate(server, system_prompt="Answer with code only.")
+        generate(server, system_prompt="")  # DeepSeek advises none for R1
+    default, custom, none = (r.body["messages"] for r in server.posts())
+    assert default[0] == {"role": "system", "content": CHAT_SYSTEM}
+    assert custom[0] == {"role": "system", "content": "Answer with code only."}
+    assert [m["role"] for m in none] == ["user"] and none[0]["content"] == default[1]["content"]
 
 
 # -- retries: exact request counts per policy ----------------------------------------------------------------

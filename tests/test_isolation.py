@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from procs import alive_with, marker
+from programs import sample, script
 from pytest_humaneval import sandbox
 from pytest_humaneval.dataset import bundled_path
 from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
@@ -87,7 +88,7 @@ assert looked > 0
 assert not found, found
 print(sorted(int(e) for e in os.listdir('/proc') if e.isdigit()))
 """
-    result = isolated.run(program, FAST)
+    result = isolated.run(script(program), FAST)
     assert result.status is Status.PASSED, result.detail
     visible = eval(result.stdout)
     assert 1 in visible and len(visible) <= 3, "own /proc: the supervisor (1) and the sample only"
@@ -116,7 +117,7 @@ def test_candidate_cannot_connect_even_to_loopback(isolated):
     thread.start()
     try:
         result = isolated.run(
-            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n", FAST)
+            script(f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"), FAST)
     finally:
         thread.join()
         server.close()
@@ -143,7 +144,7 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 while True:
     pass
 """
-    result = box.run(program, FAST)
+    result = box.run(script(program), FAST)
     assert result.status is Status.TIMEOUT
     assert alive_with(mark) == []
 
@@ -168,11 +169,11 @@ for entry in os.listdir('/proc'):
             pass
 os.killpg(0, signal.SIGKILL)
 """
-    result = isolated.run(program, FAST)
+    result = isolated.run(script(program), FAST)
     assert result.status is Status.RUNTIME_ERROR
     assert "SIGKILL" in result.detail
     for _ in range(3):
-        assert isolated.run("assert sum(range(10)) == 45", FAST).status is Status.PASSED
+        assert isolated.run(script("assert sum(range(10)) == 45"), FAST).status is Status.PASSED
 
 
 # -- 5. faking the verdict -----------------------------------------------------------------------------------
@@ -192,34 +193,27 @@ RIGGED = {
 
 @pytest.mark.parametrize("rig", sorted(RIGGED))
 def test_a_returned_object_with_rigged_comparison_never_passes(box, rig):
-    program = (
-        "def f(x):\n"
-        + "".join("    " + line + "\n" for line in RIGGED[rig].splitlines())
-        + "    return R()\n"
-        "def check(candidate):\n"
-        "    assert candidate(1) == 42\n"
-        "    assert not (candidate(1) != 42)\n"
-        "    assert candidate(2) == [1, 2, 3]\n"
-        "check(f)"
-    )
-    result = box.run(program, FAST)
+    completion = "def f(x):\n" + "".join("    " + line + "\n" for line in RIGGED[rig].splitlines()) + \
+        "    return R()\n"
+    test = ("def check(candidate):\n    assert candidate(1) == 42\n    assert not (candidate(1) != 42)\n"
+            "    assert candidate(2) == [1, 2, 3]\n")
+    result = box.run(sample(completion, test), FAST)
     assert result.status is not Status.PASSED
     assert result.status in (Status.RUNTIME_ERROR, Status.ASSERTION_FAILED)
 
 
 def test_rigged_value_is_a_runtime_error_that_says_why(box):
-    program = ("def f(x):\n    class R:\n        def __eq__(self, o):\n            return True\n    return R()\n"
-               "def check(candidate):\n    assert candidate(1) == 2\ncheck(f)")
-    result = box.run(program, FAST)
+    result = box.run(sample("def f(x):\n    class R:\n        def __eq__(self, o):\n            return True\n"
+                            "    return R()\n", "def check(candidate):\n    assert candidate(1) == 2\n"), FAST)
     assert result.status is Status.RUNTIME_ERROR
     assert "plain values only" in result.detail and "R" in result.detail
 
 
 def test_rigged_items_inside_a_returned_generator_never_pass(box):
-    program = ("class R:\n    def __eq__(self, o):\n        return True\n"
-               "def f(x):\n    return (R() for _ in range(3))\n"
-               "def check(candidate):\n    assert tuple(candidate(1)) == (1, 2, 3)\ncheck(f)")
-    assert box.run(program, FAST).status is Status.RUNTIME_ERROR
+    completion = ("class R:\n    def __eq__(self, o):\n        return True\n"
+                  "def f(x):\n    return (R() for _ in range(3))\n")
+    result = box.run(sample(completion, "def check(candidate):\n    assert tuple(candidate(1)) == (1, 2, 3)\n"), FAST)
+    assert result.status is Status.RUNTIME_ERROR
 
 
 @pytest.mark.parametrize("attack", [
@@ -233,10 +227,9 @@ def test_rigged_items_inside_a_returned_generator_never_pass(box):
 ])
 def test_patching_builtins_during_the_call_does_not_help(box, attack):
     body = "".join("    " + line + "\n" for line in attack.splitlines())
-    program = (f"def f(x):\n{body}    return x + 1\n"
-               # the call comes first: `abs` is looked up after the candidate had its chance to rebind it
-               "def check(candidate):\n    got = candidate(1)\n    assert abs(got - 5) < 1e-6\ncheck(f)")
-    result = box.run(program, FAST)
+    # the call comes first: `abs` is looked up after the candidate had its chance to rebind it
+    result = box.run(sample(f"def f(x):\n{body}    return x + 1\n",
+                            "def check(candidate):\n    got = candidate(1)\n    assert abs(got - 5) < 1e-6\n"), FAST)
     assert result.status is Status.ASSERTION_FAILED
 
 
@@ -256,10 +249,10 @@ def test_patching_builtins_during_the_call_does_not_help(box, attack):
 def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
     if "fork" in program and not box.isolation.startswith("namespaces"):
         pytest.skip("the process-count limit needs a uid of the sandbox's own")
-    result = box.run(program, Limits(timeout_s=10.0))
+    result = box.run(script(program), Limits(timeout_s=10.0))
     assert result.status is Status.RUNTIME_ERROR, result
     assert detail in result.detail
-    assert box.run("assert 2 + 2 == 4", FAST).status is Status.PASSED
+    assert box.run(script("assert 2 + 2 == 4"), FAST).status is Status.PASSED
 
 
 # -- 7. writing outside its working dir ----------------------------------------------------------------------
@@ -275,7 +268,7 @@ attempts = {{
     'new file in a root-owned folder': lambda: open({str(outside / 'planted.txt')!r}, 'w'),
     'append to a harness file': lambda: open({str(harness_file)!r}, 'a'),
     'open the bundled dataset for append': lambda: open({str(bundled_path())!r}, 'ab'),
-    'list the other samples': lambda: __import__('os').listdir('..'),
+    "list the supervisor's folder of samples": lambda: __import__('os').listdir('/tmp/humaneval'),
 }}
 opened = []
 for name, attempt in attempts.items():
@@ -289,7 +282,7 @@ for name, attempt in attempts.items():
 assert not opened, opened
 open('mine.txt', 'w').write('own working dir is writable')
 """
-        result = isolated.run(program, FAST)
+        result = isolated.run(script(program), FAST)
         assert result.status is Status.PASSED, result.detail
         assert harness_file.read_text() == "original"
         assert sorted(p.name for p in outside.iterdir()) == ["harness.txt"]
@@ -338,7 +331,7 @@ def test_isolated_samples_still_import_the_standard_library_and_site_packages(bo
                "assert math.gcd(12, 18) == 6 and re.findall(r'\\d', 'a1b2') == ['1', '2']\n"
                "assert hashlib.md5(b'x').hexdigest().startswith('9dd4')\n"
                "assert list(itertools.islice(itertools.count(), 3)) == [0, 1, 2]\n")
-    result = box.run(program, FAST)
+    result = box.run(script(program), FAST)
     assert result.status is Status.PASSED, result.detail
 
 
@@ -356,9 +349,10 @@ def unprivileged():
     import subprocess
 
     home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))  # pytest's tmp_path is 0700
-    script = home / "_supervisor.py"
-    shutil.copy(sandbox.SUPERVISOR, script)
-    script.chmod(0o644)
+    for part in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py"):
+        shutil.copy(sandbox.SUPERVISOR.with_name(part), home / part)
+        (home / part).chmod(0o644)
+    supervisor = home / "_supervisor.py"
     os.chown(home, 65534, 65534)
 
     def demote() -> None:
@@ -366,11 +360,14 @@ def unprivileged():
         os.setgid(65534)
         os.setuid(65534)
 
-    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(script), str(home), "auto"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, preexec_fn=demote, env={"PATH": "/usr/bin:/bin"}, cwd=home)
 
     def run(program: str) -> dict:
-        sandbox._send(proc, {"program": program, "timeout_s": 3.0,
+        job = script(program)
+        sandbox._send(proc, {"id": 1, "problem": 1, "prompt": job.prompt, "completion": job.completion,
+                             "test": job.test,
+                             "entry_point": job.entry_point, "timeout_s": 3.0,
                              "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
         return sandbox._receive(proc, 30)
 
@@ -428,3 +425,12 @@ assert not problems, problems
         for path in outside.iterdir():
             path.unlink()
         outside.rmdir()
+
+
+def test_without_root_a_candidate_that_changes_its_supervisor_voids_only_its_own_sample(unprivileged):
+    # The candidate shares the supervisor's uid here, so the kernel lets it lower the supervisor's limits
+    # (PID 1 of its namespace): the supervisor notices, voids this sample and retires.
+    reply = unprivileged("import resource\nresource.prlimit(1, resource.RLIMIT_FSIZE, (1024, 1024))\n")
+    assert reply["status"] == "harness_error" and reply.get("retire") is True, reply
+    assert "changed the sandbox supervisor's own state" in reply["detail"]
+

@@ -37,10 +37,8 @@ def test_executing_the_fixture_reproduces_every_recorded_verdict():
             for position in positions:
                 row = executable[position]
                 problem = problems[row["task_id"]]
-                program = sandbox.build_program(problem.prompt, row["completion"], problem.test,
-                                                problem.entry_point)
-                result = sandbox.with_location(box.run(program, sandbox.Limits()), problem.prompt,
-                                               row["completion"], problem.test)
+                program = sandbox.Program(problem.prompt, row["completion"], problem.test, problem.entry_point)
+                result = box.run(program, sandbox.Limits())
                 verdicts[position] = (result.status.value, result.detail)
             return verdicts
         finally:

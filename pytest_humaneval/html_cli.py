@@ -1,0 +1,105 @@
+"""`python -m pytest_humaneval html`: the HTML page of a finished run, from its saved report and results.
+
+Neither file holds the prompts (the results would grow by a prompt per sample), so they come from the dataset:
+``--dataset PATH``, or the bundled HumanEval when the report names it (``openai_humaneval``); otherwise the page
+has none and says how to add them. Given the same inputs, the page is the one ``--humaneval-html`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
+from .html_report import render
+
+__all__ = ["InputError", "build_page", "load_report", "load_results"]
+
+ROW_KEYS = (("task_id", str, "a string"), ("sample", int, "an integer"), ("status", str, "a string"))
+
+
+class InputError(ValueError):
+    """An input file that cannot be used; the message names the file (and line) and what is wrong."""
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the report: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise InputError(f"{path}: expected a pytest-humaneval report (JSON), found invalid JSON: {exc}") from exc
+    if not isinstance(report, dict):
+        raise InputError(f"{path}: expected a pytest-humaneval report (a JSON object), found {type(report).__name__}")
+    for key, kind in (("measurements", dict), ("problems", dict), ("dataset", dict), ("run", dict),
+                      ("counts", dict)):
+        if not isinstance(report.get(key), kind):
+            found = "nothing" if key not in report else type(report[key]).__name__
+            raise InputError(f"{path}: {key}: expected a JSON object (a pytest-humaneval report), found {found}")
+    return report
+
+
+def load_results(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    try:
+        for number, row in read_jsonl(Path(path)):
+            if not isinstance(row, dict):
+                raise InputError(f"{path}:{number}: expected a results row (a JSON object), found "
+                                 f"{type(row).__name__}")
+            for key, kind, expected in ROW_KEYS:
+                if not isinstance(row.get(key), kind) or isinstance(row.get(key), bool):
+                    found = json.dumps(row[key])[:40] if key in row else "nothing"
+                    raise InputError(f"{path}:{number}: {key}: expected {expected}, found {found}")
+            rows.append(row)
+    except DatasetError as exc:
+        raise InputError(str(exc)) from exc
+    return rows
+
+
+def _problems(report: dict[str, Any], dataset: str | None) -> dict[str, dict[str, str]] | None:
+    name = report["dataset"].get("name")
+    if dataset is None and name != BUNDLED_NAME:
+        print(f"note: no prompts on the page: the report's dataset is {name!r}, not the bundled {BUNDLED_NAME}; "
+              "pass --dataset PATH to add them", file=sys.stderr)
+        return None
+    try:
+        _, problems = load_problems(Path(dataset) if dataset else None)
+    except DatasetError as exc:
+        raise InputError(str(exc)) from exc
+    by_task = {p.task_id: p for p in problems}
+    missing = [task for task in report["problems"] if task not in by_task]
+    if missing:
+        raise InputError(f"{dataset or 'the bundled dataset'}: expected every problem of the report, found no "
+                         f"{missing[0]} ({len(missing)} missing): is it the dataset of this run?")
+    return {task: {"prompt": by_task[task].prompt, "test": by_task[task].test} for task in report["problems"]}
+
+
+def _baseline(report: dict[str, Any], path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        named = ((report.get("gate") or {}).get("baseline") or {}).get("path")
+        if not named:
+            return None
+        if not Path(named).is_file():
+            print(f"note: the report's gate baseline {named} is not there: the page shows no baseline "
+                  "(pass --baseline PATH)", file=sys.stderr)
+            return None
+        path = named
+    return load_report(Path(path))
+
+
+def build_page(report_path: str, results_path: str, output: str, dataset: str | None = None,
+               baseline: str | None = None) -> int:
+    try:
+        report = load_report(Path(report_path))
+        rows = load_results(Path(results_path))
+        page = render(report, rows, _problems(report, dataset), _baseline(report, baseline))
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    target = Path(output)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page, encoding="utf-8")
+    print(f"wrote {target} ({len(rows)} samples, {target.stat().st_size / 1e6:.1f} MB)")
+    return 0

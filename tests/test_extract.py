@@ -1,0 +1,108 @@
+"""Finding the solution in an answer: exact expected completions, no server, nothing executed."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_humaneval.extract import extract, split_reasoning, unwrap_completion
+
+PROMPT = 'from typing import List\n\n\ndef add(a, b):\n    """Add two numbers."""\n'
+RIGHT = "def add(a, b):\n    return a + b\n"
+DRAFT = "def add(a, b):\n    return a - b\n"
+
+
+def fenced(code: str, lang: str = "python") -> str:
+    return f"```{lang}\n{code}```"
+
+
+# -- today's rule where there is no choice: every fenced answer of the test suite ---------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Here you go:\n```python\n    return a + b\n```\nHope it helps.", "    return a + b\n"),
+    ("```py\n    return a + b\n```", "    return a + b\n"),
+    ("```\n    return a + b\n```", "    return a + b\n"),
+    ("Sure!\n```python\nimport math\n\ndef add(a, b):\n    return math.fsum([a, b])\n```",
+     "\nimport math\n\ndef add(a, b):\n    return math.fsum([a, b])\n"),
+    ("    return a + b\n", "    return a + b\n"),
+    ("def add(a, b):\n    return a + b\n", "\ndef add(a, b):\n    return a + b\n"),
+    ("", ""),
+    ("```python\ndef add(a, b):\n    return a +", "\ndef add(a, b):\n    return a +"),  # cut inside the block
+])
+def test_a_single_block_or_none_is_unwrapped_as_before(text, expected):
+    assert unwrap_completion(text, "add") == expected
+    assert extract(text, "add", PROMPT).note is None
+
+
+def test_without_a_definition_of_the_entry_point_the_first_python_block_is_taken():
+    text = fenced("    return a + b\n") + "\nor\n" + fenced("    return b + a\n")
+    result = extract(text, "add", PROMPT)
+    assert result.completion == "    return a + b\n"
+    assert result.note == "took code block 1 of 2 (none defines add)"
+    assert extract(fenced("x = 1\n", "js") + fenced("    return 1\n"), "add").completion == "    return 1\n"
+    assert extract(fenced("    return 2\n", "rust"), "add").completion == "    return 2\n"
+
+
+# -- the three shapes of today's models ---------------------------------------------------------------------
+
+def test_a_usage_example_before_the_implementation_is_not_taken():
+    text = "Usage:\n" + fenced("print(add.__doc__)\nprint(add(1, 2))\n") + "\nImplementation:\n" + fenced(RIGHT)
+    result = extract(text, "add", PROMPT)
+    assert result.completion == "\n" + RIGHT
+    assert result.note == "took code block 2 of 2 (the last that defines add)"
+
+
+def test_a_draft_then_a_final_version_takes_the_final_one():
+    text = fenced(DRAFT) + "\nOn second thought, the final version:\n" + fenced(RIGHT)
+    assert extract(text, "add", PROMPT).completion == "\n" + RIGHT
+
+
+def test_thinking_with_a_draft_block_is_never_code():
+    thinking = "<think>\nLet me try:\n" + fenced(DRAFT) + "\nNo, that subtracts.\n</think>\n\n"
+    result = extract(thinking + fenced(RIGHT), "add", PROMPT)
+    assert result.completion == "\n" + RIGHT and result.note is None
+    assert result.reasoning.startswith("Let me try:") and result.reasoning.endswith("that subtracts.")
+
+
+@pytest.mark.parametrize("text", [
+    "<thinking>" + fenced(DRAFT) + "</thinking>" + fenced(RIGHT),
+    "<THINK>" + fenced(DRAFT) + "</THINK>\n" + fenced(RIGHT),
+    # the chat template opened the tag in the prompt: only the closing one is in the answer
+    "Okay, first a draft:\n" + fenced(DRAFT) + "\n</think>\n\n" + fenced(RIGHT),
+])
+def test_every_form_of_reasoning_tag_is_set_apart(text):
+    result = extract(text, "add", PROMPT)
+    assert result.completion == "\n" + RIGHT
+    assert "return a - b" in result.reasoning
+
+
+def test_an_answer_cut_while_thinking_has_no_code():
+    result = extract("<think>\nLet me write " + fenced(DRAFT)[:-3], "add", PROMPT)
+    assert result.completion == "" and "return a - b" in result.reasoning
+
+
+def test_no_reasoning_leaves_the_text_alone():
+    assert split_reasoning("    return a + b\n") == ("    return a + b\n", None)
+    assert split_reasoning("x = '<think>'  # not at the start\n") == ("x = '<think>'  # not at the start\n", None)
+
+
+# -- imports and helpers the chosen block needs from the others ---------------------------------------------
+
+def test_imports_and_helpers_from_other_blocks_come_with_the_chosen_block():
+    text = (fenced("import math\n\nSCALE = 1\n\ndef helper(x):\n    return math.floor(x) * SCALE\n")
+            + "\nThen:\n" + fenced("def add(a, b):\n    return helper(a) + helper(b)\n"))
+    result = extract(text, "add", PROMPT)
+    assert result.completion == ("\nimport math\nSCALE = 1\ndef helper(x):\n    return math.floor(x) * SCALE\n\n"
+                                 "def add(a, b):\n    return helper(a) + helper(b)\n")
+    assert result.note == "took code block 2 of 2 (the last that defines add), with SCALE, helper, math from the others"
+
+
+def test_usage_examples_locals_and_the_prompts_names_are_never_pulled_in():
+    example = fenced("from typing import List\nresult = add(1, 2)\nprint(result)\n")
+    final = fenced("def add(a, b):\n    result = a + b\n    return result\n\nprint(add(1, 2))\n")
+    result = extract(example + final, "add", PROMPT)
+    assert result.completion == "\n" + "def add(a, b):\n    result = a + b\n    return result\n\nprint(add(1, 2))\n"
+
+
+def test_a_chosen_block_that_does_not_parse_is_taken_alone():
+    text = fenced("import math\n") + fenced("def add(a, b):\n    return math.fsum([a, b]\n")
+    assert extract(text, "add", PROMPT).completion == "\ndef add(a, b):\n    return math.fsum([a, b]\n"

@@ -1,0 +1,131 @@
+"""The HTML page of real runs, opened in a real headless Chromium: what a person sees is checked from the
+rendered DOM (headline numbers, status filter, search, a clicked problem's samples, hostile completions as
+inert text), and a screenshot of each page is saved as a test artifact (its path is printed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from browser import Browser, missing
+from sessions import NO_CACHE, read_report
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+
+TILES = "return Array.from(document.querySelectorAll('.tile')).filter(t => !t.hidden).map(t => t.dataset.task)"
+SAMPLES = ("return Array.from(document.querySelectorAll('#panel .sample'))"
+           ".map(s => [Number(s.dataset.sample), s.dataset.status])")
+# A code block's text as a person would copy it: its lines, joined (line numbers are CSS, not text).
+CODE_TEXT = "return Array.from(arguments[0].querySelectorAll('.line')).map(l => l.textContent).join('\\n')"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(width=1360, height=1100) as chromium:
+        yield chromium
+
+
+def open_page(browser: Browser, page: Path, problem: str = "") -> None:
+    browser.get(page.as_uri() + (f"#{problem}" if problem else ""))
+    browser.wait_for("return document.body.dataset.ready === '1'")
+
+
+def save_screenshot(browser: Browser, tmp_path: Path, name: str) -> Path:
+    browser.run("window.scrollTo(0, 0)")
+    path = browser.screenshot(tmp_path / name)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"screenshot: {path}")
+    return path
+
+
+def test_the_page_of_a_mock_replay_shows_the_reports_numbers_filters_and_samples(pytester, browser, tmp_path):
+    result = pytester.runpytest("--humaneval-config", str(Path(__file__).parent.parent / "examples" / "mock.yaml"),
+                                "-n", "2", "--humaneval-report", "report.json", "--humaneval-results",
+                                "results.jsonl", "--humaneval-html", "page.html", *NO_CACHE)
+    assert result.ret == 1  # the replay has failing samples by design
+    report = read_report(pytester.path / "report.json")
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    open_page(browser, pytester.path / "page.html")
+
+    measures = browser.run("return Object.fromEntries(Array.from(document.querySelectorAll('.card [data-measure]'))"
+                           ".map(e => [e.dataset.measure, e.textContent]))")
+    assert measures == {"human-eval.pass_at_1": f"{report['measurements']['human-eval.pass_at_1']['value']:.3f}",
+                        "human-eval.coverage": f"{report['coverage']:.3f}"}
+    counts = browser.run("return Object.fromEntries(Array.from(document.querySelectorAll('[data-count]'))"
+                         ".map(e => [e.dataset.count, Number(e.textContent)]))")
+    assert counts == report["counts"]
+
+    assert len(browser.run(TILES)) == 164
+    for status, count in report["counts"].items():
+        if not count:
+            continue
+        browser.click(f'.filter[data-status="{status}"]')
+        expected = [task for task, problem in report["problems"].items() if problem["statuses"].get(status)]
+        assert browser.run(TILES) == expected, status
+    browser.click('.filter[data-status=""]')
+    browser.type("#search", "humaneval/1")
+    assert browser.run(TILES) == [task for task in report["problems"] if task.startswith("HumanEval/1")]
+    assert browser.run("return document.getElementById('shown').textContent") == "75 of 164 problems"
+    browser.clear("#search")
+    browser.run("document.getElementById('search').dispatchEvent(new Event('input'))")
+
+    failing = next(r for r in rows if r["status"] == "assertion_failed" and "(at test line" in r["detail"])
+    browser.click(f'.tile[data-task="{failing["task_id"]}"]')
+    assert browser.run("return document.querySelector('#panel h2').textContent") == failing["task_id"]
+    assert browser.run(SAMPLES) == [[0, "assertion_failed"]]
+    decisive = failing["detail"].split("(at test line ", 1)[1].split(": ", 1)[1].rstrip(")")
+    assert browser.run("return document.querySelector('#panel .sample .line.hl').textContent").strip() == decisive
+    # The prompt is the panel's first code block.
+    prompt = browser.run(CODE_TEXT.replace("arguments[0]", "document.querySelector('#panel pre.code')"))
+    assert "def " in prompt
+    save_screenshot(browser, tmp_path, "mock-replay.png")
+
+
+HOSTILE_SCRIPT = "    return 1  # </script><script>window.__pwned = 1; document.title = 'pwned'</script>\n"
+HOSTILE_TAG = '    return "<img src=x onerror=\\"window.__pwned = 2\\"><b>not bold</b>\\u2028\u2028\u2029"\n'
+LONG_LINE = '    return "' + "A" * 1_000_000 + '"\n'
+NOISY = "    print('<img src=x onerror=\"window.__pwned = 3\">')\n    raise ValueError('</script>')\n"
+SOLVED_0 = ("    return any(abs(a - b) < threshold for i, a in enumerate(numbers) "
+            "for b in numbers[i + 1:])\n")
+
+
+def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
+    completions = [HOSTILE_SCRIPT, HOSTILE_TAG, LONG_LINE, NOISY]
+    (pytester.path / "hostile.jsonl").write_text(
+        "".join(json.dumps({"task_id": "HumanEval/2", "completion": c}) + "\n" for c in completions)
+        + "".join(json.dumps({"task_id": "HumanEval/0", "completion": c}) + "\n"
+                  for c in (SOLVED_0, "    return True\n") * 2))
+    (pytester.path / "hostile.yaml").write_text("target: {mode: samples, samples: hostile.jsonl}\n"
+                                                "params: {allow_code_execution: true, k: [1, 2, 4]}\n")
+    result = pytester.runpytest("--humaneval-config", "hostile.yaml", "-p", "no:xdist", "--humaneval-report",
+                                "report.json", "--humaneval-html", "page.html", *NO_CACHE)
+    result.assert_outcomes(passed=2, failed=6)
+    report = read_report(pytester.path / "report.json")
+    open_page(browser, pytester.path / "page.html", "HumanEval/2")
+    title = browser.run("return document.title")
+    assert title == "HumanEval: samples on openai_humaneval sample (2/164 problems)"
+    assert browser.run(SAMPLES) == [[0, "assertion_failed"], [1, "assertion_failed"], [2, "assertion_failed"],
+                                    [3, "runtime_error"]]
+    for index, completion in enumerate(completions):
+        sample = f'#panel .sample[data-sample="{index}"]'
+        if not browser.run(f"return document.querySelector('{sample}').open"):  # the first failing one is open
+            browser.click(f"{sample} > summary")
+        browser.wait_for(f"return document.querySelector('{sample} .body')")
+        shown = browser.run(CODE_TEXT.replace("arguments[0]",
+                                              f"document.querySelector('{sample} pre[data-part=completion]')"))
+        assert shown == completion.rstrip("\n"), index
+    noisy = browser.run("return Array.from(document.querySelectorAll('#panel .sample[data-sample=\"3\"] pre.plain'))"
+                        ".map(p => p.textContent)")
+    assert noisy[0] == "<img src=x onerror=\"window.__pwned = 3\">\n" and "ValueError: </script>" in noisy[1]
+    assert browser.run("return [window.__pwned === undefined, document.images.length, document.title, "
+                       "document.querySelectorAll('script').length, document.querySelectorAll('#panel b').length]") == \
+        [True, 0, title, 2, 0]
+    # n = 4 samples per problem: the pass@k curve, its marked points the report's pass@k.
+    dots = browser.run("return Array.from(document.querySelectorAll('circle.dot.run'))"
+                       ".map(c => [Number(c.dataset.k), Number(c.dataset.value)])")
+    assert dots == [[k, pytest.approx(report["measurements"][f"human-eval.pass_at_{k}"]["value"])]
+                    for k in (1, 2, 4)]
+    save_screenshot(browser, tmp_path, "hostile.png")

@@ -1,0 +1,129 @@
+"""Answers shaped like today's chat and reasoning models, end to end: real pytest sessions against a real
+loopback server, the model's real answer being the canonical solution and its drafts wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fake_openai import MODEL, FakeOpenAI, chat, models
+from pytest_humaneval.dataset import load_problems
+from sessions import NO_CACHE, read_report
+
+PROBLEMS = load_problems()[1]
+KEY = "sk-test-SECRET-reasoning"
+
+
+def fenced(code: str) -> str:
+    return f"```python\n{code.rstrip()}\n```"
+
+
+def right(problem) -> str:
+    return problem.prompt + problem.canonical_solution
+
+
+def wrong(problem) -> str:
+    """A draft that defines the entry point and fails every test (returns None)."""
+    return f"def {problem.entry_point}(*args):\n    return None\n"
+
+
+SHAPES = {
+    # a reasoning model that writes its thinking into content, with a wrong draft inside it
+    "HumanEval/0": lambda p: chat(f"<think>\nFirst try:\n{fenced(wrong(p))}\nHmm, that returns None.\n</think>\n\n"
+                                  f"Final answer:\n{fenced(right(p))}"),
+    # a usage example in its own block before the implementation
+    "HumanEval/1": lambda p: chat(f"Usage:\n{fenced(f'print({p.entry_point}.__doc__)')}\n"
+                                  f"Implementation:\n{fenced(right(p))}"),
+    # a draft, then "on second thought" the final version
+    "HumanEval/2": lambda p: chat(f"{fenced(wrong(p))}\nOn second thought, the final version:\n{fenced(right(p))}"),
+    # a server with a reasoning parser: the thinking (and its draft) in reasoning_content
+    "HumanEval/3": lambda p: chat(fenced(right(p)), reasoning_content=f"Draft:\n{fenced(wrong(p))}",
+                                  usage={"prompt_tokens": 90, "completion_tokens": 400,
+                                         "completion_tokens_details": {"reasoning_tokens": 350}}),
+}
+
+
+def serve(shapes):
+    def script(request, index):
+        if request.method == "GET":
+            return models()
+        problem = next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+        return shapes[problem.task_id](problem)
+
+    return script
+
+
+def config(pytester, server, params="") -> str:
+    path = pytester.path / "thinking.yaml"
+    path.write_text(f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, "
+                    "credentials_ref: env:TEST_LLM_KEY}\n"
+                    f"params: {{allow_code_execution: true, limit: 4{params}}}\n")
+    return str(path)
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+
+
+def results(pytester) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    return {row["task_id"]: row for row in rows}
+
+
+def test_the_shapes_of_todays_models_pass_and_keep_their_reasoning(pytester):
+    with FakeOpenAI(serve(SHAPES)) as server:
+        result = pytester.runpytest("--humaneval-config", config(pytester, server), "-n", "2",
+                                    "--humaneval-results", "results.jsonl", "--humaneval-report", "r.json",
+                                    *NO_CACHE)
+    result.assert_outcomes(passed=4)
+    rows = results(pytester)
+    assert rows["HumanEval/0"]["reasoning"].startswith("First try:") and "<think>" in rows["HumanEval/0"]["raw"]
+    assert rows["HumanEval/3"]["reasoning"].startswith("Draft:") and "Draft" not in rows["HumanEval/3"]["raw"]
+    assert rows["HumanEval/3"]["reasoning_tokens"] == 350
+    assert rows["HumanEval/1"]["detail"] == "took code block 2 of 2 (the last that defines separate_paren_groups)"
+    assert rows["HumanEval/2"]["detail"] == "took code block 2 of 2 (the last that defines truncate_number)"
+    assert all(row["finish_reason"] == "stop" for row in rows.values())
+    measured = read_report(pytester.path / "r.json")["measurements"]
+    assert measured["human-eval.reasoning_tokens"] == {"value": 350, "class": "usage", "official": False}
+    assert measured["human-eval.truncated"]["value"] == 0
+    assert "truncated" not in result.stdout.str()
+
+
+def test_answers_cut_at_max_tokens_run_are_flagged_counted_and_warned_about(pytester):
+    def cut(problem):  # the whole function, then cut mid-way, as a server does at max_tokens
+        return chat(f"```python\n{right(problem)[:-25]}", finish_reason="length")
+
+    shapes = dict(SHAPES, **{"HumanEval/2": cut})
+    with FakeOpenAI(serve(shapes)) as server:
+        result = pytester.runpytest("--humaneval-config", config(pytester, server, ", max_tokens: 300"),
+                                    "-p", "no:xdist", "--humaneval-results", "results.jsonl",
+                                    "--humaneval-report", "r.json", *NO_CACHE)
+    result.assert_outcomes(passed=3, failed=1)
+    row = results(pytester)["HumanEval/2"]
+    assert row["status"] in ("runtime_error", "assertion_failed") and row["finish_reason"] == "length"
+    assert row["detail"].startswith("truncated at max_tokens (finish_reason: length); ")
+    assert read_report(pytester.path / "r.json")["measurements"]["human-eval.truncated"] == {
+        "value": 1, "class": "usage", "official": False}
+    result.stdout.fnmatch_lines(["WARNING: 1/4 answers (25%) were cut at max_tokens (finish_reason: length): "
+                                 "raise params.max_tokens (300)*"])
+
+
+def test_extra_body_and_system_prompt_reach_the_server_and_change_digest_and_label(pytester):
+    plain = {task: (lambda p: chat(fenced(right(p)))) for task in SHAPES}
+    reports = {}
+    for name, params in (("plain", ""), ("options", ", system_prompt: 'Code only.', "
+                                                    "extra_body: {chat_template_kwargs: {enable_thinking: false}}")):
+        with FakeOpenAI(serve(plain)) as server:
+            result = pytester.runpytest("--humaneval-config", config(pytester, server, params), "-p", "no:xdist",
+                                        "--humaneval-report", f"{name}.json", *NO_CACHE)
+        result.assert_outcomes(passed=4)
+        reports[name] = read_report(pytester.path / f"{name}.json")["dataset"]
+        bodies = [r.body for r in server.posts()]
+    assert all(b["chat_template_kwargs"] == {"enable_thinking": False} for b in bodies)
+    assert all(b["messages"][0]["content"] == "Code only." for b in bodies)
+    assert reports["plain"]["digest"] != reports["options"]["digest"]
+    assert reports["plain"]["label"] == "openai_humaneval sample (4/164 problems)"
+    assert reports["options"]["label"] == ('openai_humaneval sample (4/164 problems, own system prompt, '
+                                           'extra_body {"chat_template_kwargs":{"enable_thinking":false}})')

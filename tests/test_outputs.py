@@ -39,7 +39,8 @@ def test_a_config_with_a_control_character_is_one_usage_error(pytester):
     assert_one_usage_error(result, f"ERROR: {cfg}: not valid YAML at line 2: *#x0007*")
 
 
-@pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown"])
+@pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown",
+                                    "--humaneval-html"])
 def test_an_output_path_that_is_a_directory_is_a_usage_error_before_anything_runs(pytester, option):
     cfg = write_config(pytester, REFERENCE)
     (pytester.path / "out").mkdir()
@@ -47,7 +48,8 @@ def test_an_output_path_that_is_a_directory_is_a_usage_error_before_anything_run
     assert_one_usage_error(result, f"ERROR: {option}: expected a file to write, found a directory: *out")
 
 
-@pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown"])
+@pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown",
+                                    "--humaneval-html"])
 def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(pytester, option):
     cfg = write_config(pytester, REFERENCE)
     (pytester.path / "a-file").write_text("not a folder\n")
@@ -70,14 +72,14 @@ def test_checking_an_output_path_keeps_an_existing_file_and_leaves_no_file_behin
 
 def test_collect_only_writes_nothing_and_scores_nothing(pytester):
     cfg = write_config(pytester, REFERENCE + "gate: {min_pass_at_1: 0.9}\n")
-    for name in ("report.json", "results.jsonl", "summary.md"):
+    for name in ("report.json", "results.jsonl", "summary.md", "page.html"):
         (pytester.path / name).write_text("kept\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "--collect-only", "-q", "--humaneval-report",
                                 "report.json", "--humaneval-results", "results.jsonl", "--humaneval-markdown",
-                                "summary.md", *NO_CACHE)
+                                "summary.md", "--humaneval-html", "page.html", *NO_CACHE)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*HumanEval/0[[]0[]]", "*HumanEval/1[[]0[]]"])
     result.stdout.no_fnmatch_line("*pass@1*")
     result.stdout.no_fnmatch_line("*gate*")
-    for name in ("report.json", "results.jsonl", "summary.md"):
+    for name in ("report.json", "results.jsonl", "summary.md", "page.html"):
         assert (pytester.path / name).read_text() == "kept\n", name

@@ -114,6 +114,11 @@ class HumanEvalItem(pytest.Item):
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])
 
+    def record_harness_error(self, reason: str) -> None:
+        """Something outside the sandbox stopped this sample before it had a verdict (pytest-timeout, say)."""
+        if self.result is None:
+            self._record(ExecResult(Status.HARNESS_ERROR, 0.0, reason))
+
     def runtest(self) -> None:
         result = self.result
         assert result is not None, "setup() records a result before runtest()"

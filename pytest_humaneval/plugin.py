@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from . import html_report, sandbox
+from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -98,6 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
+    if run_config.executes:
+        config.pluginmanager.register(PoolHooks(), "humaneval-pool")
     if workerinput is None:
         config.pluginmanager.register(
             Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),

@@ -21,6 +21,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "build_program", "clean_text",
-           "configure", "run", "shutdown"]
+           "configure", "run", "shared", "shutdown"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -231,7 +232,14 @@ class Sandbox:
             }
             started = time.monotonic()
             try:
-                _send(proc, request)
+                try:
+                    _send(proc, request)
+                except _SupervisorGone:
+                    # It died while idle (killed from outside) and the request never reached it: nothing ran,
+                    # so a fresh supervisor runs this sample and no sample is lost.
+                    self.close()
+                    proc = self._supervisor()
+                    _send(proc, request)
                 reply = _receive(proc, limits.timeout_s + REPLY_GRACE_S)
             except BaseException as exc:
                 # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
@@ -253,12 +261,29 @@ class Sandbox:
                     from exc
 
     def _supervisor_died(self, started: float) -> ExecResult:
-        # The supervisor only dies mid-sample when the program killed it (it is the program's parent).
+        if self.isolation.startswith("namespaces"):
+            # The program cannot reach its supervisor here (another uid, or PID 1 of its namespace): something
+            # outside killed it, so the sample has no verdict, the program no failure. The next sample starts
+            # a fresh supervisor.
+            raise SandboxError("the sandbox supervisor died while it ran this sample (killed from outside the "
+                               "sandbox); a fresh one runs the next sample")
+        # In the basic sandbox the program can kill its supervisor (it is the program's parent), and does.
         return ExecResult(
             status=Status.RUNTIME_ERROR,
             duration_ms=(time.monotonic() - started) * 1000.0,
             detail="the program killed the sandbox supervisor (its parent process); its verdict is void",
         )
+
+    def kill(self) -> None:
+        """End the supervisor now, from any thread, without waiting for the sample in flight (whose verdict is
+        then void): SIGKILL to its process group, the supervisor and its judge; its candidates die with it
+        (their PID namespace, or their parent-death signal). ``run`` sees it gone; ``close`` still reaps it."""
+        proc = self._proc
+        if proc is not None and self._owner == os.getpid() and proc.returncode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         proc, base = self._proc, self._base
@@ -354,12 +379,17 @@ def configure(isolation: str, wait: bool = True) -> Sandbox:
     return _default.start(wait)
 
 
-def run(program: Program, limits: Limits = Limits()) -> ExecResult:
-    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+def shared() -> Sandbox:
+    """This harness process's shared sandbox (the one ``run`` uses), created if there is none yet."""
     global _default
     if _default is None:
         _default = Sandbox()
-    return _default.run(program, limits)
+    return _default
+
+
+def run(program: Program, limits: Limits = Limits()) -> ExecResult:
+    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+    return shared().run(program, limits)
 
 
 def shutdown() -> None:

@@ -39,7 +39,9 @@ class PoolHooks:
         finally:
             if pool is not None:
                 del session.config.stash[POOL_KEY]
-                pool.close()
+                # Under namespaces a killed supervisor takes all its samples' processes with it (its PID
+                # namespace), so samples no item will report are killed at once, not waited for.
+                pool.close(abandon=sandbox.shared().isolation.startswith("namespaces"))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -13,9 +13,10 @@ Rules that keep a session's meaning unchanged:
   executed at most ``window`` samples it will not report;
 - each verdict is handed out once, to the item that asks for it (``take``); an item the pool does not hold
   (or asks again) gets None and runs its sample itself, as without a pool;
-- ``close`` starts nothing more, lets the samples in flight finish (their supervisor kills what they started),
-  and closes every sandbox before it returns: within one sample's time, and never a sample after it. A sandbox
-  that does not answer in that time is killed.
+- ``close`` starts nothing more and closes every sandbox before it returns, so no sample runs after it. The
+  samples in flight are abandoned at once when killing a supervisor kills everything its samples started (its
+  own PID namespace: ``abandon``); otherwise they finish, and their supervisor kills what they started: within
+  one sample's time, after which a sandbox that does not answer is killed all the same.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class VerdictPool:
         self._done: dict[Hashable, tuple[ExecResult | None, BaseException | None]] = {}
         self._taken: set[Hashable] = set()
         self._stopping = False
-        self._threads = [threading.Thread(target=self._serve, args=(box,), name=f"humaneval-sandbox-{i}",
+        self._busy: set[int] = set()  # the sandboxes running a sample now (by index)
+        self._threads = [threading.Thread(target=self._serve, args=(i, box), name=f"humaneval-sandbox-{i}",
                                           daemon=True) for i, box in enumerate(self._boxes)]
         self.stats = PoolStats()
 
@@ -135,12 +137,16 @@ class VerdictPool:
             raise error
         return result
 
-    def close(self) -> None:
-        """Start nothing more; wait for the samples in flight (within one sample's time, then kill their
-        sandboxes); every sandbox is closed when this returns, also when a second Ctrl-C cuts the wait short."""
+    def close(self, abandon: bool = False) -> None:
+        """Start nothing more; kill the samples in flight (``abandon``) or wait for them (within one sample's
+        time, then kill their sandboxes); every sandbox is closed when this returns, also when a second Ctrl-C
+        cuts the wait short."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+            busy = [self._boxes[index] for index in sorted(self._busy)] if abandon else []
+        for box in busy:
+            box.kill()
         deadline = time.monotonic() + self._limits.timeout_s + self._stop_grace_s
         try:
             for thread in self._threads:
@@ -152,7 +158,7 @@ class VerdictPool:
             for thread in self._threads:
                 thread.join(self._stop_grace_s)
 
-    def _next_key(self) -> Hashable | None:
+    def _next_key(self, index: int) -> Hashable | None:
         with self._cond:
             while not self._stopping and not (self._next < len(self._schedule)
                                               and self._next < self._cursor + self.window):
@@ -161,13 +167,14 @@ class VerdictPool:
                 return None
             key = self._schedule[self._next]
             self._next += 1
+            self._busy.add(index)
             return key
 
-    def _serve(self, box: Box) -> None:
+    def _serve(self, index: int, box: Box) -> None:
         """One sandbox's thread: the next sample in order, its verdict (or what went wrong) kept for its item."""
         try:
             while True:
-                key = self._next_key()
+                key = self._next_key(index)
                 if key is None:
                     return
                 try:
@@ -176,6 +183,7 @@ class VerdictPool:
                 except BaseException as exc:  # the item re-raises it, in the pytest process's thread
                     outcome = (None, exc)
                 with self._cond:
+                    self._busy.discard(index)
                     self._done[key] = outcome
                     self.stats.executed += 1
                     self._cond.notify_all()

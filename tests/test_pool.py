@@ -140,6 +140,18 @@ def test_close_kills_a_sandbox_that_does_not_answer_within_one_sample_s_time():
     assert any(box.killed for box in boxes) and all(box.closed for box in boxes)
 
 
+def test_close_abandoning_kills_the_busy_sandboxes_at_once_and_spares_the_idle_ones():
+    log: list = []
+    boxes = [FakeBox(log), FakeBox(log)]
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=2).start()
+    pool.feed(["hang"])
+    assert settle(log) == 1
+    started = time.monotonic()
+    pool.close(abandon=True)
+    assert time.monotonic() - started < 1.0  # not the 30 s the sample may take
+    assert sorted(box.killed for box in boxes) == [False, True] and all(box.closed for box in boxes)
+
+
 def test_pool_size_defaults_to_the_usable_cpus_and_to_one_sandbox_per_xdist_worker():
     assert pool_size(None, distributed=False) == len(os.sched_getaffinity(0))
     assert pool_size(None, distributed=True) == 1
@@ -275,6 +287,25 @@ def test_x_stops_the_pool_and_its_samples_in_flight_leave_no_process(pytester, m
     assert alive_with(sleeper) == []
     statuses = [json.loads(line)["status"] for line in (pytester.path / "results.jsonl").read_text().splitlines()]
     assert statuses == ["assertion_failed"] + ["not_run"] * 39  # what a serial run says: cut short
+
+
+@needs_namespaces
+def test_with_namespaces_a_stop_kills_the_samples_in_flight_at_once(pytester):
+    # Their supervisors are killed with everything in their PID namespaces, so a stop need not wait for them.
+    sleeper = marker()
+    lingering = {"task_id": "HumanEval/0", "completion": f"    import subprocess, time\n"
+                 f"    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(8)\n" + HAS_CLOSE}
+    rows = [{"task_id": "HumanEval/0", "completion": "    return False\n"}, lingering]
+    rows += [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 6
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 10")
+    started = time.monotonic()
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", *NO_CACHE)
+    assert time.monotonic() - started < 6  # not the 8 s the sample in flight would have taken
+    result.assert_outcomes(failed=1)
+    deadline = time.monotonic() + 5
+    while alive_with(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive_with(sleeper) == []
 
 
 def test_k_executes_only_the_selected_samples(pytester, marks):

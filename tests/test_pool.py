@@ -62,7 +62,7 @@ def program_of(key: str) -> Program:
     return Program("", key, "", "f")
 
 
-def settle(log: list, seconds: float = 0.3) -> int:
+def settle(log: list, seconds: float = 0.5) -> int:
     """How many samples the pool started, once it has had time to start all it may."""
     time.sleep(seconds)
     return len(log)
@@ -294,18 +294,29 @@ def test_with_namespaces_a_stop_kills_the_samples_in_flight_at_once(pytester):
     # Their supervisors are killed with everything in their PID namespaces, so a stop need not wait for them.
     sleeper = marker()
     lingering = {"task_id": "HumanEval/0", "completion": f"    import subprocess, time\n"
-                 f"    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(8)\n" + HAS_CLOSE}
+                 f"    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(20)\n" + HAS_CLOSE}
     rows = [{"task_id": "HumanEval/0", "completion": "    return False\n"}, lingering]
     rows += [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 6
-    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 10")
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 30")
     started = time.monotonic()
     result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", *NO_CACHE)
-    assert time.monotonic() - started < 6  # not the 8 s the sample in flight would have taken
+    assert time.monotonic() - started < 12  # not the 20 s the sample in flight would have taken
     result.assert_outcomes(failed=1)
     deadline = time.monotonic() + 5
     while alive_with(sleeper) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert alive_with(sleeper) == []
+
+
+@needs_namespaces
+def test_a_pytest_timeout_stops_its_item_and_the_pool_serves_the_next_ones(pytester):
+    slow = {"task_id": "HumanEval/0", "completion": "    import time\n    time.sleep(20)\n" + HAS_CLOSE}
+    rows = [slow] + [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 3
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 30")
+    started = time.monotonic()
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--timeout", "1", *NO_CACHE)
+    result.assert_outcomes(passed=3, errors=1)
+    assert time.monotonic() - started < 12  # the stopped sample (20 s) is not waited for at the end either
 
 
 def test_k_executes_only_the_selected_samples(pytester, marks):
@@ -332,7 +343,7 @@ def test_ctrl_c_stops_the_pool_within_one_sample_and_leaves_no_process(pytester,
     interrupted = time.monotonic()
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
-    assert time.monotonic() - interrupted < 2 + 5  # one sample's budget and the supervisors' exit
+    assert time.monotonic() - interrupted < 2 + 8  # one sample's budget, and pytest's exit on a busy machine
     ran = executed(marks)
     time.sleep(1.0)
     assert len(ran) < 60 and executed(marks) == ran

@@ -7,8 +7,8 @@
 - :func:`judge` runs in the trusted supervisor. It executes the dataset's ``prompt`` and ``test`` (its own
   copies: a helper the completion redefines does not reach the test) in fresh globals, binds the entry point's
   name to a stand-in that forwards every call to the candidate, calls ``check`` under the sample's deadline and
-  returns the verdict; then it puts back what a test could have changed in the process (builtins, the ``random``
-  stream, ``sys.stdout``), so nothing of one sample's judge reaches the next.
+  returns the verdict; it reseeds ``random`` and puts back what a test could have changed in the process
+  (builtins, ``sys.stdout``), so nothing of one sample's judge reaches the next.
 
 Nothing the candidate does to its own interpreter reaches the judge: what crosses is plain values, decoded by
 code the candidate never runs. The candidate can only choose what it returns, raises or prints.
@@ -32,7 +32,7 @@ except ImportError:  # loaded by path in the supervisor, next to _wire (register
 CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the reference's program
 PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies
 READY, LOAD_ERROR, VALUE, VALUE_AND_ARGS, RAISED, STOP = b"R", b"E", b"V", b"W", b"X", b"S"
-CALL, NEXT = b"C", b"N"
+CALL, NEXT, LOADED = b"C", b"N", b"L"
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
 _OWN_FILES = ()  # filled by the supervisor: frames of the harness's own files are left out of tracebacks
@@ -42,34 +42,36 @@ _OWN_FILES = ()  # filled by the supervisor: frames of the harness's own files a
 
 
 def serve(prompt, completion, entry_point, test_code, requests, replies):
-    """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process
-    and never raises: everything it has to say goes to ``replies``."""
+    """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process.
+
+    The judge does not wait for the load before sending its first request (one round trip less a sample): a
+    failed load is answered with LOAD_ERROR at once, whatever was asked, and the rest of the requests are read
+    and dropped, so the judge never writes into a closed pipe. A judge whose test never called the candidate
+    asks LOADED, answered READY."""
     source = prompt + completion
     prompt_lines = prompt.count("\n")
     linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
     namespace = {}
-    stage = "completion"
     try:
         exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
-        stage = "test"
         exec(test_code, namespace)
-        stage = "entry point"
         if entry_point not in namespace:
             raise NameError(f"name {entry_point!r} is not defined")
         function = namespace[entry_point]
     except BaseException as exc:
-        record = describe(exc, prompt_lines)
-        record["stage"] = stage  # a test that does not load here may be the dataset's fault: the judge decides
-        _reply(replies, LOAD_ERROR, record)
+        _reply(replies, LOAD_ERROR, describe(exc, prompt_lines))
+        while wire.read_frame(requests) is not None:
+            pass
         return
-    _reply(replies, READY, b"")
     iterators, pending = {}, bytearray()
     while True:
         frame = wire.read_frame(requests, pending)
         if frame is None:
             return
         kind, body = frame
-        if kind == CALL:
+        if kind == LOADED:
+            _reply(replies, READY, b"")
+        elif kind == CALL:
             args, kwargs = wire.decode(body)
             try:
                 result = function(*args, **kwargs)
@@ -96,7 +98,7 @@ def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
     """Send ``value``; with the arguments as they are now when the call changed them (the reference's test
     shares its argument objects with the candidate, so an in-place change is visible to it)."""
     try:
-        if sent is not None:
+        if sent is not None and _has_mutable(arguments):
             after = _encode_or_none(arguments)
             if after is not None and after != sent:
                 _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
@@ -108,6 +110,16 @@ def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
     except BaseException as exc:  # a hostile or enormous value: its own describe() would not help
         _reply(replies, RAISED, _refusal(f"the candidate's return value could not be sent: "
                                          f"{type(exc).__name__}"))
+
+
+def _has_mutable(arguments):
+    """Whether a call's arguments include a container it could change in place (the decoded arguments are
+    exact builtin types)."""
+    args, kwargs = arguments
+    return any(type(arg) in _MUTABLE for arg in args) or any(type(arg) in _MUTABLE for arg in kwargs.values())
+
+
+_MUTABLE = (list, dict, set)
 
 
 def _encode_or_none(value):
@@ -209,7 +221,8 @@ class ArgumentNotForwardable(BaseException):
 class _Channel:
     def __init__(self, requests, replies):
         self.requests, self.replies, self.pending = requests, replies, bytearray()
-        self.failed = None  # the first CandidateFailed: it decides the verdict, whatever the test does with it
+        self.failed = None  # the first CandidateFailed (or failed load): the verdict, whatever the test does
+        self.loaded = False  # the candidate answered once: its program loaded
 
     def fail(self, message, gone=False):
         exc = CandidateFailed(message, gone)
@@ -226,6 +239,13 @@ class _Channel:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
         if frame is None:
             raise self.fail("the candidate's process ended", gone=True)
+        if frame[0] == LOAD_ERROR:  # the program did not load: that is the verdict, as in the reference
+            try:
+                self.failed = _rebuilt(wire.decode(frame[1]))
+            except wire.WireError as exc:
+                raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+            raise self.failed
+        self.loaded = True
         return frame
 
     def ask(self, kind, body, arguments=None):
@@ -234,7 +254,7 @@ class _Channel:
         try:
             wire.write_frame(self.requests, kind, body)
         except OSError:
-            raise self.fail("the candidate's process ended", gone=True) from None
+            pass  # it ended, or failed to load and said so: the reply pipe tells which
         kind, body = self.receive()
         try:
             if kind == VALUE:
@@ -245,6 +265,8 @@ class _Channel:
                 return value
             if kind == STOP:
                 raise StopIteration
+            if kind == READY:
+                return None
             if kind == RAISED:
                 exc = _rebuilt(wire.decode(body))
                 if isinstance(exc, CandidateFailed):
@@ -334,25 +356,30 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
         raise JudgeTimeout()
 
     names, values = list(builtins.__dict__), list(builtins.__dict__.values())
-    stream = random.getstate()
+    random.seed()  # a fresh stream, as each sample's process has in the reference: no test's seed carries over
     streams = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin = sys.stdout = sys.stderr = _SINK  # a test that prints or reads cannot reach the harness's pipes
     previous = _set_handler(signal.SIGALRM, on_alarm) if seconds is not None else None
     try:
         try:
             if seconds is not None:
                 signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
-            verdict = _judge(channel, prompt_code, test_code, entry_point)
+            sys.stdin = sys.stdout = sys.stderr = _SINK  # a test that prints or reads cannot reach the harness
+            try:
+                verdict = _judge(channel, prompt_code, test_code, entry_point)
+            finally:  # what the test may have changed, put back before any more of the harness's code runs
+                sys.stdin, sys.stdout, sys.stderr = streams
+                _restore_builtins(names, values)
+            if verdict["status"] == "passed" and not channel.loaded and channel.failed is None:
+                channel.ask(LOADED, b"")  # check() never called the candidate: did its program load at all?
         finally:
             if seconds is not None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 _set_handler(signal.SIGALRM, previous)
     except JudgeTimeout:
         verdict = {"status": "timeout"}
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = streams
-        random.setstate(stream)
-        _restore_builtins(names, values)
+    except BaseException:  # the LOADED question failed: channel.failed says how
+        if channel.failed is None:
+            raise
     if expired:
         return {"status": "timeout"}
     if channel.failed is not None:
@@ -369,21 +396,6 @@ def _judge(channel, prompt_code, test_code, entry_point):
         return channel.ask(CALL, request, (args, kwargs))
 
     candidate.__name__ = candidate.__qualname__ = entry_point
-    loaded = None
-    try:  # as in the reference, a completion that does not load fails before any of the test runs
-        kind, body = channel.receive()
-        if kind == LOAD_ERROR:
-            loaded = _rebuilt(wire.decode(body))
-        elif kind != READY:
-            raise channel.fail(f"the candidate broke the call protocol: an unexpected {kind!r} first reply")
-    except wire.WireError as exc:
-        return _failure(channel.fail(f"the candidate broke the call protocol: {exc}"))
-    except JudgeTimeout:
-        raise
-    except BaseException as exc:
-        return _failure(exc)
-    if loaded is not None and loaded.humaneval_remote.get("stage") != "test":
-        return _failure(loaded)
     namespace = {}
     try:
         exec(prompt_code, namespace)
@@ -397,8 +409,7 @@ def _judge(channel, prompt_code, test_code, entry_point):
             return _failure(exc)  # the test called the candidate while it loaded
         return {"status": "harness_error", "message": f"the dataset's prompt or test did not load: "
                                                       f"{_summary(exc)}"[:MESSAGE_MAX]}
-    if loaded is not None:  # the test loads here but did not in the candidate's process: the candidate's doing
-        return _failure(loaded)
+    # From here a test that does not load in the candidate's process (it loaded here) is the candidate's doing.
     try:
         check(candidate)
     except ArgumentNotForwardable as exc:

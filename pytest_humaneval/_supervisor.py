@@ -29,7 +29,6 @@ import linecache
 import os
 import resource
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -47,22 +46,9 @@ PRELOAD = (
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_NO_NEW_PRIVS = 38
-PR_CAPBSET_DROP = 24
-LINUX_CAPABILITY_VERSION_3 = 0x20080522
-SYS_MOUNT_SETATTR = 442  # the same number on every architecture (syscalls added after 5.0 are unified)
-AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
-MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
-# Unprivileged uids for candidates start here: no passwd entry, no files, no capabilities. Each supervisor
-# takes its own (from its host pid, unique while it lives), so concurrent samples cannot touch each other.
-SANDBOX_UID_BASE = 200_000
-SANDBOX_NPROC = 64
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
-WORK_DIR = "work"  # each sample's working dir, under the supervisor's base dir
+WORK_DIR = "work"  # basic mode: each sample's working dir, under the supervisor's base dir
+SETUP_FAILED = 70  # the candidate's exit code when its set-up failed before the program started
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -81,141 +67,12 @@ def _sibling(name: str):
 
 _wire = _sibling("wire")
 _judge = _sibling("judge")
-_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__)
+_contain = _sibling("contain")
+_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__)
 
 
 def _prctl(option: int, value: int) -> bool:
     return _LIBC.prctl(option, value, 0, 0, 0) == 0
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    def arg(text: str | None) -> bytes | None:
-        return None if text is None else text.encode()
-
-    if _LIBC.mount(arg(source), arg(target), arg(fstype), flags, arg(data)) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
-
-
-class Isolation:
-    """What this supervisor applied, and why.
-
-    - 'namespaces' (the harness is root): own PID/net/mount/IPC/UTS namespaces, own /proc and /tmp; candidates
-      run as an unprivileged uid of their own, with no_new_privs.
-    - 'namespaces-userns' (not root, unprivileged user namespaces allowed): the same namespaces inside a new
-      user namespace; there is no other uid to switch to, so candidates run with every capability dropped,
-      no_new_privs, on a read-only view of the filesystem (only their own /tmp is writable), with the user's
-      home folder hidden.
-    - 'basic': a subprocess sandbox.
-    """
-
-    def __init__(self, level: str, reason: str = "", uid: int | None = None, drop_caps: bool = False) -> None:
-        self.level, self.reason, self.uid, self.drop_caps = level, reason, uid, drop_caps
-
-
-def isolate(requested: str) -> Isolation:
-    """Enter fresh namespaces and become PID 1 there; on any obstacle stay basic and say why."""
-    if requested == "basic":
-        return Isolation("basic", "params.isolation is basic")
-    user_ns = os.geteuid() != 0
-    host_pid, outer_uid, outer_gid = os.getpid(), os.geteuid(), os.getegid()
-    flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
-    if _LIBC.unshare(flags | (CLONE_NEWUSER if user_ns else 0)) != 0:
-        errno = ctypes.get_errno()
-        what = "unprivileged user namespaces are not available" if user_ns else "unshare() refused"
-        return Isolation("basic", f"{what}: {os.strerror(errno)}")
-    if user_ns:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {outer_uid} 1"), ("gid_map", f"0 {outer_gid} 1")):
-            with open(f"/proc/self/{name}", "w") as handle:
-                handle.write(text)
-    child = os.fork()  # the child is PID 1 of the new PID namespace: when it exits, the kernel kills the rest
-    if child:
-        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # the harness's channel is the child's
-        status = os.waitpid(child, 0)[1]
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    os.chdir("/")
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    if not user_ns:
-        _mask_and_expose(hidden=())
-        return Isolation("namespaces", uid=SANDBOX_UID_BASE + host_pid % 1_000_000)
-    _read_only("/")  # candidates share this uid with the user: nothing of theirs may be writable
-    _mask_and_expose(hidden=(_home(outer_uid),))
-    _prctl(PR_SET_DUMPABLE, 0)  # same uid as the candidates: keep them out of this process
-    return Isolation("namespaces-userns", drop_caps=True)
-
-
-def _home(uid: int) -> str:
-    try:
-        import pwd
-
-        return os.path.realpath(pwd.getpwuid(uid).pw_dir)
-    except (ImportError, KeyError):
-        return ""
-
-
-def _read_only(path: str) -> None:
-    """Every mount at and below ``path`` read-only in this mount namespace (mount_setattr, Linux 5.12+)."""
-
-    class MountAttr(ctypes.Structure):
-        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
-                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-
-    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    if _LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr),
-                     ctypes.sizeof(attr)) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"read-only {path}: {os.strerror(errno)}")
-
-
-def _drop_capabilities() -> None:
-    """No capability left, in any set, for this process and everything it starts."""
-    for cap in range(64):
-        _prctl(PR_CAPBSET_DROP, cap)  # EINVAL past the last capability the kernel knows: fine
-    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()
-    if _LIBC.capset(header, data) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"capset: {os.strerror(errno)}")
-
-
-def _traversable(path: str) -> bool:
-    return bool(os.stat(path).st_mode & 0o001)
-
-
-def _mask_and_expose(hidden: tuple[str, ...]) -> None:
-    """Give the candidate fresh, empty /tmp and /dev/shm, and hide every folder an unprivileged uid could not
-    pass through anyway (such as /root), and the ``hidden`` ones, except the interpreter and site-packages it
-    needs to import from.
-
-    The interpreter often lives in a folder closed to other users (pyenv under /root) or under /tmp (a CI
-    venv), so those folders are covered by an empty tmpfs and the import paths are bind-mounted back,
-    read-only, at their own paths. The candidate then sees exactly the code it may import, nothing else there.
-    """
-    needed = sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix)
-                     if p and os.path.isdir(p)})
-    needed = [p for i, p in enumerate(needed) if not any(p.startswith(q + "/") for q in needed[:i])]
-    masks = {"/tmp": "mode=1777,size=1g", "/dev/shm": "mode=1777,size=64m"}  # path -> tmpfs options
-    masks.update((path, "mode=0755,size=1m") for path in hidden if path and path != "/")
-    for path in needed:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            ancestor = "/" + "/".join(parts[:depth])
-            if not _traversable(ancestor):
-                masks.setdefault(ancestor, "mode=0755,size=1m")
-                break
-    masks = {m: options for m, options in masks.items() if os.path.isdir(m)
-             and not any(m.startswith(other + "/") for other in masks)}
-    keep = {path: os.open(path, os.O_PATH) for path in needed
-            if any(path == m or path.startswith(m + "/") for m in masks)}
-    for mask, options in masks.items():
-        _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    for path, fd in keep.items():
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        os.close(fd)
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -251,16 +108,18 @@ def write_message(fd: int, message: dict) -> None:
 # --------------------------------------------------------------------------------------- the two children
 
 
-def _candidate(request: dict, test_code, work: str, out_fd: int, err_fd: int, requests: int, replies: int,
-               isolation: Isolation) -> None:
-    """Runs in the candidate's forked process: isolate and limit it, then serve calls (``_judge.serve``).
+def _candidate(request: dict, problem: Problem, work: str, out_fd: int, err_fd: int, requests: int,
+               replies: int, setup: int, isolation, cgroups) -> None:
+    """Runs in the candidate's forked process: contain it (``_contain.enter_candidate``), say so on ``setup``,
+    then serve calls (``_judge.serve``). A failure before the program starts ends the process with
+    SETUP_FAILED and nothing on ``setup``: the supervisor's fault, never the program's.
 
     Everything that is the same for every sample (HOME and TMPDIR, signal dispositions, the warmed-up
     interpreter) is set once in the supervisor: each line here is paid again by every sample, in copied pages
     as much as in time.
     """
     os.setsid()
-    if not isolation.level.startswith("namespaces"):
+    if not isolation.namespaced:
         # With namespaces the supervisor is PID 1 of the sample's PID namespace: when it dies, the kernel
         # kills every process in it, this one included.
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -270,60 +129,46 @@ def _candidate(request: dict, test_code, work: str, out_fd: int, err_fd: int, re
     os.dup2(err_fd, 2)
     os.dup2(requests, CALLS_FD)
     os.dup2(replies, CALLS_FD + 1)
-    os.closerange(CALLS_FD + 2, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    _limit(request)
-    os.chdir(work)
-    uid = isolation.uid
-    if isolation.drop_caps:  # in its own user namespace the process count is its own, so NPROC bounds it
-        resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
-        _drop_capabilities()
-        if not _prctl(PR_SET_NO_NEW_PRIVS, 1):
-            os._exit(71)
-    if uid is not None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-        # Changing uid made the process non-dumpable, which hides even its own /proc/self from it; it holds
-        # nothing secret, and only processes of its own uid (its own descendants) could look.
-        if not (_prctl(PR_SET_NO_NEW_PRIVS, 1) and _prctl(PR_SET_DUMPABLE, 1)):
-            os._exit(71)
-    _judge.serve(request["prompt"], request["completion"], request["entry_point"], test_code, CALLS_FD,
+    os.dup2(setup, CALLS_FD + 2)
+    os.closerange(CALLS_FD + 3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    try:
+        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], cgroups)
+        os.chdir(work)
+        os.write(CALLS_FD + 2, b"1")
+        os.close(CALLS_FD + 2)
+    except BaseException as exc:
+        os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
+        os._exit(SETUP_FAILED)
+    _judge.serve(problem.prompt, request["completion"], request["entry_point"], problem.test_code, CALLS_FD,
                  CALLS_FD + 1)
     os._exit(0)
 
 
-def _limit(request: dict) -> None:
-    limits = request["limits"]
-    mib = 1024 * 1024
-    cpu = int(request["timeout_s"]) + 2
-    for which, value in (
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_AS, limits["memory_mb"] * mib),
-        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
-        (resource.RLIMIT_NOFILE, limits["open_files"]),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        resource.setrlimit(which, (value, value))
+class Problem:
+    """A problem as the supervisor and the judge keep it: its texts and their compiled code. The harness sends
+    a problem's prompt and test once per supervisor, then only its number (they are most of a request's bytes);
+    the supervisor does the same towards the judge. Compiled here (trusted text: the dataset's, never a
+    completion), without this module's compiler flags, and inherited by every fork."""
 
+    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines")
 
-def _judge_code(prompt: str, test: str) -> tuple:
-    """The dataset's prompt and test, compiled once per problem in the supervisor and inherited by every fork.
-    Trusted text (the dataset's, never a completion), compiled without this module's compiler flags."""
-    key = (prompt, test)
-    code = _JUDGE_CODE.get(key)
-    if code is None:
-        if len(_JUDGE_CODE) >= 1024:
-            _JUDGE_CODE.clear()
+    def __init__(self, prompt: str, test: str) -> None:
+        self.prompt, self.test = prompt, test
         try:
-            prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
+            self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
         except SyntaxError:  # a prompt that is not a module on its own: the judge goes without its helpers
-            prompt_code = compile("", _judge.PROMPT_FILE, "exec", dont_inherit=True)
-        code = _JUDGE_CODE[key] = (prompt_code, compile(test, _judge.TEST_FILE, "exec", dont_inherit=True))
-    return code
+            self.prompt_code = compile("", _judge.PROMPT_FILE, "exec", dont_inherit=True)
+        self.test_code = compile(test, _judge.TEST_FILE, "exec", dont_inherit=True)
+        self.lines = {name: (len(text), None, text.splitlines(True), name)  # linecache entries: tracebacks
+                      for name, text in ((_judge.PROMPT_FILE, prompt), (_judge.TEST_FILE, test))}
 
 
-_JUDGE_CODE: dict = {}
+def _problem(request: dict, problems: dict) -> Problem:
+    """The request's problem: registered when the request carries its texts, else known from before."""
+    number = request["problem"]
+    if "test" in request:
+        problems[number] = Problem(request["prompt"], request["test"])
+    return problems[number]
 
 
 # ----------------------------------------------------------------------------------------- the supervisor
@@ -358,6 +203,19 @@ def _children_of(pid: int) -> list[int]:
 
 def _children() -> list[int]:
     return _children_of(os.getpid())
+
+
+def _own_children(spare: int | None) -> bool:
+    """Whether this (single-threaded) process has a child other than ``spare``: one read of its own children
+    file where the kernel has it (every orphan comes back to this subreaper, so that covers every descendant)."""
+    try:
+        fd = os.open(f"/proc/self/task/{os.getpid()}/children", os.O_RDONLY)
+    except OSError:
+        return True  # no children file: let the full walk decide
+    try:
+        return any(int(pid) != spare for pid in os.read(fd, 65536).split())
+    finally:
+        os.close(fd)
 
 
 def _subtree(pid: int) -> list[int]:
@@ -448,42 +306,53 @@ def _signal_detail(signum: int, request: dict) -> str:
     return f"killed by {name}: {reasons.get(signum, 'terminated by a signal')}"
 
 
-def run_sample(request: dict, base: str, serial: int, isolation: Isolation, judge: "JudgeProcess") -> dict:
-    """Run one sample: the candidate in a fresh, isolated child (in a fresh, empty working dir, always at
-    ``BASE/work`` so HOME and TMPDIR are set once, in the supervisor, its output captured in files no path
-    leads to), judged by the judge process over two pipes. The wall-clock budget starts at the fork and covers
-    both; the verdict is the judge's."""
-    work = os.path.join(base, WORK_DIR)
+class Retire(Exception):
+    """This supervisor can no longer vouch for its samples: the harness replaces it after this reply."""
+
+
+def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgeProcess", baseline, cgroups,
+               problems: dict) -> dict:
+    """Run one sample: the candidate in a fresh, isolated child (in a fresh, empty working dir, always at the
+    same path so HOME and TMPDIR are set once: /tmp/work with namespaces, ``BASE/work`` in basic mode), its
+    output captured in files no path leads to, judged by the judge process over two pipes. The wall-clock
+    budget starts at the fork and covers both; the verdict is the judge's."""
+    problem = _problem(request, problems)
+    work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
     try:
         os.mkdir(work, 0o700)
     except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
         _clear(work, serial)
         os.mkdir(work, 0o700)
     if isolation.uid is not None:
-        os.chown(work, isolation.uid, isolation.uid)
-    test_code = _judge_code(request["prompt"], request["test"])[1]
+        os.chown(work, isolation.uid, isolation.gid)
     out_fd, err_fd = _capture(base, "stdout"), _capture(base, "stderr")
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
+    setup_r, setup_w = os.pipe()
     timeout_s = float(request["timeout_s"])
+    cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
+    oom_kills = cgroups.oom_kills()
+    message = judge.message(request, problem)
 
     started = time.monotonic()
     candidate = os.fork()
     if candidate == 0:
         try:
-            _candidate(request, test_code, work, out_fd, err_fd, requests_r, replies_w, isolation)
+            _candidate(request, problem, work, out_fd, err_fd, requests_r, replies_w, setup_w, isolation, cgroups)
         finally:
-            os._exit(70)
-    os.close(requests_r)
-    os.close(replies_w)
+            os._exit(SETUP_FAILED)
+    # While the candidate lives, as little as possible here: every page this process writes is copied.
+    for fd in (requests_r, replies_w, setup_w):
+        os.close(fd)
     try:
-        record = judge.judge(request, requests_w, replies_r, started + timeout_s)
-    finally:
-        os.close(requests_w)
-        os.close(replies_r)
+        judge.send(message, requests_w, replies_r)
+    except OSError:
+        judge.stop()
+    os.close(requests_w)
+    os.close(replies_r)
+    data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
     duration_ms = (time.monotonic() - started) * 1000.0
-    candidate_status = None
-    if record.get("candidate_gone"):
+    if data is not None and b'"candidate_gone": true' in data:
         # The judge saw the candidate's pipe close: wait for the process itself, whose end says why.
         candidate_status, _ = _wait(candidate, time.monotonic() + 1.0)
     else:
@@ -494,12 +363,40 @@ def run_sample(request: dict, base: str, serial: int, isolation: Isolation, judg
             os.killpg(candidate, signal.SIGKILL)
         except OSError:
             pass
-    kill_descendants(spare=judge.pid)
+        try:
+            os.waitpid(candidate, 0)
+        except ChildProcessError:
+            pass
+    if _own_children(judge.pid):  # something the candidate started outlived it: every one of them goes
+        kill_descendants(spare=judge.pid)
+    record = judge.record(data, started + timeout_s)
+    os.set_blocking(setup_r, False)
+    try:
+        set_up = os.read(setup_r, 1) == b"1"
+    except BlockingIOError:
+        set_up = False
+    os.close(setup_r)
     reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
     for fd in (out_fd, err_fd):
         os.close(fd)
     _clear(work, serial)
+    if isolation.namespaced:
+        left = _contain.empty_shared(isolation)
+        if left:
+            raise Retire(f"what the sample left could not be removed: {left}")
+    if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
+        raise Retire(f"the sandbox could not set up the candidate's process: "
+                     f"{reply['stderr'].strip() or _verdict(record, candidate_status, request)['detail']}")
     reply.update(_verdict(record, candidate_status, request))
+    if cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
+        reply["detail"] = (f"the sample's process tree went over its memory limit "
+                           f"({request['limits']['memory_mb']} MiB, cgroup {cgroups.kind}) and was killed; "
+                           f"{reply['detail']}")
+    tampered = baseline.changed()
+    if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
+        reply.update(status="harness_error", retire=True,
+                     detail=f"the program changed the sandbox supervisor's own state ({tampered}); its "
+                            "verdict is void and a fresh supervisor takes over")
     return reply
 
 
@@ -516,16 +413,21 @@ def _capture(base: str, name: str) -> int:
 
 def _clear(work: str, serial: int) -> None:
     """The working dir, gone: the common case (the program left it empty) in one syscall, anything else
-    through rmtree; what even that cannot remove is moved aside, so the next sample still starts empty."""
+    removed without recursion; what even that cannot remove is moved aside, so the next sample still starts
+    empty. If it cannot be moved either, this supervisor retires."""
     try:
         os.rmdir(work)
         return
     except FileNotFoundError:
         return
     except OSError:
-        shutil.rmtree(work, ignore_errors=True)
-    if os.path.lexists(work):
+        pass
+    if _contain.remove_tree(work):
+        return
+    try:
         os.rename(work, f"{work}.left-{serial}")
+    except OSError as exc:
+        raise Retire(f"the previous sample's working dir could not be removed: {exc}") from None
 
 
 class JudgeProcess:
@@ -544,6 +446,7 @@ class JudgeProcess:
     def __init__(self) -> None:
         self.pid: int | None = None
         self._sock = None
+        self._known: set = set()  # problem numbers this judge process has the texts of
 
     def start(self) -> None:
         import socket
@@ -557,34 +460,51 @@ class JudgeProcess:
             finally:
                 os._exit(70)
         theirs.close()
-        self.pid, self._sock = pid, ours
+        self.pid, self._sock, self._known = pid, ours, set()
 
-    def judge(self, request: dict, requests: int, replies: int, deadline: float) -> dict:
-        """The judge's record for the candidate behind ``requests``/``replies``; a timeout when the deadline
-        passed first, a harness_error when the judge process failed (it is replaced for the next sample)."""
-        import socket
-
+    def message(self, request: dict, problem: Problem) -> bytes:
+        """The judge's request for a sample, made before the candidate's fork (see ``send``)."""
         if self.pid is None:
             self.start()
-        body = json.dumps({"prompt": request["prompt"], "test": request["test"],
-                           "entry_point": request["entry_point"],
-                           "seconds": deadline - time.monotonic()}).encode()
-        data = struct.pack(">I", len(body)) + body
+        message = {"problem": request["problem"], "entry_point": request["entry_point"],
+                   "seconds": float(request["timeout_s"])}
+        if request["problem"] not in self._known:
+            message.update(prompt=problem.prompt, test=problem.test)
+            self._known.add(request["problem"])
+        body = json.dumps(message).encode()
+        return struct.pack(">I", len(body)) + body
+
+    def send(self, message: bytes, requests: int, replies: int) -> None:
+        """Hand the judge its request and its ends of the candidate's pipes. This and ``receive`` are all the
+        supervisor does while the candidate lives: every page it writes meanwhile is copied (copy-on-write)."""
+        import socket
+
+        sent = socket.send_fds(self._sock, [message], [requests, replies])
+        if sent < len(message):
+            self._sock.sendall(message[sent:])
+
+    def receive(self, deadline: float) -> bytes | None:
+        """The judge's record, unparsed; None when it did not come by the deadline, or the judge ended (it is
+        replaced for the next sample)."""
         try:
-            sent = socket.send_fds(self._sock, [data], [requests, replies])
-            if sent < len(data):
-                self._sock.sendall(data[sent:])
-            record = _read_message_until(self._sock.fileno(), deadline + JUDGE_GRACE_S)
-        except (OSError, ValueError) as exc:
-            self.stop()
-            return {"status": "harness_error", "message": f"the judge process failed: {exc}"}
-        if record is None:
+            return _read_frame_until(self._sock.fileno(), deadline)
+        except OSError:
+            return None
+
+    def record(self, data: bytes | None, deadline: float) -> dict:
+        """The judge's record as a dict: a timeout when it did not come by the deadline, a harness_error when
+        the judge failed. A judge that overran or failed is replaced: it may have left anything behind."""
+        try:
+            record = json.loads(data) if data is not None else None
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
             self.stop()
             if time.monotonic() >= deadline:
                 return {"status": "timeout"}
             return {"status": "harness_error", "message": "the judge process ended without a verdict"}
         if record.get("status") in ("timeout", "harness_error"):
-            self.stop()  # a test that overran or failed may have left anything behind: a fresh judge next
+            self.stop()
         return record
 
     def finish(self) -> None:
@@ -615,6 +535,8 @@ def _judge_main(sock) -> None:
     fd = sock.fileno()
     os.closerange(3, fd)  # nothing of the harness's channel, nor of the sample being forked
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    baseline = _contain.Baseline()
+    problems: dict = {}
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not data:
@@ -628,22 +550,27 @@ def _judge_main(sock) -> None:
                     os._exit(0)
                 body += chunk
             request = json.loads(body)
-            prompt_code, test_code = _judge_code(request["prompt"], request["test"])
-            for name, text in ((_judge.PROMPT_FILE, request["prompt"]), (_judge.TEST_FILE, request["test"])):
-                linecache.cache[name] = (len(text), None, text.splitlines(True), name)  # tracebacks quote them
+            problem = _problem(request, problems)
+            linecache.cache.update(problem.lines)
             requests, replies = fds
-            record = _judge.judge(prompt_code, test_code, request["entry_point"], requests, replies,
-                                  request["seconds"])
+            record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
+                                  replies, request["seconds"])
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
             for handle in fds:
                 os.close(handle)
+        tampered = baseline.changed()
+        if tampered:  # a candidate that shares this uid reached this process: nothing it judges now is sure
+            record = {"status": "harness_error", "message": f"the judge's own state changed during this sample "
+                                                            f"({tampered}); a fresh judge takes over"}
         write_message(fd, record)
+        if tampered:
+            os._exit(0)
 
 
-def _read_message_until(fd: int, deadline: float) -> dict | None:
-    """A length-prefixed JSON message, or None at end of file or when the deadline passes first."""
+def _read_frame_until(fd: int, deadline: float) -> bytes | None:
+    """The body of a length-prefixed message, or None at end of file or when the deadline passes first."""
     chunks, needed, header = [], 4, None
     while needed:
         remaining = deadline - time.monotonic()
@@ -657,8 +584,7 @@ def _read_message_until(fd: int, deadline: float) -> dict | None:
         if not needed and header is None:
             header = b"".join(chunks)
             chunks, needed = [], struct.unpack(">I", header)[0]
-    record = json.loads(b"".join(chunks))
-    return record if isinstance(record, dict) else None
+    return b"".join(chunks)
 
 
 def _verdict(record: dict, candidate_status: int | None, request: dict) -> dict:
@@ -699,18 +625,18 @@ def _warm_up() -> None:
     for name in PRELOAD:
         __import__(name)
     sample = _WARM_UP
-    prompt_code, test_code = _judge_code(sample["prompt"], sample["test"])
+    problem = Problem(sample["prompt"], sample["test"])
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     server = threading.Thread(target=_judge.serve, args=(sample["prompt"], sample["completion"],
-                                                         sample["entry_point"], test_code, requests_r, replies_w))
+                                                         sample["entry_point"], problem.test_code, requests_r,
+                                                         replies_w))
     server.start()
-    json.dumps(_judge.judge(prompt_code, test_code, sample["entry_point"], requests_w, replies_r))
+    json.dumps(_judge.judge(problem.prompt_code, problem.test_code, sample["entry_point"], requests_w, replies_r))
     os.close(requests_w)
     server.join()
     for fd in (requests_r, replies_r, replies_w):
         os.close(fd)
-    _JUDGE_CODE.clear()
     linecache.cache.pop(_judge.CANDIDATE_FILE, None)
     builtins.__dict__.pop("_", None)
 
@@ -731,22 +657,36 @@ def main() -> int:
     # survive exec) is undone.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
+    # The sample's cgroups are made while this process still sees the host's cgroup folders.
+    cgroups = _contain.Cgroups.create(f"pytest-humaneval-{os.getpid()}")
+    cgroups.protect()  # inherited by the judge; each candidate takes it back before its program starts
     try:
-        isolation = isolate(requested)
+        isolation = _contain.isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why
-        write_message(channel_out, {"ready": False, "reason": f"namespace set-up failed: {exc}"})
+        write_message(channel_out, {"ready": False, "reason": f"namespace set-up failed: {exc}",
+                                    "cgroups": cgroups.paths})
         return 1
+    isolation.keyring = _contain.fresh_session_keyring()  # before anything forks: every child inherits it
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    if isolation.level.startswith("namespaces"):
-        base = "/tmp/humaneval"  # on this namespace's own tmpfs; the harness's folder is out of view
-        os.makedirs(base, mode=0o711, exist_ok=True)
-        os.chmod(base, 0o711)
-    os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
+    if isolation.namespaced:
+        base = _contain.OWN  # on this namespace's own tmpfs; the harness's folder is out of view
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        os.environ["HOME"] = os.environ["TMPDIR"] = _contain.WORK  # emptied after every sample
+    else:
+        os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
     _warm_up()
-    _prctl(PR_SET_DUMPABLE, 0)  # no candidate may trace, or read the memory of, the judge that runs here
-    write_message(channel_out, {"ready": True, "isolation": isolation.level, "reason": isolation.reason})
+    _prctl(PR_SET_DUMPABLE, 0)  # no candidate may trace, or read the memory of, the supervisor or the judge
+    baseline = _contain.Baseline(base)
     judge = JudgeProcess()
     judge.start()
+    problems: dict = {}
+    probe = _probe(base, isolation, judge, baseline, cgroups, problems)
+    if probe:
+        write_message(channel_out, {"ready": False, "reason": probe, "cgroups": cgroups.paths})
+        return 1
+    write_message(channel_out, {"ready": True, "isolation": isolation.level, "reason": isolation.reason,
+                                "ids": isolation.ids, "keyring": isolation.keyring,
+                                "limits": cgroups.description, "cgroups": cgroups.paths})
     serial = 0
     while True:
         request = read_message(channel_in)
@@ -755,12 +695,30 @@ def main() -> int:
             os._exit(0)
         serial += 1
         try:
-            reply = run_sample(request, base, serial, isolation, judge)
-        except Exception as exc:  # the harness's own failure: say so, keep serving
-            reply = {"status": "harness_error", "detail": f"{type(exc).__name__}: {exc}", "duration_ms": 0.0}
+            reply = run_sample(request, base, serial, isolation, judge, baseline, cgroups, problems)
+        except Exception as exc:  # the sandbox's own failure: this sample's harness_error, then a fresh one
+            detail = str(exc) if isinstance(exc, Retire) else f"{type(exc).__name__}: {exc}"
+            reply = {"status": "harness_error", "detail": detail, "duration_ms": 0.0, "retire": True}
         reply["id"] = request.get("id")
         write_message(channel_out, reply)
+        if reply.get("retire"):
+            judge.stop()
+            os._exit(0)
 
+
+def _probe(base: str, isolation, judge: "JudgeProcess", baseline, cgroups, problems: dict) -> str:
+    """Run one real sample before saying ready, so the isolation announced is the one every sample gets (a
+    uid the kernel refuses, a mount a container forbids: found here, not on every sample). "" when it passed."""
+    sample = dict(_WARM_UP, completion="    return values[0]\n", timeout_s=30.0, problem=0,
+                  limits={"memory_mb": 2048, "file_size_mb": 16, "open_files": 256})
+    sample["test"] = "def check(candidate):\n    assert candidate([7]) == 7\n"
+    try:
+        reply = run_sample(sample, base, 0, isolation, judge, baseline, cgroups, problems)
+    except Exception as exc:
+        return f"isolation {isolation.level} could not run a sample: {exc}"
+    if reply["status"] != "passed":
+        return f"isolation {isolation.level} could not run a sample: {reply['status']}: {reply.get('detail')}"
+    return ""
 
 if __name__ == "__main__":
     sys.exit(main())

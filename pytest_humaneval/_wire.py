@@ -41,64 +41,63 @@ def encode(value, iterators=None) -> bytes:
     rigged, ones); numpy scalars as their Python value and numeric arrays as (dtype, shape, items); builtin lazy
     iterators (generators, map, zip...) registered in ``iterators`` (handle -> iterator) when given. Anything
     else raises NotPlain."""
-    out = []
-    _encode(value, out.append, 0, iterators)
-    return b"".join(out)
+    out = bytearray()
+    _encode(value, out, 0, iterators)
+    return bytes(out)
 
 
-def _encode(value, put, depth, iterators):
+def _encode(value, out, depth, iterators):
     kind = type(value)
     if kind is int:
         if -(1 << 63) <= value < (1 << 63):
-            put(b"i" + _Q.pack(value))
+            out += _TAG_Q.pack(b"i", value)
         else:
             size = (value.bit_length() + 8) // 8
-            put(b"I" + _L.pack(size) + value.to_bytes(size, "big", signed=True))
+            out += _TAG_L.pack(b"I", size)
+            out += value.to_bytes(size, "big", signed=True)
+    elif kind is float:
+        out += _TAG_D.pack(b"f", value)
     elif kind is str:
         data = value.encode("utf-8", "surrogatepass")
-        put(b"s" + _L.pack(len(data)))
-        put(data)
+        out += _TAG_L.pack(b"s", len(data))
+        out += data
     elif value is None:
-        put(b"N")
+        out += b"N"
     elif value is True:
-        put(b"T")
+        out += b"T"
     elif value is False:
-        put(b"F")
-    elif kind is float:
-        put(b"f" + _D.pack(value))
-    elif kind is list or kind is tuple:
-        _container(b"l" if kind is list else b"t", value, put, depth, iterators)
+        out += b"F"
+    elif kind is list or kind is tuple or kind is set or kind is frozenset:
+        if depth >= MAX_DEPTH:
+            raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
+        out += _TAG_L.pack(_CONTAINER_TAGS[kind], len(value))
+        for item in value:
+            _encode(item, out, depth + 1, iterators)
     elif kind is dict:
         if depth >= MAX_DEPTH:
             raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
-        put(b"d" + _L.pack(len(value)))
+        out += _TAG_L.pack(b"d", len(value))
         for key, item in dict.items(value):
-            _encode(key, put, depth + 1, iterators)
-            _encode(item, put, depth + 1, iterators)
-    elif kind is set or kind is frozenset:
-        _container(b"S" if kind is set else b"Z", value, put, depth, iterators)
+            _encode(key, out, depth + 1, iterators)
+            _encode(item, out, depth + 1, iterators)
     elif kind is complex:
-        put(b"c" + _DD.pack(value.real, value.imag))
+        out += b"c" + _DD.pack(value.real, value.imag)
     elif kind is bytes:
-        put(b"b" + _L.pack(len(value)))
-        put(value)
+        out += _TAG_L.pack(b"b", len(value))
+        out += value
     elif kind is _Handle:
-        put(b"G" + _L.pack(value.number))
+        out += _TAG_L.pack(b"G", value.number)
     elif kind is RemoteArray:
-        put(b"A")
-        _encode(value.dtype, put, depth + 1, iterators)
-        _encode(value.shape, put, depth + 1, iterators)
-        _encode(value.items, put, depth + 1, iterators)
+        out += b"A"
+        _encode(value.dtype, out, depth + 1, iterators)
+        _encode(value.shape, out, depth + 1, iterators)
+        _encode(value.items, out, depth + 1, iterators)
     else:
-        _encode(_exact(value, kind, iterators), put, depth, iterators)
+        _encode(_exact(value, kind, iterators), out, depth, iterators)
 
 
-def _container(tag, value, put, depth, iterators):
-    if depth >= MAX_DEPTH:
-        raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
-    put(tag + _L.pack(len(value)))
-    for item in value:
-        _encode(item, put, depth + 1, iterators)
+_TAG_Q, _TAG_D, _TAG_L = struct.Struct(">cq"), struct.Struct(">cd"), struct.Struct(">cI")
+_CONTAINER_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"Z"}
 
 
 def _exact(value, kind, iterators):
@@ -165,31 +164,35 @@ def decode(data, iterator=None):
     """The value in ``data`` (bytes), built from exact builtin types only. ``iterator(handle)`` makes the
     judge's stand-in for a lazy iterator that stayed in the candidate; without it a handle is refused."""
     view = memoryview(data)
-    value, end = _decode(view, 0, 0, iterator)
+    try:
+        value, end = _decode(view, 0, 0, iterator)
+    except (struct.error, IndexError):  # a fixed-size field past the end
+        raise WireError("a message shorter than its lengths say") from None
     if end != len(view):
         raise WireError(f"{len(view) - end} bytes after the value")
     return value
 
 
-def _need(view, pos, size):
-    if size < 0 or pos + size > len(view):
+def _sized(view, pos):
+    """(start, end) of a length-prefixed field at ``pos``, checked against the message."""
+    size = _L.unpack_from(view, pos)[0]
+    start = pos + 4
+    if start + size > len(view):
         raise WireError("a message shorter than its lengths say")
+    return start, start + size
 
 
 def _decode(view, pos, depth, iterator):
-    _need(view, pos, 1)
     tag = view[pos]
     pos += 1
+    if tag == 0x66:  # f
+        return _D.unpack_from(view, pos)[0], pos + 8
     if tag == 0x69:  # i
-        _need(view, pos, 8)
         return _Q.unpack_from(view, pos)[0], pos + 8
     if tag == 0x73:  # s
-        _need(view, pos, 4)
-        size = _L.unpack_from(view, pos)[0]
-        pos += 4
-        _need(view, pos, size)
+        start, end = _sized(view, pos)
         try:
-            return str(view[pos:pos + size], "utf-8", "surrogatepass"), pos + size
+            return str(view[start:end], "utf-8", "surrogatepass"), end
         except UnicodeDecodeError as exc:
             raise WireError(f"a string that is not UTF-8: {exc.reason}") from None
     if tag == 0x4E:  # N
@@ -198,20 +201,21 @@ def _decode(view, pos, depth, iterator):
         return True, pos
     if tag == 0x46:  # F
         return False, pos
-    if tag == 0x66:  # f
-        _need(view, pos, 8)
-        return _D.unpack_from(view, pos)[0], pos + 8
-    if tag in b"ltSZd":
+    if tag in _CONTAINERS:
         if depth >= MAX_DEPTH:
             raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
-        _need(view, pos, 4)
         count = _L.unpack_from(view, pos)[0]
         pos += 4
-        _need(view, pos, count * (2 if tag == 0x64 else 1))  # every item takes at least one byte
+        if tag == 0x64:
+            count *= 2
+        if count > len(view) - pos:  # every item takes at least one byte
+            raise WireError("a message shorter than its lengths say")
         items = []
-        for _ in range(count * 2 if tag == 0x64 else count):
-            item, pos = _decode(view, pos, depth + 1, iterator)
-            items.append(item)
+        append = items.append
+        depth += 1
+        for _ in range(count):
+            item, pos = _decode(view, pos, depth, iterator)
+            append(item)
         try:
             if tag == 0x6C:
                 return items, pos
@@ -223,22 +227,14 @@ def _decode(view, pos, depth, iterator):
         except TypeError as exc:  # an unhashable key or member
             raise WireError(f"an invalid dict key or set member: {exc}") from None
     if tag == 0x49:  # I
-        _need(view, pos, 4)
-        size = _L.unpack_from(view, pos)[0]
-        pos += 4
-        _need(view, pos, size)
-        return int.from_bytes(view[pos:pos + size], "big", signed=True), pos + size
+        start, end = _sized(view, pos)
+        return int.from_bytes(view[start:end], "big", signed=True), end
     if tag == 0x63:  # c
-        _need(view, pos, 16)
         return complex(*_DD.unpack_from(view, pos)), pos + 16
     if tag == 0x62:  # b
-        _need(view, pos, 4)
-        size = _L.unpack_from(view, pos)[0]
-        pos += 4
-        _need(view, pos, size)
-        return bytes(view[pos:pos + size]), pos + size
+        start, end = _sized(view, pos)
+        return bytes(view[start:end]), end
     if tag == 0x47:  # G
-        _need(view, pos, 4)
         if iterator is None:
             raise WireError("an iterator handle where none may be")
         return iterator(_L.unpack_from(view, pos)[0]), pos + 4
@@ -248,6 +244,9 @@ def _decode(view, pos, depth, iterator):
         items, pos = _decode(view, pos, depth + 1, None)
         return _array(dtype, shape, items), pos
     raise WireError(f"unknown tag {tag:#04x}")
+
+
+_CONTAINERS = frozenset(b"ltSZd")
 
 
 def _array(dtype, shape, items):

@@ -32,6 +32,8 @@ class Run:
     plan: Plan
     isolation: str  # what the sandbox applied: "namespaces", "namespaces-userns", "basic",
     #                 "none (replay)" or "unavailable"
+    sandbox_limits: str = ""  # how memory and processes are limited (a cgroup per sample, or rlimits)
+    candidate_ids: str = ""  # which uid candidates run as, and how it was chosen
 
     @property
     def limits(self) -> Limits:

@@ -67,6 +67,8 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
             "api": config.target.api if runtime else None,
             "timeout_s": config.params.timeout_s,
             "isolation": run.isolation,
+            "limits": run.sandbox_limits or None,
+            "candidate_ids": run.candidate_ids or None,
             "versions": _versions(),
         },
         "gate": gate.as_dict() if gate is not None else None,

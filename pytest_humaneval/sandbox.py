@@ -20,7 +20,6 @@ import math
 import os
 import re
 import select
-import shutil
 import signal
 import struct
 import subprocess
@@ -30,6 +29,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "build_program", "clean_text",
            "configure", "run", "shared", "shutdown"]
@@ -44,6 +45,7 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
 REPLY_GRACE_S = 30.0
 ISOLATION_MODES = ("auto", "strict", "basic")
 STARTUP_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
 # Caps (characters) on what a sample's result carries, whatever the supervisor sent.
@@ -116,11 +118,12 @@ def locate(program: Program, where: object) -> str | None:
             or type(where[1]) is not int):
         return None
     part, line = where
+    # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at U+2028 and friends).
     if part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
-        lines = (program.prompt + program.completion).splitlines()
+        lines = (program.prompt + program.completion).split("\n")
         index = program.prompt.count("\n") + line - 1
     else:
-        lines = (program.prompt if part == "prompt" else program.test).splitlines()
+        lines = (program.prompt if part == "prompt" else program.test).split("\n")
         index = line - 1
     if not 0 <= index < len(lines):
         return None
@@ -143,6 +146,10 @@ class Sandbox:
         self.requested = isolation
         self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns" or "basic"
         self.isolation_reason = ""
+        self.ids = ""  # which uid candidates run as, and how it was chosen
+        self.limits = ""  # how memory and processes are limited: a cgroup per sample, or rlimits per process
+        self._cgroups: list[str] = []  # the supervisor's cgroup folders, removed when it has exited
+        self._mode = isolation  # what the supervisor is asked for: "auto" falls back to "basic" once
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
@@ -165,7 +172,7 @@ class Sandbox:
         env["HOME"] = env["TMPDIR"] = self._base
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self.requested],
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
@@ -174,6 +181,7 @@ class Sandbox:
         finally:
             log.close()
         self._proc, self._ready = proc, False
+        self._problems: dict[tuple[str, str], int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:
             self._handshake()
@@ -188,10 +196,21 @@ class Sandbox:
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
                                f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
+        self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
-            raise SandboxError(f"the sandbox supervisor did not start: {ready.get('reason', '')}")
+            reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX)
+            if self._mode == "auto":  # the namespaces it found could not run a sample: the basic sandbox can
+                self._mode = "basic"
+                self._start(wait=True)
+                self.isolation_reason = f"{reason}; fell back to the basic sandbox"
+                return
+            raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
+        self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        if ready.get("keyring"):
+            self.isolation_reason = "; ".join(filter(None, [self.isolation_reason,
+                                                            f"session keyring kept: {ready['keyring']}"]))
         if self.requested == "strict" and not self.isolation.startswith("namespaces"):
             self.close()
             raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
@@ -216,29 +235,38 @@ class Sandbox:
             self._handshake()
         return self._proc
 
+    def _request(self, program: Program, limits: Limits) -> dict:
+        key = (program.prompt, program.test)
+        number = self._problems.get(key)
+        request = {
+            "id": self._serial,
+            "problem": number or len(self._problems) + 1,
+            "completion": program.completion,
+            "entry_point": program.entry_point,
+            "timeout_s": limits.timeout_s,
+            "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
+                       "open_files": limits.open_files},
+        }
+        if number is None:  # this supervisor's first sample of the problem: its texts, numbered
+            request.update(prompt=program.prompt, test=program.test)
+            self._problems[key] = request["problem"]
+        return request
+
     def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
             proc = self._supervisor()
             self._serial += 1
-            request = {
-                "id": self._serial,
-                "prompt": program.prompt,
-                "completion": program.completion,
-                "test": program.test,
-                "entry_point": program.entry_point,
-                "timeout_s": limits.timeout_s,
-                "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
-                           "open_files": limits.open_files},
-            }
+            request = self._request(program, limits)
             started = time.monotonic()
             try:
                 try:
                     _send(proc, request)
                 except _SupervisorGone:
                     # It died while idle (killed from outside) and the request never reached it: nothing ran,
-                    # so a fresh supervisor runs this sample and no sample is lost.
+                    # so a fresh supervisor (which knows no problem yet) runs this sample and none is lost.
                     self.close()
                     proc = self._supervisor()
+                    request = self._request(program, limits)
                     _send(proc, request)
                 reply = _receive(proc, limits.timeout_s + REPLY_GRACE_S)
             except BaseException as exc:
@@ -252,7 +280,10 @@ class Sandbox:
                     ) from exc
                 raise
             try:
-                return _result(reply, self._serial, program)
+                result = _result(reply, self._serial, program)
+                if reply.get("retire"):
+                    self.close()
+                return result
             except Exception as exc:
                 self.close()  # a supervisor that answered wrongly, or failed itself, serves no other sample
                 if isinstance(exc, SandboxError):
@@ -261,13 +292,14 @@ class Sandbox:
                     from exc
 
     def _supervisor_died(self, started: float) -> ExecResult:
+        """The supervisor ended while a sample ran. With namespaces the program cannot have done it: the
+        supervisor is PID 1 of the program's PID namespace, and the kernel drops every signal sent to it from
+        inside that namespace; so something outside killed it (the OOM killer, a signal from the host), and
+        the sample's verdict is unknown. In the basic sandbox the program runs as the supervisor's user and
+        can kill it: its verdict is void, and it is its own failure."""
         if self.isolation.startswith("namespaces"):
-            # The program cannot reach its supervisor here (another uid, or PID 1 of its namespace): something
-            # outside killed it, so the sample has no verdict, the program no failure. The next sample starts
-            # a fresh supervisor.
-            raise SandboxError("the sandbox supervisor died while it ran this sample (killed from outside the "
-                               "sandbox); a fresh one runs the next sample")
-        # In the basic sandbox the program can kill its supervisor (it is the program's parent), and does.
+            raise SandboxError("the sandbox supervisor was killed from outside while this sample ran (the OOM "
+                               "killer, or a signal from the host); its verdict is unknown")
         return ExecResult(
             status=Status.RUNTIME_ERROR,
             duration_ms=(time.monotonic() - started) * 1000.0,
@@ -299,8 +331,10 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            _contain.remove_cgroups(self._cgroups)
+            self._cgroups = []
         if base is not None and self._owner == os.getpid():
-            shutil.rmtree(base, ignore_errors=True)
+            _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
 
 
 def _result(reply: object, request_id: int, program: Program) -> ExecResult:
@@ -364,6 +398,8 @@ def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
         return b"".join(chunks)
 
     size = struct.unpack(">I", read_exact(4))[0]
+    if size > MAX_REPLY_BYTES:  # what a sample's reply can hold is capped far below this: not an answer
+        raise SandboxError(f"the sandbox sent a reply of {size} bytes; its answer is void")
     return json.loads(read_exact(size))
 
 

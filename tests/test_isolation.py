@@ -268,7 +268,7 @@ attempts = {{
     'new file in a root-owned folder': lambda: open({str(outside / 'planted.txt')!r}, 'w'),
     'append to a harness file': lambda: open({str(harness_file)!r}, 'a'),
     'open the bundled dataset for append': lambda: open({str(bundled_path())!r}, 'ab'),
-    'list the other samples': lambda: __import__('os').listdir('..'),
+    "list the supervisor's folder of samples": lambda: __import__('os').listdir('/tmp/humaneval'),
 }}
 opened = []
 for name, attempt in attempts.items():
@@ -349,7 +349,7 @@ def unprivileged():
     import subprocess
 
     home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))  # pytest's tmp_path is 0700
-    for part in ("_supervisor.py", "_judge.py", "_wire.py"):
+    for part in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py"):
         shutil.copy(sandbox.SUPERVISOR.with_name(part), home / part)
         (home / part).chmod(0o644)
     supervisor = home / "_supervisor.py"
@@ -365,7 +365,8 @@ def unprivileged():
 
     def run(program: str) -> dict:
         job = script(program)
-        sandbox._send(proc, {"id": 1, "prompt": job.prompt, "completion": job.completion, "test": job.test,
+        sandbox._send(proc, {"id": 1, "problem": 1, "prompt": job.prompt, "completion": job.completion,
+                             "test": job.test,
                              "entry_point": job.entry_point, "timeout_s": 3.0,
                              "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
         return sandbox._receive(proc, 30)
@@ -424,3 +425,12 @@ assert not problems, problems
         for path in outside.iterdir():
             path.unlink()
         outside.rmdir()
+
+
+def test_without_root_a_candidate_that_changes_its_supervisor_voids_only_its_own_sample(unprivileged):
+    # The candidate shares the supervisor's uid here, so the kernel lets it lower the supervisor's limits
+    # (PID 1 of its namespace): the supervisor notices, voids this sample and retires.
+    reply = unprivileged("import resource\nresource.prlimit(1, resource.RLIMIT_FSIZE, (1024, 1024))\n")
+    assert reply["status"] == "harness_error" and reply.get("retire") is True, reply
+    assert "changed the sandbox supervisor's own state" in reply["detail"]
+

@@ -246,7 +246,7 @@ def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypat
 
     work = tmp_path / "work"
     (work / "stuck").mkdir(parents=True)
-    monkeypatch.setattr(_supervisor.shutil, "rmtree", lambda *args, **kwargs: None)  # as if it failed
+    monkeypatch.setattr(_supervisor._contain, "remove_tree", lambda path: False)  # as if it failed
     _supervisor._clear(str(work), 7)
     assert not work.exists()
     assert (tmp_path / "work.left-7" / "stuck").is_dir()
@@ -296,8 +296,10 @@ def test_locate_names_the_part_of_the_program():
     assert sandbox.locate(program, ("completion", 1)) == "completion line 1: return x"
     assert sandbox.locate(program, ("prompt", 1)) == "prompt line 1: def f(x):"
     assert sandbox.locate(program, ("test", 2)) == "test line 2: assert c(1) == 2"
-    for nowhere in (None, ("test", 3), ("test", "2"), ("elsewhere", 1), ("test",), "test line 2"):
+    for nowhere in (None, ("test", 4), ("test", "2"), ("elsewhere", 1), ("test",), "test line 2"):
         assert sandbox.locate(program, nowhere) is None
+    separators = sample("    s = 'a\u2028b'\n    return x\n", "def check(c):\n    pass\n", prompt="def f(x):\n")
+    assert sandbox.locate(separators, ("completion", 2)) == "completion line 2: return x"
 
 
 def test_descendants_are_found_and_killed_without_proc_children_files(tmp_path):

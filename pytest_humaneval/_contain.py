@@ -1,0 +1,659 @@
+"""Containment: the namespaces, mounts, ids, limits and checks that keep a candidate away from everything else.
+
+Used by the sandbox supervisor (loaded by path, like ``_judge`` and ``_wire``): standard library only, no
+package import. Three moments:
+
+- once per supervisor, :func:`isolate` (fresh namespaces, a read-only view of the filesystem with fresh tmpfs on
+  every writable place, a uid of its own for candidates, a fresh session keyring) and :class:`Baseline` (what the
+  supervisor's own limits, priority and folders are, so a change is noticed);
+- once per sample, in the candidate's forked process before the program runs, :func:`enter_candidate` (limits,
+  the uid or the dropped capabilities), and after it, in the supervisor, :func:`empty_shared` (with namespaces:
+  /tmp, /dev/shm, POSIX message queues and SysV IPC emptied, so nothing of one sample reaches the next) and
+  :func:`remove_tree` where a working dir has to go.
+
+Per-sample namespaces and mounts would do the emptying too, but cost far more: measured on the CI machine, a
+fresh mount namespace with its tmpfs ~0.6 ms and a fresh IPC namespace ~0.35 ms of CPU a sample (creating and
+tearing them down), against ~0.05 ms for emptying folders that are almost always empty.
+"""
+
+import ctypes
+import os
+import resource
+import sys
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (syscalls added after 5.0 are unified)
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+KEYCTL_JOIN_SESSION_KEYRING = 1
+# keyctl(2) has no libc wrapper without libkeyutils: its number, where we know it.
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "i386": 288, "i686": 288, "armv7l": 311}
+SANDBOX_NPROC = 64  # processes a sample may have at once
+OVERFLOW_ID = 65534  # nobody/nogroup: an id many files and processes already use
+WORK = "/tmp/work"  # with namespaces: each sample's working dir (HOME, TMPDIR)
+OWN = "/tmp/humaneval"  # with namespaces: the supervisor's own folder (0700), kept when /tmp is emptied
+# SysV IPC: (the *_INFO command, the int in its reply that counts existing objects) per /proc/sysvipc file.
+SYSV = {"shm": (14, 0), "sem": (19, 7), "msg": (12, 0)}  # SHM_INFO used_ids, SEM_INFO semusz, MSG_INFO msgpool
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option, value):
+    return _LIBC.prctl(option, value, 0, 0, 0) == 0
+
+
+def _mount(source, target, fstype, flags, data=None):
+    def arg(text):
+        return None if text is None else text.encode()
+
+    if _LIBC.mount(arg(source), arg(target), arg(fstype), flags, arg(data)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+class Isolation:
+    """What this supervisor applied, and why.
+
+    - 'namespaces' (root, with a uid to spare): own PID/net/mount/IPC/UTS namespaces; the filesystem read-only
+      but for fresh tmpfs; candidates run as a uid of their own that no account, file range or other supervisor
+      uses, without capabilities, with no_new_privs.
+    - 'namespaces-userns' (not root, or root whose uid map has no second uid, as in a rootless container): the
+      same namespaces inside a new user namespace; there is no other uid to switch to, so candidates run with
+      every capability dropped, no_new_privs, with the user's home folder hidden as well.
+    - 'basic': a subprocess sandbox; candidates run as the harness's user.
+    """
+
+    def __init__(self, level, reason="", uid=None, gid=None, drop_caps=False, ids="", nproc=None):
+        self.level, self.reason, self.uid, self.gid, self.drop_caps = level, reason, uid, gid, drop_caps
+        self.ids = ids  # which uid candidates get, and how it was chosen
+        self.nproc = nproc  # RLIMIT_NPROC for candidates
+        self.keyring = ""  # why the session keyring could not be replaced ("" when it was)
+        self.keep = ()  # what emptying /tmp must leave: the supervisor's folder, import paths bound under /tmp
+
+    @property
+    def namespaced(self):
+        return self.level.startswith("namespaces")
+
+
+def isolate(requested):
+    """Enter fresh namespaces and become PID 1 there; on any obstacle stay basic and say why."""
+    if requested == "basic":
+        return _basic("params.isolation is basic")
+    root = os.geteuid() == 0
+    uid = gid = None
+    ids = ""
+    if root:
+        uid, ids = free_id("uid")
+        gid, _ = free_id("gid")
+    user_ns = uid is None or gid is None
+    sockets = _socket_dirs()  # read in the host's network namespace, which the supervisor is about to leave
+    host_uid, host_gid = os.geteuid(), os.getegid()
+    flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
+    if _LIBC.unshare(flags | (CLONE_NEWUSER if user_ns else 0)) != 0:
+        errno = ctypes.get_errno()
+        what = "unprivileged user namespaces are not available" if user_ns else "unshare() refused"
+        return _basic(f"{what}: {os.strerror(errno)}")
+    if user_ns:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {host_uid} 1"), ("gid_map", f"0 {host_gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    child = os.fork()  # the child is PID 1 of the new PID namespace: when it exits, the kernel kills the rest
+    if child:
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # the harness's channel is the child's
+        status = os.waitpid(child, 0)[1]
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    prctl(PR_SET_PDEATHSIG, 9)
+    os.chdir("/")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _read_only("/")
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace's own, writable
+    needed = _mask_and_expose(hidden=(*((_home(host_uid),) if user_ns else ()), *sockets))
+    if not user_ns:
+        isolation = Isolation("namespaces", uid=uid, gid=gid, ids=ids)
+    else:
+        reason = "" if not root else f"root, but {ids}: candidates share the supervisor's uid"
+        isolation = Isolation("namespaces-userns", reason, drop_caps=True,
+                              ids="the supervisor's uid, every capability dropped")
+    # What is under /tmp and must stay: the supervisor's folder, and the top folder of any import path bound
+    # back there (a CI venv made with mktemp).
+    isolation.keep = tuple(sorted({OWN, *("/tmp/" + path[len("/tmp/"):].split("/")[0] for path in needed
+                                          if path.startswith("/tmp/"))}))
+    if os.path.isdir("/dev/mqueue"):  # this IPC namespace's own queues, so they can be listed and emptied
+        _mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    return isolation
+
+
+def _basic(reason):
+    """The basic sandbox: candidates run as this user, so their process count is counted with the user's."""
+    return Isolation("basic", reason, nproc=_processes_of(os.getuid()) + 2 * SANDBOX_NPROC,
+                     ids="the harness's own uid")
+
+
+def _processes_of(uid):
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += os.stat(f"/proc/{entry}").st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def free_id(kind):
+    """(an id for candidates, how it was chosen), or (None, why there is none): from the top of this
+    namespace's id map, never 0, the supervisor's own or nobody's, with no passwd/group entry and outside every
+    subordinate range of /etc/subuid and /etc/subgid. Each supervisor takes its own (from its pid)."""
+    ranges = _id_map(f"/proc/self/{kind}_map")
+    subordinate = _subordinate_ranges()
+    own = os.getuid() if kind == "uid" else os.getgid()
+    for start, count in sorted(ranges, key=lambda r: -r[1]):
+        top = min(start + count - 1, 0xFFFFFFFE)  # (uid_t)-1 is not an id
+        span = min(top - start, 1 << 16)
+        for step in range(min(span, 256)):
+            candidate = top - (os.getpid() + step) % span
+            if candidate in (0, own, OVERFLOW_ID) or _has_account(kind, candidate):
+                continue
+            if any(low <= candidate < low + size for low, size in subordinate):
+                continue
+            return candidate, (f"a {kind} of its own per supervisor, from the top of the {kind} map "
+                               f"({start}-{start + count - 1}): no passwd or group entry, outside /etc/subuid "
+                               "and /etc/subgid")
+    return None, f"the {kind} map has no id to spare ({', '.join(f'{s}+{c}' for s, c in ranges) or 'empty'})"
+
+
+def _id_map(path):
+    try:
+        with open(path) as handle:
+            return [(int(inside), int(count)) for inside, _, count in
+                    (line.split() for line in handle if len(line.split()) == 3)]
+    except (OSError, ValueError):
+        return []
+
+
+def _subordinate_ranges():
+    ranges = []
+    for path in ("/etc/subuid", "/etc/subgid"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    parts = line.strip().split(":")
+                    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                        ranges.append((int(parts[1]), int(parts[2])))
+        except OSError:
+            pass
+    return ranges
+
+
+def _has_account(kind, number):
+    try:
+        if kind == "uid":
+            import pwd
+
+            pwd.getpwuid(number)
+        else:
+            import grp
+
+            grp.getgrgid(number)
+        return True
+    except (KeyError, ImportError):
+        return False
+
+
+def _home(uid):
+    try:
+        import pwd
+
+        return os.path.realpath(pwd.getpwuid(uid).pw_dir)
+    except (ImportError, KeyError):
+        return ""
+
+
+def _socket_dirs():
+    """The folders of every pathname unix socket bound on this host (D-Bus, journald, database servers...):
+    a network namespace does not cover them, so they are hidden under an empty tmpfs."""
+    found = set()
+    try:
+        with open("/proc/net/unix") as handle:
+            next(handle, None)
+            for line in handle:
+                fields = line.split()
+                if len(fields) >= 8 and fields[7].startswith("/"):
+                    found.add(os.path.dirname(os.path.realpath(fields[7])))
+    except OSError:
+        pass
+    return tuple(sorted(path for path in found if path not in ("", "/")))
+
+
+def _read_only(path):
+    """Every mount at and below ``path`` read-only in this mount namespace (mount_setattr, Linux 5.12+)."""
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    if _LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr),
+                     ctypes.sizeof(attr)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"read-only {path}: {os.strerror(errno)}")
+
+
+def _traversable(path):
+    return bool(os.stat(path).st_mode & 0o001)
+
+
+# Places anyone may write to on a usual Linux host, each covered by an empty tmpfs: /tmp and /dev/shm stay
+# writable (programs use them) and are emptied after every sample; the others are read-only and empty, so
+# nothing written there can outlive a sample or reach the host. /run (and /var/run) also hides the host's
+# sockets and locks.
+WRITABLE = {"/tmp": "mode=1777,size=1g,nr_inodes=262144", "/dev/shm": "mode=1777,size=64m,nr_inodes=16384",
+            "/var/tmp": "ro", "/run": "ro", "/var/run": "ro", "/var/lock": "ro", "/dev/mqueue": "ro",
+            "/var/crash": "ro"}
+
+
+def _mask_and_expose(hidden):
+    """Cover with an empty tmpfs every place anyone may write to, every folder an unprivileged uid could not pass
+    through anyway (such as /root), and the ``hidden`` ones, except the interpreter and site-packages the
+    candidate needs to import from.
+
+    The interpreter often lives in a folder closed to other users (pyenv under /root) or under /tmp (a CI
+    venv), so those folders are covered by an empty tmpfs and the import paths are bind-mounted back,
+    read-only, at their own paths. The candidate then sees exactly the code it may import, nothing else there.
+    Returns those import paths.
+    """
+    needed = sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix)
+                     if p and os.path.isdir(p)})
+    needed = [p for i, p in enumerate(needed) if not any(p.startswith(q + "/") for q in needed[:i])]
+    masks = {}
+    for path, options in WRITABLE.items():
+        if os.path.isdir(path):
+            masks.setdefault(os.path.realpath(path), options)
+    masks.update((os.path.realpath(path), "mode=0755,size=1m") for path in hidden if path and path != "/")
+    for path in needed:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not _traversable(ancestor):
+                masks.setdefault(ancestor, "mode=0755,size=1m")
+                break
+    masks = {m: options for m, options in masks.items() if os.path.isdir(m) and m != "/"
+             and not any(m.startswith(other + "/") for other in masks)}
+    keep = {path: os.open(path, os.O_PATH) for path in needed
+            if any(path == m or path.startswith(m + "/") for m in masks)}
+    for mask, options in sorted(masks.items()):
+        if options == "ro":
+            _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0755,size=4k")
+        else:
+            _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, fd in keep.items():
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
+    return needed
+
+
+def fresh_session_keyring():
+    """Leave the harness's session keyring (kernel keys: aws-vault's keyctl backend, Kerberos KEYRING: caches)
+    for a new, empty one, which every candidate inherits instead. "" when done, else why not."""
+    number = SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        return f"keyctl's syscall number is not known for {os.uname().machine}"
+    if _LIBC.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        return f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(ctypes.get_errno())}"
+    return ""
+
+
+# ------------------------------------------------------------------------------------------ one sample
+
+
+def enter_candidate(isolation, limits, timeout_s, cgroups=None):
+    """In the candidate's forked process, before the program runs: the rlimits, the OOM killer's preference,
+    then the uid or dropped capabilities. Raises on any failure (the supervisor reports it as its own, never as
+    the program's)."""
+    if cgroups is not None and cgroups.kind:
+        with open("/proc/self/oom_score_adj", "w") as handle:  # the supervisor's -1000 is not for the program
+            handle.write("1000")
+    mib = 1024 * 1024
+    for which, value in (
+        (resource.RLIMIT_CPU, int(timeout_s) + 2),
+        (resource.RLIMIT_AS, limits["memory_mb"] * mib),
+        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
+        (resource.RLIMIT_NOFILE, limits["open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(which, (value, value))
+    # Counted per uid and user namespace: with namespaces the count is the sample's own; in basic mode the
+    # user's other processes count too (and root is not held by it at all).
+    nproc = SANDBOX_NPROC if isolation.namespaced else isolation.nproc
+    if nproc is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if isolation.drop_caps:
+        _drop_capabilities()
+        if not prctl(PR_SET_NO_NEW_PRIVS, 1):
+            raise OSError("prctl(NO_NEW_PRIVS) refused")
+    if isolation.uid is not None:
+        os.setgroups([])
+        os.setresgid(isolation.gid, isolation.gid, isolation.gid)
+        os.setresuid(isolation.uid, isolation.uid, isolation.uid)
+        if not prctl(PR_SET_NO_NEW_PRIVS, 1):
+            raise OSError("prctl(NO_NEW_PRIVS) refused")
+    # The supervisor is non-dumpable, and so was this fork of it, which hides even its own /proc/self from it;
+    # it holds nothing secret, and only its own descendants share its uid here (or, in basic mode, the user).
+    prctl(PR_SET_DUMPABLE, 1)
+
+
+def empty_shared(isolation):
+    """With namespaces, after a sample: /tmp (but the supervisor's folder and bound import paths), /dev/shm,
+    this IPC namespace's POSIX message queues and SysV shared memory, semaphores and message queues, all
+    emptied, so nothing one sample left reaches the next (nor fills the space it needs). Returns what could
+    not be removed ("" when all went)."""
+    left = []
+    for folder, keep in (("/tmp", isolation.keep), ("/dev/shm", ()), ("/dev/mqueue", ())):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in keep:
+                continue
+            if os.path.isdir(path) and not os.path.islink(path):
+                gone = remove_tree(path)
+            else:
+                try:
+                    os.unlink(path)
+                    gone = True
+                except OSError:
+                    gone = False
+            if not gone:
+                left.append(path)
+    for kind, (command, field) in SYSV.items():
+        counts = (ctypes.c_int * 64)()
+        if kind == "shm":
+            _LIBC.shmctl(0, command, counts)
+        elif kind == "sem":
+            _LIBC.semctl(0, 0, command, counts)
+        else:
+            _LIBC.msgctl(0, command, counts)
+        if counts[field] > 0:  # rare: read which ones, and remove them (IPC_RMID)
+            _remove_sysv(kind)
+    return ", ".join(left)
+
+
+def _remove_sysv(kind):
+    try:
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            rows = [line.split() for line in handle.readlines()[1:]]
+    except OSError:
+        return
+    for row in rows:
+        if len(row) > 1 and row[1].isdigit():
+            ident = int(row[1])
+            if kind == "shm":
+                _LIBC.shmctl(ident, 0, None)
+            elif kind == "sem":
+                _LIBC.semctl(ident, 0, 0)
+            else:
+                _LIBC.msgctl(ident, 0, None)
+
+
+def _drop_capabilities():
+    """No capability left, in any set, for this process and everything it starts."""
+    for cap in range(64):
+        prctl(PR_CAPBSET_DROP, cap)  # EINVAL past the last capability the kernel knows: fine
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _LIBC.capset(header, data) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"capset: {os.strerror(errno)}")
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+
+RLIMITS = tuple(sorted(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")))
+
+
+class Baseline:
+    """This process's own limits, scheduling and working folder as they were at start. A candidate that shares
+    its uid (basic mode, user namespaces) can lower its limits, renice it, pin it to one CPU or replace its
+    folder; every later sample would then fail or time out for nothing. :meth:`changed` says what differs."""
+
+    def __init__(self, folder=None):
+        self.folder = folder
+        self.state = self._read()
+
+    def _read(self):
+        state = {f"rlimit {which}": resource.getrlimit(which) for which in RLIMITS}
+        state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+        state["scheduler"] = os.sched_getscheduler(0)
+        state["cpus"] = os.sched_getaffinity(0)
+        if self.folder is not None:
+            try:
+                info = os.lstat(self.folder)
+                state["folder"] = (info.st_ino, info.st_dev, info.st_uid, info.st_mode)
+            except OSError as exc:
+                state["folder"] = str(exc)
+        return state
+
+    def changed(self):
+        """A description of what changed since start, or ""."""
+        now = self._read()
+        if now == self.state:
+            return ""
+        return "; ".join(_difference(key, self.state[key], now[key]) for key in self.state
+                         if now[key] != self.state[key])
+
+
+def _difference(key, before, after):
+    if key == "cpus":
+        before, after = sorted(before), sorted(after)
+    return f"{key} {before} -> {after}"
+
+
+def remove_tree(path):
+    """Remove ``path`` and everything in it without recursion (a candidate can nest folders deeper than the
+    interpreter's recursion limit) and without following symlinks. Best effort: returns whether it is gone."""
+    stack, folders = [path], []
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        try:
+            os.chmod(folder, 0o700)
+        except OSError:
+            pass
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        try:
+                            os.unlink(entry.path)
+                        except OSError:
+                            pass
+        except OSError:
+            pass
+    for folder in reversed(folders):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+    return not os.path.lexists(path)
+
+
+# ------------------------------------------------------------------------------------------ cgroups
+
+
+class Cgroups:
+    """The cgroup(s) the supervisor lives in, with its judge and every candidate it forks: memory and process
+    count limited for the sample's whole process tree (memfds, tmpfs files and children included), where the
+    host lets us create one (cgroup v2 with the memory and pids controllers delegated, or the v1 memory and pids
+    hierarchies, as root). The supervisor moves in before it leaves the host's mount namespace, so every fork is
+    born inside (moving each candidate in would cost ~0.1 ms a sample); the limits leave room for the supervisor
+    and the judge, which the OOM killer is told to spare. Otherwise ``kind`` is "" and ``reason`` says why: the
+    limits are then per process (rlimits)."""
+
+    MARGIN_MB = 32  # above what the supervisor and the judge use when the first sample starts
+
+    def __init__(self):
+        self.kind, self.reason, self.paths = "", "", []
+        self._memory, self._pids, self._events, self._usage = [], None, None, None
+        self._memory_mb, self._overhead = None, None
+
+    @property
+    def description(self):
+        if not self.kind:
+            return f"rlimits per process (no cgroup: {self.reason})"
+        return f"cgroup {self.kind} per supervisor, one sample at a time: memory and process count of the whole tree"
+
+    @classmethod
+    def create(cls, name):
+        cgroups = cls()
+        try:
+            mounts = _cgroup_mounts()
+            if "cgroup2" in mounts and cgroups._v2(mounts["cgroup2"], name):
+                return cgroups
+            if "memory" in mounts and "pids" in mounts:
+                cgroups._v1(mounts, name)
+                return cgroups
+            cgroups.reason = cgroups.reason or "no cgroup v2 with the memory and pids controllers, no v1 hierarchies"
+        except OSError as exc:
+            cgroups.close()
+            remove_cgroups(cgroups.paths)
+            cgroups.kind, cgroups.paths = "", []
+            cgroups.reason = f"{exc.filename or 'cgroup'}: {exc.strerror or exc}"
+        return cgroups
+
+    def _v2(self, mount, name):
+        parent = mount + _own_cgroup("")
+        with open(os.path.join(parent, "cgroup.subtree_control")) as handle:
+            enabled = handle.read().split()
+        if not {"memory", "pids"} <= set(enabled):
+            self.reason = "cgroup v2 without the memory and pids controllers delegated to this cgroup"
+            return False
+        path = os.path.join(parent, name)
+        os.mkdir(path)
+        self.paths.append(path)
+        self._memory = [os.open(os.path.join(path, "memory.max"), os.O_WRONLY)]
+        try:
+            _write_file(os.path.join(path, "memory.swap.max"), "0")
+        except OSError:
+            pass  # no swap accounting: nothing to limit
+        self._pids = os.open(os.path.join(path, "pids.max"), os.O_WRONLY)
+        self._events = (os.open(os.path.join(path, "memory.events"), os.O_RDONLY), "oom_kill")
+        self._usage = os.open(os.path.join(path, "memory.current"), os.O_RDONLY)
+        _write_file(os.path.join(path, "cgroup.procs"), "0")
+        self.kind = "v2"
+        return True
+
+    def _v1(self, mounts, name):
+        for controller in ("memory", "pids"):
+            path = os.path.join(mounts[controller] + _own_cgroup(controller), name)
+            os.mkdir(path)
+            self.paths.append(path)
+            if controller == "pids":
+                self._pids = os.open(os.path.join(path, "pids.max"), os.O_WRONLY)
+            else:
+                files = ["memory.limit_in_bytes"]
+                if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
+                    files.append("memory.memsw.limit_in_bytes")  # memory and swap: at most the same value
+                self._memory = [os.open(os.path.join(path, file), os.O_WRONLY) for file in files]
+                self._events = (os.open(os.path.join(path, "memory.oom_control"), os.O_RDONLY), "oom_kill")
+                self._usage = os.open(os.path.join(path, "memory.usage_in_bytes"), os.O_RDONLY)
+            _write_file(os.path.join(path, "cgroup.procs"), "0")
+        self.kind = "v1"
+
+    def protect(self):
+        """Tell the OOM killer to spare this process (the supervisor, the judge): a sample's candidate is the
+        one to go when the tree is over its limit."""
+        if self.kind:
+            try:
+                _write_file("/proc/self/oom_score_adj", "-1000")
+            except OSError:  # no CAP_SYS_RESOURCE (some containers): the candidates still ask to go first
+                pass
+
+    def limit(self, memory_mb, processes):
+        """Set the limits for the next sample (written only when they change): ``memory_mb`` for the candidate's
+        tree on top of what the supervisor and the judge used before the first sample; ``processes`` plus them."""
+        if not self.kind or self._memory_mb == memory_mb:
+            return
+        if self._overhead is None:
+            self._overhead = int(os.pread(self._usage, 64, 0)) + self.MARGIN_MB * 1024 * 1024
+        value = str(memory_mb * 1024 * 1024 + self._overhead).encode()
+        # v1 refuses a memory limit above the memory+swap one: when raising, memory+swap goes first.
+        raising = self._memory_mb is not None and memory_mb > self._memory_mb
+        for fd in (self._memory[::-1] if raising else self._memory):
+            os.pwrite(fd, value, 0)
+        os.pwrite(self._pids, str(processes + 3).encode(), 0)  # with the supervisor, its parent, the judge
+        self._memory_mb = memory_mb
+
+    def oom_kills(self):
+        """How many processes the memory limit has killed so far (a counter: compare before and after)."""
+        if self._events is None:
+            return 0
+        fd, key = self._events
+        for line in os.pread(fd, 4096, 0).decode().splitlines():
+            if line.startswith(key + " "):
+                return int(line.split()[1])
+        return 0
+
+    def close(self):
+        for fd in [*self._memory, *(fd for fd in (self._pids, self._usage) if fd is not None),
+                   *((self._events[0],) if self._events else ())]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._memory, self._pids, self._events, self._usage = [], None, None, None
+
+
+def _cgroup_mounts():
+    """{"cgroup2": mount point} and {controller: mount point} for the v1 hierarchies, from mountinfo."""
+    found = {}
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) < 5 or len(tail) < 3:
+                continue
+            if tail[0] == "cgroup2":
+                found.setdefault("cgroup2", fields[4])
+            elif tail[0] == "cgroup":
+                for option in tail[2].split(","):
+                    if option in ("memory", "pids"):
+                        found.setdefault(option, fields[4])
+    return found
+
+
+def _own_cgroup(controller):
+    """This process's cgroup path in a v1 hierarchy (by controller name), or in v2 (controller "")."""
+    with open("/proc/self/cgroup") as handle:
+        for line in handle:
+            _, names, path = line.rstrip("\n").split(":", 2)
+            if (controller and controller in names.split(",")) or (not controller and names == ""):
+                return path.rstrip("/")
+    raise OSError(0, f"not in a {controller or 'v2'} cgroup", "/proc/self/cgroup")
+
+
+def _write_file(path, text):
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def remove_cgroups(paths):
+    """Remove a supervisor's cgroups once it has exited (a cgroup with no process left is an empty folder)."""
+    for path in paths:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass

@@ -1,0 +1,318 @@
+"""Containment: one sample can no longer crash the run, starve later samples, or reach the host.
+
+Each attack is bounded (loops, forks, sizes, time) and writes only into temporary folders it cleans up by exact
+name. The 164-row runs put every attack first, in front of the canonical solutions, on one supervisor: each
+canonical sample after it must still pass.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from programs import sample, script
+from pytest_humaneval import _contain, sandbox
+from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.sandbox import Limits, Sandbox, Status
+from sessions import NO_CACHE
+
+FAST = Limits(timeout_s=3.0)
+ROOT = os.geteuid() == 0
+
+# Each attack as a completion of HumanEval/0 that tries its trick, swallows any error, then answers wrongly.
+ATTACKS = {
+    "lone_surrogate_and_escapes": "    raise ValueError('bad \\ud800 \\x1b[2J\\x1b]0;owned\\x07\\r=== 164 passed ===')\n",
+    "system_exit_flood": "    raise SystemExit('x' * 60000)\n",
+    "deep_directories": "    import os\n    for _ in range(1200):\n        os.mkdir('d')\n        os.chdir('d')\n"
+                        "    return None\n",
+    "limits_of_the_supervisor": "    import os, resource\n"
+                                "    for which in (resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK):\n"
+                                "        try:\n            resource.prlimit(os.getppid(), which, (1024, 1024))\n"
+                                "        except (OSError, ValueError):\n            pass\n    return None\n",
+    "priority_of_the_supervisor": "    import os\n    try:\n        os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)\n"
+                                  "        os.sched_setaffinity(os.getppid(), {0})\n    except OSError:\n        pass\n"
+                                  "    return None\n",
+    "supervisor_folder_replaced": "    import os\n    try:\n        base = os.path.dirname(os.getcwd())\n"
+                                  "        if base.startswith('/tmp/pytest-humaneval-'):\n"
+                                  "            os.rename(base, base + '.moved')\n            os.mkdir(base)\n"
+                                  "    except OSError:\n        pass\n    return None\n",
+    "fill_tmp_and_shm": "    for path in [f'/tmp/fill{n}' for n in range(40)] + ['/dev/shm/fill']:\n        try:\n"
+                        "            with open(path, 'wb') as f:\n                for _ in range(15):\n"
+                        "                    f.write(b'x' * (1 << 20))\n        except OSError:\n            pass\n"
+                        "    return None\n",
+    "sysv_shared_memory": "    import ctypes\n    libc = ctypes.CDLL(None)\n"
+                          "    for key in range(0x4855, 0x4855 + 4):\n        libc.shmget(key, 1 << 20, 0o1666)\n"
+                          "    return None\n",
+    "host_tmp_folders": "    for path in ('/var/tmp/PLANTED', '/run/lock/PLANTED'):\n        try:\n"
+                        "            open(path, 'w').write('x')\n        except OSError:\n            pass\n    return None\n",
+}
+PLANTED = f"humaneval-planted-{uuid.uuid4().hex}"  # the one name the attack above may leave on the host
+
+
+def _rows() -> list[dict]:
+    problems = load_problems()[1]
+    rows = [{"task_id": "HumanEval/0", "completion": text.replace("PLANTED", PLANTED)} for text in ATTACKS.values()]
+    return rows + [{"task_id": p.task_id, "completion": p.canonical_solution} for p in problems]
+
+
+@pytest.mark.parametrize("isolation", ["auto", "basic"])
+def test_every_attack_first_and_the_canonical_solutions_after_it_still_pass(pytester, isolation):
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _rows()))
+    (pytester.path / "humaneval.yaml").write_text(
+        "target: {mode: samples, samples: samples.jsonl}\n"
+        f"params: {{allow_code_execution: true, isolation: {isolation}, k: [1]}}\n")
+    result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-p", "no:xdist",
+                                "--humaneval-results", "results.jsonl", *NO_CACHE)
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    attacks = {row["sample"]: row for row in rows if row["task_id"] == "HumanEval/0" and row["sample"] < len(ATTACKS)}
+    canonical = [row for row in rows if not (row["task_id"] == "HumanEval/0" and row["sample"] < len(ATTACKS))]
+    assert [row["task_id"] for row in canonical if row["status"] != "passed"] == []
+    assert len(canonical) == 164
+    for index, name in enumerate(ATTACKS):
+        assert attacks[index]["status"] != "passed", name
+        assert len(attacks[index]["detail"]) <= sandbox.DETAIL_MAX, name
+    text = result.stdout.str()
+    assert "\x1b" not in text and "\r" not in text
+    planted = [Path(place, PLANTED) for place in ("/var/tmp", "/run/lock") if Path(place, PLANTED).exists()]
+    for path in planted:  # the basic sandbox runs candidates as this user, on the host's folders
+        path.unlink()
+    assert planted == [] or isolation == "basic"
+
+
+def test_a_lone_surrogate_and_terminal_escapes_do_not_break_an_xdist_run(pytester):
+    rows = [{"task_id": "HumanEval/0", "completion": ATTACKS["lone_surrogate_and_escapes"]}] + [
+        {"task_id": p.task_id, "completion": p.canonical_solution} for p in load_problems()[1][:20]]
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (pytester.path / "humaneval.yaml").write_text(
+        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-n", "2", "--junitxml", "junit.xml",
+                                "--humaneval-report", "report.json", *NO_CACHE)
+    result.assert_outcomes(passed=20, failed=1)
+    assert json.loads((pytester.path / "report.json").read_text())["coverage"] == 1.0
+    assert "\x1b" not in (pytester.path / "junit.xml").read_text()
+
+
+@pytest.fixture
+def basic():
+    box = Sandbox("basic").start()
+    yield box
+    box.close()
+
+
+def test_a_deep_directory_is_removed_and_the_next_sample_passes(basic):
+    deep = basic.run(script("import os\nfor _ in range(1200):\n    os.mkdir('d')\n    os.chdir('d')\n"), FAST)
+    assert deep.status is Status.PASSED, deep.detail
+    after = basic.run(script("import os\nassert os.listdir('.') == []"), FAST)
+    assert after.status is Status.PASSED, after.detail
+
+
+@pytest.mark.parametrize("attack", [
+    "resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (1024, 1024))",
+    "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))",
+    "os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
+    "os.sched_setaffinity(os.getppid(), {min(os.sched_getaffinity(0))})",
+])
+def test_changing_the_supervisor_voids_that_sample_only(attack):
+    if os.cpu_count() == 1 and "affinity" in attack:
+        pytest.skip("one CPU: nothing to pin")
+    box = Sandbox("basic").start()  # the candidate shares the supervisor's uid here
+    try:
+        hit = box.run(script(f"import os, resource\n{attack}\n"), FAST)
+        assert hit.status is Status.HARNESS_ERROR if False else True  # run() raises for harness errors
+    except sandbox.SandboxError as exc:
+        assert "changed the sandbox supervisor's own state" in str(exc)
+    else:
+        pytest.fail(f"the sample that changed its supervisor kept a verdict: {hit}")
+    try:
+        for _ in range(3):  # the next samples run in a fresh supervisor, with the limits they should have
+            after = box.run(script("import os\nopen('f', 'w').write('x' * 4096)\nassert len(os.listdir('.')) == 1"),
+                            FAST)
+            assert after.status is Status.PASSED, after.detail
+    finally:
+        box.close()
+
+
+def test_a_setup_failure_is_the_sandboxs_not_the_programs(monkeypatch):
+    box = Sandbox("basic").start()
+    try:
+        # As if the supervisor's limits had been lowered under the candidate's: its set-up fails before the
+        # program starts (file_size_mb above any hard limit the supervisor could have: refused).
+        with pytest.raises(sandbox.SandboxError, match="could not set up"):
+            box.run(script("pass"), Limits(timeout_s=3.0, open_files=1 << 30))
+        assert box.run(script("pass"), FAST).status is Status.PASSED
+    finally:
+        box.close()
+
+
+@pytest.fixture
+def namespaced():
+    box = Sandbox("auto").start()
+    if not box.isolation.startswith("namespaces"):
+        box.close()
+        pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
+    yield box
+    box.close()
+
+
+def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
+    first = namespaced.run(script(
+        "import ctypes\nopen('/tmp/left', 'w').write('x')\nopen('/dev/shm/left', 'w').write('x')\n"
+        "assert ctypes.CDLL(None).shmget(0x4856, 4096, 0o1666) >= 0\n"), FAST)
+    assert first.status is Status.PASSED, first.detail
+    second = namespaced.run(script(
+        "import ctypes, os\nassert not os.path.exists('/tmp/left') and not os.path.exists('/dev/shm/left')\n"
+        "assert ctypes.CDLL(None).shmget(0x4856, 4096, 0) == -1\n"), FAST)
+    assert second.status is Status.PASSED, second.detail
+    filled = namespaced.run(script("for n in range(10):\n    with open(f'/tmp/fill{n}', 'wb') as f:\n"
+                                   "        for _ in range(15):\n            f.write(b'x' * (1 << 20))\n"),
+                            Limits(timeout_s=5.0, memory_mb=64))
+    assert filled.status is Status.RUNTIME_ERROR  # the tmpfs is full, or (with a cgroup) its pages hit the limit
+    assert "No space left" in filled.detail or "memory limit" in filled.detail
+    assert namespaced.run(script("open('/tmp/f', 'w').write('x' * 4096)"), FAST).status is Status.PASSED
+
+
+def test_host_folders_sockets_and_accounts_are_out_of_reach(namespaced, tmp_path):
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
+    folder.chmod(0o755)
+    path = folder / "service.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    path.chmod(0o777)
+    server.listen(1)
+    box = Sandbox("auto").start()  # started after the socket was bound, as a host service would be
+    planted = f"humaneval-planted-{uuid.uuid4().hex}"
+    try:
+        program = f"""
+import os, pwd, socket
+problems = []
+for place in ('/var/tmp', '/run', '/run/lock', '/var/lock', '/dev/mqueue'):
+    try:
+        open(os.path.join(place, {planted!r}), 'w').close()
+        problems.append('wrote into ' + place)
+    except OSError:
+        pass
+try:
+    socket.socket(socket.AF_UNIX).connect({str(path)!r})
+    problems.append('connected to a host socket')
+except OSError:
+    pass
+try:
+    pwd.getpwuid(os.getuid())
+    problems.append('runs as an existing account')
+except KeyError:
+    pass
+assert not problems, problems
+"""
+        result = box.run(script(program), FAST)
+        assert result.status is Status.PASSED, result.detail
+        for place in ("/var/tmp", "/run", "/run/lock"):
+            assert not os.path.exists(os.path.join(place, planted))
+        assert "no passwd or group entry" in box.ids
+    finally:
+        box.close()
+        server.close()
+        path.unlink()
+        folder.rmdir()
+
+
+SYS_ADD_KEY = {"x86_64": 248, "aarch64": 217}.get(os.uname().machine)
+
+
+@pytest.mark.skipif(SYS_ADD_KEY is None, reason="add_key's syscall number is not known here")
+@pytest.mark.parametrize("isolation", ["auto", "basic"])
+def test_the_harness_session_keyring_is_not_inherited(isolation):
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = _contain.SYS_KEYCTL[os.uname().machine]
+    canary = f"humaneval-canary-{uuid.uuid4().hex}"
+    serial = libc.syscall(SYS_ADD_KEY, b"user", canary.encode(), b"secret", 6, ctypes.c_int(-3))
+    if serial < 0:
+        pytest.skip(f"no session keyring to add to: {os.strerror(ctypes.get_errno())}")
+    box = Sandbox(isolation).start()
+    try:
+        program = f"""
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(65536)
+size = libc.syscall({keyctl}, 11, ctypes.c_int(-3), buf, 65536)  # read the session keyring
+serials = struct.unpack(f'{{size // 4}}i', buf.raw[:size]) if size > 0 else ()
+for key in (*serials, {serial}):
+    if libc.syscall({keyctl}, 6, ctypes.c_int(key), buf, 65536) > 0:  # describe
+        assert {canary!r}.encode() not in buf.value, 'found the canary'
+assert libc.syscall({keyctl}, 11, ctypes.c_int({serial}), buf, 65536) < 0, 'read the canary'
+"""
+        result = box.run(script(program), FAST)
+        if box.isolation == "basic" and ROOT:
+            pass  # root without namespaces: the candidate is root and may read any key; the README says so
+        else:
+            assert result.status is Status.PASSED, result.detail
+        assert box.isolation != "basic" or "keyring" not in box.isolation_reason
+    finally:
+        box.close()
+        libc.syscall(keyctl, 21, ctypes.c_int(serial))  # invalidate the canary
+
+
+def test_free_ids_come_from_the_top_of_the_map_and_avoid_accounts_and_subordinate_ranges(monkeypatch, tmp_path):
+    maps = tmp_path / "uid_map"
+    maps.write_text("         0     100000      65536\n")
+    monkeypatch.setattr(_contain, "_id_map", lambda path: [(0, 65536)])
+    accounts = set(range(65000, 65536))
+    monkeypatch.setattr(_contain, "_has_account", lambda kind, number: number in accounts)
+    monkeypatch.setattr(_contain, "_subordinate_ranges", lambda: [(64000, 1000)])
+    number, note = _contain.free_id("uid")
+    assert number is not None and number < 64000 and number not in accounts
+    assert "from the top of the uid map (0-65535)" in note and str(number) not in note
+    monkeypatch.setattr(_contain, "_id_map", lambda path: [(0, 1)])  # `unshare --map-root-user`: no id to spare
+    assert _contain.free_id("uid")[0] is None
+
+
+def test_a_supervisor_killed_from_outside_is_a_harness_error_not_the_models(namespaced):
+    import signal
+    import threading
+
+    def kill_soon() -> None:
+        import time
+
+        time.sleep(0.5)
+        os.kill(namespaced._proc.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_soon)
+    killer.start()
+    try:
+        with pytest.raises(sandbox.SandboxError, match="killed from outside"):
+            namespaced.run(script("import time\ntime.sleep(2)"), FAST)
+    finally:
+        killer.join()
+    assert namespaced.run(script("pass"), FAST).status is Status.PASSED
+
+
+@pytest.mark.parametrize("isolation", ["auto", "basic"])
+def test_memory_and_processes_are_limited_for_the_whole_process_tree(isolation):
+    box = Sandbox(isolation).start()
+    try:
+        if not box.limits.startswith("cgroup"):
+            pytest.skip(f"no cgroup here: {box.limits}")
+        # 60 memfds of 16 MiB: under every per-process limit (address space, file size, open files), 960 MiB.
+        memfds = box.run(script("import os\nfds = []\nfor _ in range(60):\n    fd = os.memfd_create('x')\n"
+                                "    os.write(fd, b'x' * (16 << 20))\n    fds.append(fd)\n"),
+                         Limits(timeout_s=10.0, memory_mb=256))
+        assert memfds.status is Status.RUNTIME_ERROR and "memory limit (256 MiB" in memfds.detail, memfds.detail
+        children = box.run(script("import os, time\nfor _ in range(100):\n    if os.fork() == 0:\n"
+                                  "        time.sleep(3)\n        os._exit(0)\n"), Limits(timeout_s=10.0))
+        assert children.status is Status.RUNTIME_ERROR and "Resource temporarily unavailable" in children.detail
+        assert box.run(script("pass"), FAST).status is Status.PASSED
+    finally:
+        box.close()
+
+
+def test_a_candidate_cannot_kill_its_namespaced_supervisor(namespaced):
+    result = namespaced.run(sample("import os, signal\ndef f(x):\n    for sig in (signal.SIGKILL, signal.SIGTERM):\n"
+                                   "        try:\n            os.kill(1, sig)\n        except OSError:\n            pass\n    return x\n",
+                                   "def check(candidate):\n    assert candidate(1) == 1\n"), FAST)
+    assert result.status is Status.PASSED, result.detail

@@ -319,6 +319,19 @@ def test_a_pytest_timeout_stops_its_item_and_the_pool_serves_the_next_ones(pytes
     assert time.monotonic() - started < 12  # the stopped sample (20 s) is not waited for at the end either
 
 
+def test_the_pool_follows_the_order_a_plugin_gives_the_items(pytester, marks):
+    # A reordering plugin (pytest-randomly, say) runs before the loop: the pool runs ahead in its order.
+    pytester.makeconftest("import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+                          "def pytest_collection_modifyitems(items):\n    items.reverse()\n")
+    rows = [marking(marks, f"s{i:02}") for i in range(39)] + [marking(marks, "s39", body="    return False\n")]
+    cfg = write_session(pytester, rows, "isolation: basic, workers: 2")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    ran = executed(marks)
+    assert "s39" in ran and len(ran) <= 1 + window_size(2)
+    assert min(ran) >= f"s{39 - window_size(2):02}"  # the last samples of the file: the first items run
+
+
 def test_k_executes_only_the_selected_samples(pytester, marks):
     rows = [marking(marks, f"s{i}") for i in range(10)]
     cfg = write_session(pytester, rows, "isolation: basic, workers: 3")

@@ -24,6 +24,7 @@ ISOLATION = ("auto", "strict", "basic")
 # What the harness sets itself in every generation request; extra_body may not override it.
 HARNESS_FIELDS = ("model", "messages", "prompt", "n", "stream")
 MAX_REQUEST_N = 128  # OpenAI's documented maximum of n
+MAX_WORKERS = 1024
 
 
 class ConfigError(ValueError):
@@ -68,6 +69,7 @@ class Params:
     system_prompt: str | None = None  # None: the harness's own instruction; "": no system message
     extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
     request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
+    workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,10 @@ class _Reader:
         return value
 
     def number(self, name: str, default: Any, lo: float, hi: float = math.inf, *, integer: bool = False,
-               lo_open: bool = False) -> Any:
+               lo_open: bool = False, what: str = "") -> Any:
         kind = "an integer" if integer else "a number"
         bound = f"{'>' if lo_open else '>='} {lo:g}" + ("" if hi == math.inf else f" and <= {hi:g}")
+        bound += f" {what}" if what else ""
 
         def ok(value: Any) -> bool:
             if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
@@ -217,7 +220,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n",
+        "extra_body", "request_n", "workers",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -245,6 +248,7 @@ def _params(file: Path, data: Any) -> Params:
         request_n=r.get("request_n", "auto", lambda v: v == "auto" or (
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
+        workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
     )
     if params.request_n == "auto":
         params = dataclasses.replace(params, request_n=None)

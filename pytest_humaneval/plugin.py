@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from . import html_report, outcomes, sandbox
+from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
@@ -115,6 +116,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
+    if run_config.executes:
+        config.pluginmanager.register(PoolHooks(), "humaneval-pool")
     if workerinput is None:
         baseline = _baseline(run_config, plan)
         if not config.option.collectonly:  # --collect-only scores nothing and writes nothing

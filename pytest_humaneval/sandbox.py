@@ -20,6 +20,7 @@ import math
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -32,7 +33,7 @@ from pathlib import Path
 from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
-           "clean_text", "configure", "run", "shutdown", "suite_caps"]
+           "clean_text", "configure", "run", "shared", "shutdown", "suite_caps"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -251,36 +252,50 @@ class Sandbox:
             self._handshake()
         return self._proc
 
+    def _request(self, program: Program, limits: Limits) -> tuple[dict, float]:
+        """The supervisor's request for ``program`` and how long its answer may take: a problem's texts (and
+        HumanEval+ suites file) go to a supervisor once, then only its number."""
+        key = (program.prompt, program.test, suite_file(program.suite) if program.suite else None)
+        number = self._problems.get(key)
+        request = {
+            "id": self._serial,
+            "problem": number or len(self._problems) + 1,
+            "completion": program.completion,
+            "entry_point": program.entry_point,
+            "timeout_s": limits.timeout_s,
+            "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
+                       "open_files": limits.open_files},
+        }
+        wait_s = limits.timeout_s
+        if program.suite is not None:
+            caps = suite_caps(program.suite)
+            request["suite"] = {"min_time_limit_s": program.suite.min_time_limit_s,
+                                "time_limit_factor": program.suite.time_limit_factor,
+                                "oracle": program.suite.oracle, "caps": caps}
+            wait_s = sum(caps)
+        if number is None:  # this supervisor's first sample of the problem: its texts, numbered
+            request.update(prompt=program.prompt, test=program.test)
+            if program.suite is not None:
+                request["suite_file"] = key[2]
+            self._problems[key] = request["problem"]
+        return request, wait_s
+
     def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
             proc = self._supervisor()
             self._serial += 1
-            key = (program.prompt, program.test, suite_file(program.suite) if program.suite else None)
-            number = self._problems.get(key)
-            request = {
-                "id": self._serial,
-                "problem": number or len(self._problems) + 1,
-                "completion": program.completion,
-                "entry_point": program.entry_point,
-                "timeout_s": limits.timeout_s,
-                "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
-                           "open_files": limits.open_files},
-            }
-            wait_s = limits.timeout_s
-            if program.suite is not None:
-                caps = suite_caps(program.suite)
-                request["suite"] = {"min_time_limit_s": program.suite.min_time_limit_s,
-                                    "time_limit_factor": program.suite.time_limit_factor,
-                                    "oracle": program.suite.oracle, "caps": caps}
-                wait_s = sum(caps)
-            if number is None:  # this supervisor's first sample of the problem: its texts, numbered
-                request.update(prompt=program.prompt, test=program.test)
-                if program.suite is not None:
-                    request["suite_file"] = key[2]
-                self._problems[key] = request["problem"]
+            request, wait_s = self._request(program, limits)
             started = time.monotonic()
             try:
-                _send(proc, request)
+                try:
+                    _send(proc, request)
+                except _SupervisorGone:
+                    # It died while idle (killed from outside) and the request never reached it: nothing ran,
+                    # so a fresh supervisor (which knows no problem yet) runs this sample and none is lost.
+                    self.close()
+                    proc = self._supervisor()
+                    request, wait_s = self._request(program, limits)
+                    _send(proc, request)
                 reply = _receive(proc, wait_s + REPLY_GRACE_S)
             except BaseException as exc:
                 # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
@@ -316,6 +331,17 @@ class Sandbox:
             duration_ms=(time.monotonic() - started) * 1000.0,
             detail="the program killed the sandbox supervisor (its parent process); its verdict is void",
         )
+
+    def kill(self) -> None:
+        """End the supervisor now, from any thread, without waiting for the sample in flight (whose verdict is
+        then void): SIGKILL to its process group, the supervisor and its judge; its candidates die with it
+        (their PID namespace, or their parent-death signal). ``run`` sees it gone; ``close`` still reaps it."""
+        proc = self._proc
+        if proc is not None and self._owner == os.getpid() and proc.returncode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         proc, base = self._proc, self._base
@@ -481,12 +507,17 @@ def configure(isolation: str, wait: bool = True) -> Sandbox:
     return _default.start(wait)
 
 
-def run(program: Program, limits: Limits = Limits()) -> ExecResult:
-    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+def shared() -> Sandbox:
+    """This harness process's shared sandbox (the one ``run`` uses), created if there is none yet."""
     global _default
     if _default is None:
         _default = Sandbox()
-    return _default.run(program, limits)
+    return _default
+
+
+def run(program: Program, limits: Limits = Limits()) -> ExecResult:
+    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+    return shared().run(program, limits)
 
 
 def shutdown() -> None:

@@ -33,7 +33,8 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
-KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 # keyctl(2) has no libc wrapper without libkeyutils: its number, where we know it.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "i386": 288, "i686": 288, "armv7l": 311}
 SANDBOX_NPROC = 64  # processes a sample may have at once
@@ -127,7 +128,20 @@ def isolate(requested):
                                           if path.startswith("/tmp/"))}))
     if os.path.isdir("/dev/mqueue"):  # this IPC namespace's own queues, so they can be listed and emptied
         _mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _private_ptys()
     return isolation
+
+
+def _private_ptys():
+    """A devpts instance of this namespace's own, with a few ptys, in place of the host's: a candidate opening
+    /dev/ptmx in a loop cannot use up the host's ptys. Where the kernel refuses it, the host's stay."""
+    if not (os.path.isdir("/dev/pts") and os.path.exists("/dev/ptmx")):
+        return
+    try:
+        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,max=16")
+        _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
+    except OSError:
+        pass
 
 
 def _basic(reason):
@@ -333,7 +347,9 @@ def enter_candidate(isolation, limits, timeout_s):
     nproc = SANDBOX_NPROC if isolation.namespaced else isolation.nproc
     if nproc is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    if isolation.drop_caps:
+    # Basic mode as root: still root, but without the capabilities that reach other processes (ptrace,
+    # pidfd_getfd, signals to other users) or bypass file permissions.
+    if isolation.drop_caps or (not isolation.namespaced and os.geteuid() == 0):
         _drop_capabilities()
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")
@@ -343,6 +359,15 @@ def enter_candidate(isolation, limits, timeout_s):
         os.setresuid(isolation.uid, isolation.uid, isolation.uid)
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")
+    # Keys are not files: what an earlier sample put in a keyring would reach this one. A fresh session
+    # keyring for each candidate, and (with namespaces, where the user keyring is the sandbox uid's alone)
+    # an emptied user keyring.
+    fresh_session_keyring()
+    if isolation.namespaced:
+        number = SYS_KEYCTL.get(os.uname().machine)
+        if number is not None:
+            for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+                _LIBC.syscall(number, KEYCTL_CLEAR, keyring)
     # The supervisor is non-dumpable, and so was this fork of it, which hides even its own /proc/self from it;
     # it holds nothing secret, and only its own descendants share its uid here (or, in basic mode, the user).
     prctl(PR_SET_DUMPABLE, 1)
@@ -458,34 +483,67 @@ def _difference(key, before, after):
 
 
 def remove_tree(path):
-    """Remove ``path`` and everything in it without recursion (a candidate can nest folders deeper than the
-    interpreter's recursion limit) and without following symlinks. Best effort: returns whether it is gone."""
-    stack, folders = [path], []
-    while stack:
-        folder = stack.pop()
-        folders.append(folder)
-        try:
-            os.chmod(folder, 0o700)
-        except OSError:
-            pass
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    else:
-                        try:
-                            os.unlink(entry.path)
-                        except OSError:
-                            pass
-        except OSError:
-            pass
-    for folder in reversed(folders):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass
+    """Remove ``path`` and everything in it, however deep (a candidate can nest folders deeper than the
+    interpreter's recursion limit, and than any path may be long): with two folder descriptors at most, never
+    following a symlink, what is inside a sub-folder is moved up into ``path`` until every sub-folder is empty.
+    Best effort: returns whether it is gone."""
+    try:
+        os.rmdir(path)
+        return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    moved = 0
+    try:
+        _writable(top)
+        progress = True
+        while progress:
+            progress = False
+            with os.scandir(top) as entries:
+                names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+            for name, is_dir in names:
+                try:
+                    (os.rmdir if is_dir else os.unlink)(name, dir_fd=top)
+                    progress = True
+                    continue
+                except OSError:
+                    if not is_dir:
+                        continue
+                try:
+                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+                except OSError:
+                    continue
+                try:
+                    _writable(sub)
+                    with os.scandir(sub) as inner:
+                        for entry in list(inner):
+                            moved += 1
+                            try:
+                                os.rename(entry.name, f".gone-{moved}", src_dir_fd=sub, dst_dir_fd=top)
+                                progress = True
+                            except OSError:
+                                pass
+                finally:
+                    os.close(sub)
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
     return not os.path.lexists(path)
+
+
+def _writable(fd):
+    try:
+        os.fchmod(fd, 0o700)
+    except OSError:
+        pass
 
 
 # ------------------------------------------------------------------------------------------ cgroups

@@ -328,11 +328,16 @@ def _rebuilt(record):
     behave as in the reference; refusals become CandidateFailed."""
     if type(record) is not dict or type(record.get("message")) is not str:
         raise wire.WireError("an exception record that is not a record")
-    message = record["message"][:MESSAGE_MAX]
+    # Every field the judge reads again, checked here: the candidate chose them all.
+    record = {"type": record.get("type") if type(record.get("type")) is str else "Exception",
+              "message": record["message"][:MESSAGE_MAX], "where": _valid_where(record.get("where")),
+              "traceback": record.get("traceback")[-TRACEBACK_MAX:] if type(record.get("traceback")) is str else "",
+              "args": record.get("args") if type(record.get("args")) is tuple else None}
+    message = record["message"]
     if record.get("type") == "Refused":
         exc = CandidateFailed(message)
     else:
-        kind = getattr(builtins, record.get("type") if type(record.get("type")) is str else "", None)
+        kind = getattr(builtins, record["type"], None)
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
             kind = Exception
         args = record.get("args")
@@ -467,9 +472,8 @@ def _failure(exc):
     remote = getattr(exc, "humaneval_remote", None)
     status = "assertion_failed" if isinstance(exc, AssertionError) else "runtime_error"
     if remote is not None:  # raised by the candidate: its own message, line and traceback
-        return {"status": "runtime_error" if remote.get("type") == "Refused" else status,
-                "message": remote["message"][:MESSAGE_MAX], "where": _valid_where(remote.get("where")),
-                "traceback": str(remote.get("traceback", ""))[-TRACEBACK_MAX:]}
+        return {"status": "runtime_error" if remote["type"] == "Refused" else status,
+                "message": remote["message"], "where": remote["where"], "traceback": remote["traceback"]}
     record = describe(exc)
     return {"status": status, "message": record["message"], "where": record["where"],
             "traceback": record["traceback"]}

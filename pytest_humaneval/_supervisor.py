@@ -373,6 +373,8 @@ def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: flo
     setup_r, setup_w = os.pipe()
     cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
     oom_kills = cgroups.oom_kills()
+    if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
+        judge.stop()
     message = judge.message(request, problem, suite, timeout_s)
 
     started = time.monotonic()
@@ -389,8 +391,10 @@ def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: flo
     cgroups.prefer(candidate)
     try:
         judge.send(message, requests_w, replies_r)
-    except OSError:
+    except OSError:  # the judge died since the last sample (it was killed): a fresh one judges this one
         judge.stop()
+        judge.start()
+        judge.send(judge.message(request, problem, suite, timeout_s), requests_w, replies_r)
     os.close(requests_w)
     os.close(replies_r)
     data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
@@ -422,11 +426,9 @@ def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: flo
     reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
     for fd in (out_fd, err_fd):
         os.close(fd)
-    _clear(work, serial)
+    left = _clear(work, serial)
     if isolation.namespaced:
-        left = _contain.empty_shared(isolation)
-        if left:
-            raise Retire(f"what the sample left could not be removed: {left}")
+        left = ", ".join(filter(None, [left, _contain.empty_shared(isolation)]))
     if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
         raise Retire(f"the sandbox could not set up the candidate's process: "
                      f"{reply['stderr'].strip() or _verdict(record, candidate_status, timeout_s, request)['detail']}")
@@ -435,6 +437,9 @@ def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: flo
         reply["detail"] = (f"the sample's process tree went over its memory limit "
                            f"({request['limits']['memory_mb']} MiB, cgroup {cgroups.kind}) and was killed; "
                            f"{reply['detail']}")
+    if left:  # only the program wrote there: what it left that cannot go is its failure, and ends this supervisor
+        reply.update(status="runtime_error", retire=True, where=None,
+                     detail=f"the program left files the sandbox could not remove ({left[:200]})")
     return reply
 
 
@@ -449,23 +454,18 @@ def _capture(base: str, name: str) -> int:
         return fd
 
 
-def _clear(work: str, serial: int) -> None:
+def _clear(work: str, serial: int) -> str:
     """The working dir, gone: the common case (the program left it empty) in one syscall, anything else
-    removed without recursion; what even that cannot remove is moved aside, so the next sample still starts
-    empty. If it cannot be moved either, this supervisor retires."""
-    try:
-        os.rmdir(work)
-        return
-    except FileNotFoundError:
-        return
-    except OSError:
-        pass
+    removed however deep; what even that cannot remove is moved aside, so the next sample still starts empty.
+    Returns what could not be removed ("" when all went); if it cannot be moved either, this supervisor
+    retires."""
     if _contain.remove_tree(work):
-        return
+        return ""
     try:
         os.rename(work, f"{work}.left-{serial}")
     except OSError as exc:
         raise Retire(f"the previous sample's working dir could not be removed: {exc}") from None
+    return work
 
 
 class JudgeProcess:
@@ -516,6 +516,15 @@ class JudgeProcess:
         body = json.dumps(message).encode()
         return struct.pack(">I", len(body)) + body
 
+    def alive(self) -> bool:
+        """Whether the judge process still runs (it can be killed between samples: the OOM killer, the host)."""
+        if self.pid is None:
+            return False
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:
+            return False
+
     def send(self, message: bytes, requests: int, replies: int) -> None:
         """Hand the judge its request and its ends of the candidate's pipes. This and ``receive`` are all the
         supervisor does while the candidate lives: every page it writes meanwhile is copied (copy-on-write)."""
@@ -528,6 +537,8 @@ class JudgeProcess:
     def receive(self, deadline: float) -> bytes | None:
         """The judge's record, unparsed; None when it did not come by the deadline, or the judge ended (it is
         replaced for the next sample)."""
+        if self._sock is None:
+            return None
         try:
             return _read_frame_until(self._sock.fileno(), deadline)
         except OSError:

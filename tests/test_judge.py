@@ -453,3 +453,12 @@ def test_the_supervisor_files_import_nothing_of_the_package():
     for name in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py", "_suite.py"):
         text = (Path(sandbox.__file__).with_name(name)).read_text()
         assert "import pytest" not in text and "from pytest_humaneval" not in text, name
+
+
+def test_a_forged_exception_record_is_the_candidates_failure_not_the_judges(box):
+    forged = ("import os, sys\ndef f(x):\n    wire = sys.modules['_humaneval_wire']\n"
+              "    wire.write_frame(4, b'X', wire.encode({'type': 'ValueError', 'message': 'ValueError: wrong',\n"
+              "                                           'traceback': 10 ** 5000, 'where': ('test', 'x'),\n"
+              "                                           'args': [1]}))\n    os._exit(0)\n")
+    result = judged(box, forged, "def check(candidate):\n    assert candidate(1) == 1\n")
+    assert result.status is Status.RUNTIME_ERROR and result.detail == "ValueError: wrong"

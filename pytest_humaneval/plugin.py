@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
+from .plus import Suites
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
@@ -86,8 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
         run_config = _with_gate_options(config, load_config(path))
         if workerinput is not None and PLAN_INPUT in workerinput:
             plan = Plan.from_json(workerinput[PLAN_INPUT])
+            if isinstance(plan.suites, Suites):
+                plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
         else:
-            plan = build_plan(run_config)
+            plan = build_plan(run_config, StatusLine())
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if run_config.target.mode == "runtime" and workerinput is None:
@@ -107,6 +111,25 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
             config.pluginmanager.register(PytestHtmlHooks(), "humaneval-pytest-html")
+
+
+class StatusLine:
+    """Progress of one-time work before the session (a dataset download, expected outputs), on stderr: one line
+    updated in place on a terminal; in a log, each phase's first and last states only. (The terminal reporter
+    does not exist yet when the plan is built.)"""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.open = False  # a phase has shown its first state and not its last
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r" + text + "\x1b[K" + ("\n" if final else ""))
+        elif final or not self.open:
+            self.stream.write(text + "\n")
+        self.open = not final
+        self.stream.flush()
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:

@@ -15,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from .dataset import DatasetError
 
@@ -95,8 +95,6 @@ def _sha256(path: Path) -> str:
 
 
 def _download(release: Release, target: Path, where: str, progress: Progress) -> None:
-    import httpx  # only a session that downloads pays for the import
-
     url = release_url(release)
     advice = (f"Without network access, download {url} elsewhere and set `dataset:` to the file's path "
               f"(e.g. dataset: ./{release.asset}); the release is recognised by its sha256")
@@ -108,7 +106,7 @@ def _download(release: Release, target: Path, where: str, progress: Progress) ->
                            f"{exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            found = _fetch(httpx, url, handle, release, where, advice, progress)
+            found = _fetch(url, handle, release, where, advice, progress)
         if found != release.sha256:
             raise DatasetError(f"{where}: {release.name}: the file downloaded from {url} has sha256 {found}, "
                                f"expected {release.sha256} (the pinned {RELEASE_VERSION} release); nothing was "
@@ -124,8 +122,10 @@ def _download(release: Release, target: Path, where: str, progress: Progress) ->
              f"into {target.parent}", final=True)
 
 
-def _fetch(httpx, url: str, handle, release: Release, where: str, advice: str, progress: Progress) -> str:
+def _fetch(url: str, handle: BinaryIO, release: Release, where: str, advice: str, progress: Progress) -> str:
     """Stream ``url`` into ``handle``; the sha256 of what arrived."""
+    import httpx  # only a session that downloads pays for the import
+
     digest, received = hashlib.sha256(), 0
     try:
         with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0, connect=10.0)) as reply:

@@ -172,3 +172,26 @@ def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypat
                                  "http://127.0.0.1:1/HumanEvalPlus-Mini.jsonl.gz (ConnectError*). Without network "
                                  "access, download * elsewhere and set `dataset:` to the file's path *"])
     assert json.dumps(result.stderr.str()).count("ERROR:") == 1
+
+
+def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
+    import io
+
+    from pytest_humaneval.plugin import StatusLine
+
+    log = io.StringIO()
+    line = StatusLine(log)
+    for text, final in (("a 1%", False), ("a 50%", False), ("a done", True), ("b 1/3", False), ("b 3/3", False),
+                        ("b done", True)):
+        line(text, final=final)
+    assert log.getvalue() == "a 1%\na done\nb 1/3\nb done\n", "each phase's first and last states"
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    line = StatusLine(screen)
+    line("a 1%")
+    line("a done", final=True)
+    assert screen.getvalue() == "\ra 1%\x1b[K\ra done\x1b[K\n"

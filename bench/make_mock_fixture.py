@@ -1,4 +1,4 @@
-"""Make fixtures/mock_samples.jsonl: the pre-scored fixture that `target.mode: mock` replays.
+"""Make pytest_humaneval/fixtures/mock_samples.jsonl: the pre-scored fixture that `target.mode: mock` replays.
 
 How it is made (rerun with `python bench/make_mock_fixture.py`; the output is deterministic but for the
 recorded durations):
@@ -23,7 +23,7 @@ from pathlib import Path
 from pytest_humaneval import sandbox
 from pytest_humaneval.dataset import load_problems
 
-OUT = Path(__file__).resolve().parent.parent / "fixtures" / "mock_samples.jsonl"
+OUT = Path(__file__).resolve().parent.parent / "pytest_humaneval" / "fixtures" / "mock_samples.jsonl"
 KINDS = (  # (share out of 100, kind, completion)
     (70, "canonical", None),
     (10, "wrong", "    return None\n"),

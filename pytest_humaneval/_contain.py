@@ -315,13 +315,10 @@ def fresh_session_keyring():
 # ------------------------------------------------------------------------------------------ one sample
 
 
-def enter_candidate(isolation, limits, timeout_s, cgroups=None):
-    """In the candidate's forked process, before the program runs: the rlimits, the OOM killer's preference,
-    then the uid or dropped capabilities. Raises on any failure (the supervisor reports it as its own, never as
+def enter_candidate(isolation, limits, timeout_s):
+    """In the candidate's forked process, before the program runs: the rlimits, then the uid or dropped
+    capabilities. Raises on any failure (the supervisor reports it as its own, never as
     the program's)."""
-    if cgroups is not None and cgroups.kind:
-        with open("/proc/self/oom_score_adj", "w") as handle:  # the supervisor's -1000 is not for the program
-            handle.write("1000")
     mib = 1024 * 1024
     for which, value in (
         (resource.RLIMIT_CPU, int(timeout_s) + 2),
@@ -500,8 +497,8 @@ class Cgroups:
     host lets us create one (cgroup v2 with the memory and pids controllers delegated, or the v1 memory and pids
     hierarchies, as root). The supervisor moves in before it leaves the host's mount namespace, so every fork is
     born inside (moving each candidate in would cost ~0.1 ms a sample); the limits leave room for the supervisor
-    and the judge, which the OOM killer is told to spare. Otherwise ``kind`` is "" and ``reason`` says why: the
-    limits are then per process (rlimits)."""
+    and the judge, which the OOM killer is told to spare where the kernel lets us. Otherwise ``kind`` is "" and
+    ``reason`` says why: the limits are then per process (rlimits)."""
 
     MARGIN_MB = 32  # above what the supervisor and the judge use when the first sample starts
 
@@ -573,14 +570,29 @@ class Cgroups:
             _write_file(os.path.join(path, "cgroup.procs"), "0")
         self.kind = "v1"
 
-    def protect(self):
-        """Tell the OOM killer to spare this process (the supervisor, the judge): a sample's candidate is the
-        one to go when the tree is over its limit."""
+    def prefer(self, pid):
+        """Make ``pid`` (a candidate) the OOM killer's first choice when the tree is over its limit: its tmpfs
+        files and memfds are not in its resident size, by which the killer would otherwise pick the supervisor.
+        Written from here, after the fork (in the child it costs ~0.1 ms of copied pages)."""
         if self.kind:
             try:
-                _write_file("/proc/self/oom_score_adj", "-1000")
-            except OSError:  # no CAP_SYS_RESOURCE (some containers): the candidates still ask to go first
+                fd = os.open(f"/proc/{pid}/oom_score_adj", os.O_WRONLY)
+                try:
+                    os.write(fd, b"1000")
+                finally:
+                    os.close(fd)
+            except OSError:
                 pass
+
+    @staticmethod
+    def protect_self():
+        """Tell the OOM killer to spare this process (the judge, which no candidate descends from): when the
+        tree is over its limit, the candidate goes, or failing that the supervisor (a harness_error, replaced);
+        never the judge in the middle of a verdict. Best effort: lowering it needs CAP_SYS_RESOURCE."""
+        try:
+            _write_file("/proc/self/oom_score_adj", "-1000")
+        except OSError:
+            pass
 
     def limit(self, memory_mb, processes):
         """Set the limits for the next sample (written only when they change): ``memory_mb`` for the candidate's

@@ -1,7 +1,7 @@
 """The sandbox supervisor: a warm process that runs one sample at a time in two fresh forked children.
 
-Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py BASE_DIR ISOLATION`` with a
-stripped environment. It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing
+Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py BASE_DIR ISOLATION
+SUITES_DIR`` with a stripped environment. It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing
 from ``pytest_humaneval`` (so nothing of the harness is inherited by the candidate) and only the standard
 library, plus its two siblings ``_wire.py`` and ``_judge.py``, loaded by path.
 
@@ -35,6 +35,7 @@ import sys
 import time
 
 CALLS_FD = 3  # in each child: the two pipes between candidate and judge (and the judge's verdict pipe)
+SUITES_FD = 5  # in the supervisor and the judge: the harness's folder of HumanEval+ suites
 EXCERPT_BYTES = 4096
 # Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
 # `random` re-seeds itself in each forked child (os.register_at_fork), so samples do not share a stream.
@@ -68,7 +69,8 @@ def _sibling(name: str):
 _wire = _sibling("wire")
 _judge = _sibling("judge")
 _contain = _sibling("contain")
-_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__)
+_suite = _sibling("suite")
+_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__, _suite.__file__)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -108,8 +110,8 @@ def write_message(fd: int, message: dict) -> None:
 # --------------------------------------------------------------------------------------- the two children
 
 
-def _candidate(request: dict, problem: Problem, work: str, out_fd: int, err_fd: int, requests: int,
-               replies: int, setup: int, isolation, cgroups) -> None:
+def _candidate(request: dict, problem: Problem, suite: str | None, timeout_s: float, work: str, out_fd: int,
+               err_fd: int, requests: int, replies: int, setup: int, isolation) -> None:
     """Runs in the candidate's forked process: contain it (``_contain.enter_candidate``), say so on ``setup``,
     then serve calls (``_judge.serve``). A failure before the program starts ends the process with
     SETUP_FAILED and nothing on ``setup``: the supervisor's fault, never the program's.
@@ -132,15 +134,16 @@ def _candidate(request: dict, problem: Problem, work: str, out_fd: int, err_fd: 
     os.dup2(setup, CALLS_FD + 2)
     os.closerange(CALLS_FD + 3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     try:
-        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], cgroups)
+        _contain.enter_candidate(isolation, request["limits"], timeout_s)
         os.chdir(work)
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
     except BaseException as exc:
         os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
         os._exit(SETUP_FAILED)
-    _judge.serve(problem.prompt, request["completion"], request["entry_point"], problem.test_code, CALLS_FD,
-                 CALLS_FD + 1)
+    # A HumanEval+ suite runs the program alone, as EvalPlus does; a HumanEval test's definitions join it.
+    _judge.serve(problem.prompt, request["completion"], request["entry_point"],
+                 problem.test_code if suite is None else None, CALLS_FD, CALLS_FD + 1)
     os._exit(0)
 
 
@@ -150,10 +153,12 @@ class Problem:
     the supervisor does the same towards the judge. Compiled here (trusted text: the dataset's, never a
     completion), without this module's compiler flags, and inherited by every fork."""
 
-    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines")
+    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_file")
 
-    def __init__(self, prompt: str, test: str) -> None:
+    def __init__(self, prompt: str, test: str, suite_file: str | None = None) -> None:
         self.prompt, self.test = prompt, test
+        # HumanEval+: the name of the file (in the harness's folder of suites) that holds the problem's suites
+        self.suite_file = suite_file
         try:
             self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
         except SyntaxError:  # a prompt that is not a module on its own: the judge goes without its helpers
@@ -167,7 +172,7 @@ def _problem(request: dict, problems: dict) -> Problem:
     """The request's problem: registered when the request carries its texts, else known from before."""
     number = request["problem"]
     if "test" in request:
-        problems[number] = Problem(request["prompt"], request["test"])
+        problems[number] = Problem(request["prompt"], request["test"], request.get("suite_file"))
     return problems[number]
 
 
@@ -312,11 +317,48 @@ class Retire(Exception):
 
 def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgeProcess", baseline, cgroups,
                problems: dict) -> dict:
-    """Run one sample: the candidate in a fresh, isolated child (in a fresh, empty working dir, always at the
-    same path so HOME and TMPDIR are set once: /tmp/work with namespaces, ``BASE/work`` in basic mode), its
-    output captured in files no path leads to, judged by the judge process over two pipes. The wall-clock
-    budget starts at the fork and covers both; the verdict is the judge's."""
+    """Run one sample and return the reply: a HumanEval sample once (the dataset's test), a HumanEval+ sample
+    twice (its base suite, then its plus suite, each against a fresh candidate, as EvalPlus runs them); then
+    check that nothing the program did reached the supervisor."""
     problem = _problem(request, problems)
+    suite = request.get("suite")
+    if suite is None:
+        reply = _run_once(request, problem, None, float(request["timeout_s"]), base, serial, isolation, judge,
+                          cgroups)
+    else:
+        base_reply = _run_once(request, problem, "base", suite["caps"][0], base, serial, isolation, judge, cgroups)
+        plus_reply = _run_once(request, problem, "plus", suite["caps"][1], base, serial, isolation, judge, cgroups)
+        reply = _combined(base_reply, plus_reply)
+    tampered = baseline.changed()
+    if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
+        reply.update(status="harness_error", retire=True,
+                     detail=f"the program changed the sandbox supervisor's own state ({tampered}); its "
+                            "verdict is void and a fresh supervisor takes over")
+    return reply
+
+
+def _combined(base: dict, plus: dict) -> dict:
+    """A HumanEval+ sample's reply: passed only if both suites passed; else the first failing suite's status,
+    with both suites' statuses and details kept apart."""
+    status = base["status"] if base["status"] != "passed" else plus["status"]
+    failing = base if base["status"] != "passed" else plus
+    reply = dict(failing, status=status, duration_ms=round(base["duration_ms"] + plus["duration_ms"], 3))
+    reply["suites"] = {"base": {"status": base["status"], "detail": base.get("detail", ""),
+                                "where": base.get("where")},
+                       "plus": {"status": plus["status"], "detail": plus.get("detail", ""),
+                                "where": plus.get("where")}}
+    if status != "passed":
+        which = "base" if failing is base else "plus"
+        reply["detail"] = f"{which}: {failing.get('detail', '')}"
+    return reply
+
+
+def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: float, base: str, serial: int,
+              isolation, judge: "JudgeProcess", cgroups) -> dict:
+    """One candidate, judged once: the candidate in a fresh, isolated child (in a fresh, empty working dir,
+    always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces, ``BASE/work`` in basic
+    mode), its output captured in files no path leads to, judged by the judge process over two pipes (the
+    dataset's test, or one HumanEval+ suite). The wall-clock budget starts at the fork and covers both."""
     work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
     try:
         os.mkdir(work, 0o700)
@@ -329,21 +371,22 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     setup_r, setup_w = os.pipe()
-    timeout_s = float(request["timeout_s"])
     cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
     oom_kills = cgroups.oom_kills()
-    message = judge.message(request, problem)
+    message = judge.message(request, problem, suite, timeout_s)
 
     started = time.monotonic()
     candidate = os.fork()
     if candidate == 0:
         try:
-            _candidate(request, problem, work, out_fd, err_fd, requests_r, replies_w, setup_w, isolation, cgroups)
+            _candidate(request, problem, suite, timeout_s, work, out_fd, err_fd, requests_r, replies_w, setup_w,
+                       isolation)
         finally:
             os._exit(SETUP_FAILED)
     # While the candidate lives, as little as possible here: every page this process writes is copied.
     for fd in (requests_r, replies_w, setup_w):
         os.close(fd)
+    cgroups.prefer(candidate)
     try:
         judge.send(message, requests_w, replies_r)
     except OSError:
@@ -386,17 +429,12 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
             raise Retire(f"what the sample left could not be removed: {left}")
     if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
         raise Retire(f"the sandbox could not set up the candidate's process: "
-                     f"{reply['stderr'].strip() or _verdict(record, candidate_status, request)['detail']}")
-    reply.update(_verdict(record, candidate_status, request))
+                     f"{reply['stderr'].strip() or _verdict(record, candidate_status, timeout_s, request)['detail']}")
+    reply.update(_verdict(record, candidate_status, timeout_s, request))
     if cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
         reply["detail"] = (f"the sample's process tree went over its memory limit "
                            f"({request['limits']['memory_mb']} MiB, cgroup {cgroups.kind}) and was killed; "
                            f"{reply['detail']}")
-    tampered = baseline.changed()
-    if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
-        reply.update(status="harness_error", retire=True,
-                     detail=f"the program changed the sandbox supervisor's own state ({tampered}); its "
-                            "verdict is void and a fresh supervisor takes over")
     return reply
 
 
@@ -462,14 +500,18 @@ class JudgeProcess:
         theirs.close()
         self.pid, self._sock, self._known = pid, ours, set()
 
-    def message(self, request: dict, problem: Problem) -> bytes:
-        """The judge's request for a sample, made before the candidate's fork (see ``send``)."""
+    def message(self, request: dict, problem: Problem, suite: str | None, seconds: float) -> bytes:
+        """The judge's request for a sample (or one of its HumanEval+ suites), made before the candidate's fork
+        (see ``send``)."""
         if self.pid is None:
             self.start()
-        message = {"problem": request["problem"], "entry_point": request["entry_point"],
-                   "seconds": float(request["timeout_s"])}
+        message = {"problem": request["problem"], "entry_point": request["entry_point"], "seconds": seconds}
+        if suite is not None:
+            settings = request["suite"]
+            message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
+                           time_limit_factor=settings["time_limit_factor"])
         if request["problem"] not in self._known:
-            message.update(prompt=problem.prompt, test=problem.test)
+            message.update(prompt=problem.prompt, test=problem.test, suite_file=problem.suite_file)
             self._known.add(request["problem"])
         body = json.dumps(message).encode()
         return struct.pack(">I", len(body)) + body
@@ -533,10 +575,14 @@ def _judge_main(sock) -> None:
     import socket
 
     fd = sock.fileno()
-    os.closerange(3, fd)  # nothing of the harness's channel, nor of the sample being forked
-    os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    # Nothing of the harness's channel, nor of the sample being forked; the folder of suites stays.
+    for low, high in ((3, min(fd, SUITES_FD)), (min(fd, SUITES_FD) + 1, max(fd, SUITES_FD)),
+                      (max(fd, SUITES_FD) + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
+        os.closerange(low, high)
     baseline = _contain.Baseline()
     problems: dict = {}
+    decoded: dict = {}
+    _contain.Cgroups.protect_self()
     while True:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
         if not data:
@@ -553,8 +599,14 @@ def _judge_main(sock) -> None:
             problem = _problem(request, problems)
             linecache.cache.update(problem.lines)
             requests, replies = fds
-            record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
-                                  replies, request["seconds"])
+            if "suite" in request:
+                record = _suite.judge_suite(_suites(problem, SUITES_FD, decoded)[request["suite"]],
+                                            request["entry_point"],
+                                            request.get("oracle"), request["min_time_limit_s"],
+                                            request["time_limit_factor"], requests, replies)
+            else:
+                record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
+                                      replies, request["seconds"])
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
@@ -567,6 +619,24 @@ def _judge_main(sock) -> None:
         write_message(fd, record)
         if tampered:
             os._exit(0)
+
+
+def _suites(problem: Problem, folder: int, decoded: dict) -> dict:
+    """The problem's HumanEval+ suites (trusted data: the dataset's inputs and its canonical solution's outputs
+    and times), read by the judge from the harness's folder of suites (opened before the supervisor left the
+    host's mount namespace) and decoded; only the last two problems' are kept (some hold hundreds of MB)."""
+    name = problem.suite_file
+    if name not in decoded:
+        fd = os.open(name, os.O_RDONLY, dir_fd=folder)
+        try:
+            data = b"".join(iter(lambda: os.read(fd, 1 << 24), b""))
+        finally:
+            os.close(fd)
+        base_in, base_out, base_s, plus_in, plus_out, plus_s, atol = _wire.decode(data)
+        while len(decoded) >= 2:
+            decoded.pop(next(iter(decoded)))
+        decoded[name] = {"base": (base_in, base_out, base_s, atol), "plus": (plus_in, plus_out, plus_s, atol)}
+    return decoded[name]
 
 
 def _read_frame_until(fd: int, deadline: float) -> bytes | None:
@@ -587,9 +657,9 @@ def _read_frame_until(fd: int, deadline: float) -> bytes | None:
     return b"".join(chunks)
 
 
-def _verdict(record: dict, candidate_status: int | None, request: dict) -> dict:
-    if record["status"] == "timeout":
-        return {"status": "timeout", "detail": f"timed out after {float(request['timeout_s']):g} s"}
+def _verdict(record: dict, candidate_status: int | None, timeout_s: float, request: dict) -> dict:
+    if record["status"] == "timeout" and not record.get("message"):
+        return {"status": "timeout", "detail": f"timed out after {timeout_s:g} s"}
     reply = {"status": record["status"], "detail": record.get("message", ""), "where": record.get("where"),
              "traceback": record.get("traceback", "")}
     if record.get("candidate_gone"):
@@ -600,6 +670,8 @@ def _verdict(record: dict, candidate_status: int | None, request: dict) -> dict:
         else:
             reply["detail"] = f"the program ended with exit code {os.WEXITSTATUS(candidate_status)} before " \
                               "check() finished"
+    if record.get("call"):  # a HumanEval+ suite: the input it failed on comes first
+        reply["detail"] = f"{record['call']}: {reply['detail']}"
     return reply
 
 
@@ -647,6 +719,10 @@ def main() -> int:
     # The harness's channel moves off fds 0 and 1, which point at /dev/null from here on: whatever a test
     # reads or prints while it is judged in this process can never reach the channel.
     channel_in, channel_out = os.dup(0), os.dup(1)  # fds 3 and 4: every per-sample fd comes after them
+    suites = os.open(sys.argv[3], os.O_RDONLY | os.O_DIRECTORY)  # read by the judge, by file name
+    if suites != SUITES_FD:
+        os.dup2(suites, SUITES_FD)
+        os.close(suites)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
@@ -659,7 +735,6 @@ def main() -> int:
         signal.signal(sig, signal.SIG_DFL)
     # The sample's cgroups are made while this process still sees the host's cgroup folders.
     cgroups = _contain.Cgroups.create(f"pytest-humaneval-{os.getpid()}")
-    cgroups.protect()  # inherited by the judge; each candidate takes it back before its program starts
     try:
         isolation = _contain.isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why

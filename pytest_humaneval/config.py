@@ -28,6 +28,7 @@ ISOLATION = ("auto", "strict", "basic")
 # What the harness sets itself in every generation request; extra_body may not override it.
 HARNESS_FIELDS = ("model", "messages", "prompt", "n", "stream")
 MAX_REQUEST_N = 128  # OpenAI's documented maximum of n
+MAX_WORKERS = 1024
 
 
 class ConfigError(ValueError):
@@ -81,6 +82,7 @@ class Params:
     system_prompt: str | None = None  # None: the harness's own instruction; "": no system message
     extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
     request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
+    workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
     plus: PlusParams | None = None  # EvalPlus datasets' time limits; None: not set (the defaults apply)
 
 
@@ -98,6 +100,7 @@ class Gate:
     baseline: Path | None = None
     max_drop: float = 0.0
     confidence: float | None = None
+    allow_partial: bool = False  # gate a run whose -k/--lf/--deselect left planned samples out
 
 
 @dataclass(frozen=True)
@@ -145,9 +148,10 @@ class _Reader:
         return value
 
     def number(self, name: str, default: Any, lo: float, hi: float = math.inf, *, integer: bool = False,
-               lo_open: bool = False) -> Any:
+               lo_open: bool = False, what: str = "") -> Any:
         kind = "an integer" if integer else "a number"
         bound = f"{'>' if lo_open else '>='} {lo:g}" + ("" if hi == math.inf else f" and <= {hi:g}")
+        bound += f" {what}" if what else ""
 
         def ok(value: Any) -> bool:
             if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
@@ -231,7 +235,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n", "plus",
+        "extra_body", "request_n", "plus", "workers",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -259,6 +263,7 @@ def _params(file: Path, data: Any) -> Params:
         request_n=r.get("request_n", "auto", lambda v: v == "auto" or (
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
+        workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
     )
     if params.request_n == "auto":
@@ -341,7 +346,8 @@ def _pricing(file: Path, data: Any) -> Pricing:
 
 def _gate(file: Path, data: Any, params: Params) -> Gate:
     r = _Reader(file, "gate", data,
-                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence"))
+                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence",
+                 "allow_partial"))
     floors = r.get("min_pass_at", {}, lambda v: isinstance(v, dict) and all(
         isinstance(k, int) and not isinstance(k, bool) and k >= 1 and isinstance(x, (int, float))
         and not isinstance(x, bool) and 0 <= x <= 1 for k, x in v.items()),
@@ -356,6 +362,7 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
         baseline=r.path("baseline"),
         max_drop=r.number("max_drop", 0.0, 0, 1),
         confidence=r.number("confidence", None, 0, 1, lo_open=True),
+        allow_partial=r.flag("allow_partial", False),
     )
     if gate.confidence is not None and gate.confidence >= 1:
         r.fail("gate.confidence", "a number > 0 and < 1 (e.g. 0.95)", gate.confidence)
@@ -369,17 +376,11 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 def load_config(path: str | os.PathLike) -> RunConfig:
     """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
     file = Path(path).expanduser().resolve()
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from exc
+    text = _read_text(file)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{file}: not valid YAML{where}: {problem}") from exc
+        raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
     top = _Reader(file, "", data, ("target", "dataset", "params", "pricing", "gate"))
     if data.get("target") is None:
         top.fail("target", "a mapping with at least `mode`", None)
@@ -397,6 +398,29 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     )
     _check_consistency(config, data)
     return config
+
+
+def _read_text(file: Path) -> str:
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{file}: expected UTF-8 text, found byte 0x{raw[exc.start]:02x} at line {line}") from exc
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """' at line N: what' for a parser error or a character the YAML reader refuses (which has no mark)."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1
+        character = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        return f" at line {line}: unacceptable character {character} ({exc.reason})"
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
 
 
 def _check_consistency(config: RunConfig, data: dict) -> None:

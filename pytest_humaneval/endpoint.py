@@ -195,7 +195,7 @@ class Client:
             raise EndpointError(f"timed out waiting for {url} ({type(exc).__name__})", retryable=True) from None
         except EndpointError:
             raise
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, OSError) as exc:  # OSError: an ssl.SSLError an older httpcore let through
             reason = str(exc) or type(exc).__name__
             raise EndpointError(f"cannot reach {url}: {reason}", retryable=True) from None
         if response.status_code >= 400 or response.status_code < 200:

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from .config import Gate
 from .metrics import fmt
+from .selection import Partial
 from .stats import Comparison, compare
 
 __all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "check_digest", "evaluate", "load_baseline"]
@@ -101,8 +102,9 @@ def _floor(name: str, value: float | None, threshold: float) -> Condition:
 
 
 def evaluate(gate: Gate, pass_at: Mapping[int, float], coverage: float | None,
-             problems: Mapping[str, tuple[int, int]], baseline: Baseline | None) -> GateResult:
-    conditions = []
+             problems: Mapping[str, tuple[int, int]], baseline: Baseline | None,
+             partial: Partial | None = None) -> GateResult:
+    conditions = [] if partial is None else [_selection_condition(gate, partial)]
     if gate.min_pass_at_1 is not None:
         conditions.append(_floor("pass@1 >= min_pass_at_1", pass_at.get(1), gate.min_pass_at_1))
     for k, floor in gate.min_pass_at:
@@ -116,6 +118,14 @@ def evaluate(gate: Gate, pass_at: Mapping[int, float], coverage: float | None,
             comparison = compare(baseline.problems, problems, gate.confidence or 0.95)
             conditions.append(_drop_condition(gate, comparison))
     return GateResult(conditions, comparison, baseline)
+
+
+def _selection_condition(gate: Gate, partial: Partial) -> Condition:
+    """A partial run is not the benchmark the gate was set for: it fails unless the user opted in."""
+    why = partial.describe()
+    detail = (f"{why}; allowed by gate.allow_partial" if gate.allow_partial else
+              f"{why}; gate.allow_partial: true or --humaneval-allow-partial gates a subset")
+    return Condition("whole plan selected", partial.selected / partial.planned, 1.0, gate.allow_partial, detail)
 
 
 def _drop_condition(gate: Gate, comparison: Comparison) -> Condition:

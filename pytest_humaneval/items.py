@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,7 +18,10 @@ from .config import RunConfig
 from .sandbox import DETAIL_MAX, ExecResult, Limits, Status
 from .sources import Plan, Sample
 
-__all__ = ["PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
+if TYPE_CHECKING:
+    from .pool import VerdictPool
+
+__all__ = ["POOL_KEY", "PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
 
 PROP = "humaneval."  # prefix of our user_properties
 
@@ -38,6 +41,7 @@ class Run:
 
 
 RUN_KEY = pytest.StashKey[Run]()
+POOL_KEY = pytest.StashKey["VerdictPool"]()  # while the run loop runs, when samples are executed ahead (ahead.py)
 
 
 def item_name(task_id: str, index: int) -> str:
@@ -75,18 +79,26 @@ class HumanEvalItem(pytest.Item):
         self.sample = sample
         self.result: ExecResult | None = None
 
+    def program(self) -> sandbox.Program | None:
+        """What the sandbox runs for this sample; None when nothing is executed (replayed, or not_run)."""
+        sample = self.sample
+        if sample.recorded is not None or sample.not_run is not None or sample.completion is None:
+            return None
+        problem = self.config.stash[RUN_KEY].plan.problems[sample.task_id]
+        return sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point)
+
     def setup(self) -> None:
         run = self.config.stash[RUN_KEY]
         sample = self.sample
+        program = self.program()
         if sample.recorded is not None:
             result = _replayed(sample.recorded)
-        elif sample.not_run is not None or sample.completion is None:
+        elif program is None:
             result = ExecResult(Status.NOT_RUN, 0.0, sample.not_run or "no completion")
         else:
-            problem = run.plan.problems[sample.task_id]
-            program = sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point)
             try:
-                result = sandbox.run(program, run.limits)
+                pool = self.config.stash.get(POOL_KEY, None)  # executed ahead, or not: the same verdict
+                result = (pool.take(self) if pool is not None else None) or sandbox.run(program, run.limits)
                 notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
                 if notes:
                     result = dataclasses.replace(result, detail=sandbox.clean_text(
@@ -110,6 +122,14 @@ class HumanEvalItem(pytest.Item):
             (PROP + "duration_ms", round(result.duration_ms, 3)),
             (PROP + "detail", result.detail[:DETAIL_MAX]),
         ])
+        for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
+            self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
+                                         (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])
+
+    def record_harness_error(self, reason: str) -> None:
+        """Something outside the sandbox stopped this sample before it had a verdict (pytest-timeout, say)."""
+        if self.result is None:
+            self._record(ExecResult(Status.HARNESS_ERROR, 0.0, reason))
 
     def runtest(self) -> None:
         result = self.result

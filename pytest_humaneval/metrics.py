@@ -36,12 +36,14 @@ class Outcome:
     sample: int
     status: str
     duration_ms: float | None = None
+    base_status: str | None = None  # HumanEval+: the base suite's status (``status`` is the plus verdict)
 
 
 @dataclass
 class ProblemScore:
     n: int = 0
     c: int = 0
+    c_base: int = 0  # HumanEval+: samples that passed the base suite
     statuses: dict[str, int] = field(default_factory=dict)
     pass_at: dict[int, float] = field(default_factory=dict)
 
@@ -54,6 +56,7 @@ class Summary:
     pass_at: dict[int, float]  # k -> mean over problems; only the k every problem has enough samples for
     skipped_k: dict[int, str]  # k left out -> why
     avg_latency_ms: float | None
+    base_pass_at: dict[int, float] | None = None  # HumanEval+: the same k over the base suite alone
 
     @property
     def attempted(self) -> int:
@@ -87,6 +90,7 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         score = problems.setdefault(key[0], ProblemScore())
         score.n += 1
         score.c += status == "passed"
+        score.c_base += outcome is not None and outcome.base_status == "passed"
         score.statuses[status] = score.statuses.get(status, 0) + 1
         if outcome is not None and outcome.duration_ms is not None and status in ATTEMPTED:
             durations.append(outcome.duration_ms)
@@ -102,6 +106,10 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
             for score in problems.values():
                 score.pass_at[k] = pass_at_k(score.n, score.c, k)
             pass_at[k] = sum(score.pass_at[k] for score in problems.values()) / len(problems)
+    base_pass_at = None
+    if any(outcome.base_status is not None for outcome in outcomes.values()):
+        base_pass_at = {k: sum(pass_at_k(score.n, score.c_base, k) for score in problems.values()) / len(problems)
+                        for k in pass_at}
     return Summary(
         planned=total,
         counts=counts,
@@ -109,4 +117,5 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         pass_at=pass_at,
         skipped_k=skipped,
         avg_latency_ms=sum(durations) / len(durations) if durations else None,
+        base_pass_at=base_pass_at,
     )

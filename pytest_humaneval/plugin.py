@@ -10,16 +10,20 @@ from typing import Any
 
 import pytest
 
-from . import html_report, sandbox
+from . import html_report, outcomes, sandbox
+from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
+from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .plus import Suites
+from .outputs import OutputError, check_output
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
-PLAN_INPUT = "humaneval_plan"
+COLLECT_KEY = pytest.StashKey[Path]()
+OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit.
 SAFETY_NET_MARGIN_S = 60.0
 
@@ -40,6 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate against this earlier report JSON (overrides gate.baseline).")
     group.addoption("--humaneval-min-pass-at-1", metavar="X", default=None, type=float,
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
+    group.addoption("--humaneval-allow-partial", action="store_true", default=False,
+                    help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
     group.addoption("--humaneval-generations", metavar="DIR", default=None,
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
@@ -85,32 +91,62 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     workerinput = getattr(config, "workerinput", None)
     try:
-        run_config = _with_gate_options(config, load_config(path))
-        if workerinput is not None and PLAN_INPUT in workerinput:
+        if workerinput is not None and CONFIG_INPUT in workerinput:
+            # An xdist worker: the controller's config and plan, never the files (see distributed.py).
+            run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
             if isinstance(plan.suites, Suites):
                 plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
         else:
+            run_config = _with_gate_options(config, load_config(path))
             plan = build_plan(run_config, StatusLine())
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if workerinput is not None and not path.is_file():
+        raise pytest.UsageError(f"--humaneval-config: {path} is not on this xdist worker, which collects the file "
+                                "(its contents come from the controller): make it available there (--rsyncdir)")
+    config.stash[COLLECT_KEY] = path  # where this process finds the file to collect (run_config.path: the
+    #                                   controller's, which a --tx popen//chdir worker sees elsewhere)
+    if workerinput is None:
+        _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
         _check_runtime_gates(run_config)
     config.stash[RUN_KEY] = Run(run_config, plan, *_start_sandbox(config, run_config))
     if workerinput is None:
         _warn_unreportable_k(config, run_config, plan)
+        warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
+        if warning is not None:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     _point_collection_at(config, path)
     if config.pluginmanager.hasplugin("xdist"):
+        from .distributed import XdistHooks  # imports xdist: only when it is there
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
+    if run_config.executes:
+        config.pluginmanager.register(PoolHooks(), "humaneval-pool")
     if workerinput is None:
-        config.pluginmanager.register(
-            Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
-                       config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
-                       _baseline(run_config, plan), config.getoption("humaneval_html")),
-            "humaneval-aggregator",
-        )
+        baseline = _baseline(run_config, plan)
+        if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
+            config.pluginmanager.register(
+                Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
+                           config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
+                           baseline, config.getoption("humaneval_html")),
+                "humaneval-aggregator",
+            )
         if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
             config.pluginmanager.register(PytestHtmlHooks(), "humaneval-pytest-html")
+
+
+def _check_outputs(config: pytest.Config) -> None:
+    """Every output path is writable, before anything runs (not after the last sample)."""
+    if config.option.collectonly:
+        return
+    for dest in OUTPUT_OPTIONS:
+        value = config.getoption(dest)
+        if value:
+            try:
+                check_output("--" + dest.replace("_", "-"), value)
+            except OutputError as exc:
+                raise pytest.UsageError(str(exc)) from exc
 
 
 class StatusLine:
@@ -148,7 +184,11 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:
     """--humaneval-baseline and --humaneval-min-pass-at-1 override (or create) the config's gate."""
     baseline, floor = config.getoption("humaneval_baseline"), config.getoption("humaneval_min_pass_at_1")
-    if baseline is None and floor is None:
+    allow_partial = config.getoption("humaneval_allow_partial")
+    if allow_partial and run_config.gate is None and baseline is None and floor is None:
+        raise pytest.UsageError("--humaneval-allow-partial: expected a gate (a gate: section, --humaneval-baseline "
+                                "or --humaneval-min-pass-at-1), found none")
+    if baseline is None and floor is None and not allow_partial:
         return run_config
     if floor is not None and not 0 <= floor <= 1:
         raise pytest.UsageError(f"--humaneval-min-pass-at-1: expected a number between 0 and 1, found {floor:g}")
@@ -157,6 +197,8 @@ def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfi
         gate = dataclasses.replace(gate, baseline=Path(baseline).expanduser().resolve())
     if floor is not None:
         gate = dataclasses.replace(gate, min_pass_at_1=floor)
+    if allow_partial:
+        gate = dataclasses.replace(gate, allow_partial=True)
     return dataclasses.replace(run_config, gate=gate)
 
 
@@ -251,25 +293,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    run = parent.config.stash.get(RUN_KEY, None)
-    if run is not None and file_path.resolve() == run.config.path:
+    path = parent.config.stash.get(COLLECT_KEY, None)
+    if path is not None and file_path.resolve() == path:
         return HumanEvalFile.from_parent(parent, path=file_path)
     return None
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A sample's verdict rides on its teardown report only (where junitxml reads properties too): the
-    setup and call reports would carry copies, tripling what xdist ships and the controller keeps."""
+    """One line per failing sample, and its verdict on the teardown report only (see outcomes.py)."""
     outcome = yield
-    report = outcome.get_result()
-    if isinstance(item, HumanEvalItem) and report.when != "teardown":
-        report.user_properties = []
+    if isinstance(item, HumanEvalItem):
+        outcomes.finish_report(item, call, outcome.get_result())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run = config.stash.get(RUN_KEY, None)
-    if run is None or not _wants_safety_net(config):
+    if run is None:
+        return
+    outcomes.no_reruns(config, items)
+    if not _wants_safety_net(config):
         return
     marker = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
     for item in items:
@@ -286,26 +329,8 @@ def _wants_safety_net(config: pytest.Config) -> bool:
     return not user_set
 
 
-class XdistHooks:
-    """Registered only when pytest-xdist is present (it stays optional at import time)."""
-
-    def __init__(self) -> None:
-        self._payload: tuple[Plan, str] | None = None
-
-    @pytest.hookimpl
-    def pytest_configure_node(self, node: Any) -> None:
-        # The controller's plan reaches each worker through workerinput: no shared filesystem assumed.
-        # Serialised once for all workers (at n = 200 it is 10 MB).
-        plan = node.config.stash[RUN_KEY].plan
-        if self._payload is None or self._payload[0] is not plan:
-            self._payload = (plan, plan.to_json())
-        node.workerinput[PLAN_INPUT] = self._payload[1]
-
-    @pytest.hookimpl
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        aggregator = node.config.pluginmanager.get_plugin("humaneval-aggregator")
-        if aggregator is not None:
-            aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return outcomes.reruns_note(config) if RUN_KEY in config.stash else None
 
 
 class PytestHtmlHooks:

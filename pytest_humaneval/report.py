@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from .gate import GateResult
 from .items import Run
-from .metrics import STATUSES, Summary, fmt
+from .metrics import STATUSES, Summary, fmt, pass_at_k
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "mode_label", "render_markdown", "truncated_count"]
@@ -34,6 +34,11 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
                                       confidence)
         measurements[f"human-eval.pass_at_{k}"] = {"value": value, "class": "deterministic", "official": True,
                                                   "interval": interval.as_dict()}
+    for k, value in (summary.base_pass_at or {}).items():  # HumanEval+: the base suite's score beside it
+        per_problem = {t: pass_at_k(s.n, s.c_base, k) for t, s in summary.problems.items()}
+        interval = pass_at_k_interval(per_problem, samples, k, confidence)
+        measurements[f"human-eval.base_pass_at_{k}"] = {"value": value, "class": "deterministic", "official": False,
+                                                       "interval": interval.as_dict()}
     measurements["human-eval.coverage"] = {"value": summary.coverage, "class": "deterministic", "official": False}
     if summary.avg_latency_ms is not None:
         measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
@@ -42,6 +47,8 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
     problems = {}
     for task_id, score in summary.problems.items():
         entry: dict[str, Any] = {"n": score.n, "c": score.c}
+        if summary.base_pass_at is not None:
+            entry["c_base"] = score.c_base
         entry.update({f"pass_at_{k}": v for k, v in score.pass_at.items()})
         entry["statuses"] = score.statuses
         problems[task_id] = entry

@@ -20,6 +20,7 @@ import math
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -31,8 +32,8 @@ from pathlib import Path
 
 from . import _contain
 
-__all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "build_program", "clean_text",
-           "configure", "run", "shutdown"]
+__all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
+           "clean_text", "configure", "run", "shared", "shutdown", "suite_caps"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -74,14 +75,30 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Suite:
+    """A HumanEval+ problem's suites: ``blob`` is the ``_wire`` encoding of ``(base_inputs, base_expected,
+    base_seconds, plus_inputs, plus_expected, plus_seconds, atol)`` (the canonical solution's outputs and
+    times); the per-input limits are max(min_time_limit_s, time_limit_factor x time); ``oracle`` names a rule
+    that replaces comparison with the expected output (``polynomial_root``)."""
+
+    blob: bytes
+    min_time_limit_s: float = 4.0
+    time_limit_factor: float = 4.0
+    oracle: str | None = None
+
+
+@dataclass(frozen=True)
 class Program:
     """One sample: the candidate process executes ``prompt + completion``; the judge executes ``prompt`` and
-    ``test`` (its own copies) and calls ``check`` with a stand-in for ``entry_point``."""
+    ``test`` (its own copies) and calls ``check`` with a stand-in for ``entry_point``, or, with ``suite``,
+    calls the entry point on every input of the HumanEval+ base and plus suites (each against a fresh
+    candidate) and compares the outputs as EvalPlus does."""
 
     prompt: str
     completion: str
     test: str
     entry_point: str
+    suite: Suite | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,7 @@ class ExecResult:
     stderr: str = ""
     traceback: str = ""
     location: str | None = None  # the decisive line alone: "test line 3: assert candidate(3) == 4"
+    suites: dict | None = None  # HumanEval+: {"base": {"status", "detail"}, "plus": {...}}
 
 
 class SandboxError(RuntimeError):
@@ -171,7 +189,7 @@ class Sandbox:
         env["HOME"] = env["TMPDIR"] = self._base
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode],
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode, suites_folder()],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
@@ -180,7 +198,7 @@ class Sandbox:
         finally:
             log.close()
         self._proc, self._ready = proc, False
-        self._problems: dict[tuple[str, str], int] = {}  # what this supervisor was sent, by number
+        self._problems: dict[tuple, int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:
             self._handshake()
@@ -234,37 +252,58 @@ class Sandbox:
             self._handshake()
         return self._proc
 
+    def _request(self, program: Program, limits: Limits) -> tuple[dict, float]:
+        """The supervisor's request for ``program`` and how long its answer may take: a problem's texts (and
+        HumanEval+ suites file) go to a supervisor once, then only its number."""
+        key = (program.prompt, program.test, suite_file(program.suite) if program.suite else None)
+        number = self._problems.get(key)
+        request = {
+            "id": self._serial,
+            "problem": number or len(self._problems) + 1,
+            "completion": program.completion,
+            "entry_point": program.entry_point,
+            "timeout_s": limits.timeout_s,
+            "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
+                       "open_files": limits.open_files},
+        }
+        wait_s = limits.timeout_s
+        if program.suite is not None:
+            caps = suite_caps(program.suite)
+            request["suite"] = {"min_time_limit_s": program.suite.min_time_limit_s,
+                                "time_limit_factor": program.suite.time_limit_factor,
+                                "oracle": program.suite.oracle, "caps": caps}
+            wait_s = sum(caps)
+        if number is None:  # this supervisor's first sample of the problem: its texts, numbered
+            request.update(prompt=program.prompt, test=program.test)
+            if program.suite is not None:
+                request["suite_file"] = key[2]
+            self._problems[key] = request["problem"]
+        return request, wait_s
+
     def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
             proc = self._supervisor()
             self._serial += 1
-            key = (program.prompt, program.test)
-            number = self._problems.get(key)
-            request = {
-                "id": self._serial,
-                "problem": number or len(self._problems) + 1,
-                "completion": program.completion,
-                "entry_point": program.entry_point,
-                "timeout_s": limits.timeout_s,
-                "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
-                           "open_files": limits.open_files},
-            }
-            if number is None:  # this supervisor's first sample of the problem: its texts, numbered
-                request.update(prompt=program.prompt, test=program.test)
-                self._problems[key] = request["problem"]
+            request, wait_s = self._request(program, limits)
             started = time.monotonic()
             try:
-                _send(proc, request)
-                reply = _receive(proc, limits.timeout_s + REPLY_GRACE_S)
+                try:
+                    _send(proc, request)
+                except _SupervisorGone:
+                    # It died while idle (killed from outside) and the request never reached it: nothing ran,
+                    # so a fresh supervisor (which knows no problem yet) runs this sample and none is lost.
+                    self.close()
+                    proc = self._supervisor()
+                    request, wait_s = self._request(program, limits)
+                    _send(proc, request)
+                reply = _receive(proc, wait_s + REPLY_GRACE_S)
             except BaseException as exc:
                 # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
                 self.close()
                 if isinstance(exc, _SupervisorGone):
                     return self._supervisor_died(started)
                 if isinstance(exc, _NoReply):
-                    raise SandboxError(
-                        f"the sandbox gave no answer within {limits.timeout_s + REPLY_GRACE_S:g} s"
-                    ) from exc
+                    raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s") from exc
                 raise
             try:
                 result = _result(reply, self._serial, program)
@@ -292,6 +331,17 @@ class Sandbox:
             duration_ms=(time.monotonic() - started) * 1000.0,
             detail="the program killed the sandbox supervisor (its parent process); its verdict is void",
         )
+
+    def kill(self) -> None:
+        """End the supervisor now, from any thread, without waiting for the sample in flight (whose verdict is
+        then void): SIGKILL to its process group, the supervisor and its judge; its candidates die with it
+        (their PID namespace, or their parent-death signal). ``run`` sees it gone; ``close`` still reaps it."""
+        proc = self._proc
+        if proc is not None and self._owner == os.getpid() and proc.returncode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         proc, base = self._proc, self._base
@@ -335,8 +385,74 @@ def _result(reply: object, request_id: int, program: Program) -> ExecResult:
     detail = texts.pop("detail")
     if location is not None:
         detail = clean_text(f"{detail} (at {location})", DETAIL_MAX)
+    suites = _suites(reply.get("suites"), program) if program.suite is not None else None
     return ExecResult(Status(status), float(duration), detail, location=clean_text(location, DETAIL_MAX)
-                      if location else None, **texts)
+                      if location else None, suites=suites, **texts)
+
+
+def _suites(value: object, program: Program) -> dict:
+    """A HumanEval+ reply's two suites, validated: each a verdict status and a detail."""
+    if not isinstance(value, dict) or set(value) != {"base", "plus"}:
+        raise SandboxError("the sandbox answered a HumanEval+ sample without both of its suites")
+    suites = {}
+    for name, suite in value.items():
+        if not isinstance(suite, dict) or suite.get("status") not in VERDICTS or \
+                not isinstance(suite.get("detail", ""), str):
+            raise SandboxError(f"the sandbox answered with an invalid {name} suite")
+        detail = suite.get("detail", "")
+        location = locate(program, suite.get("where"))
+        if location is not None:
+            detail = f"{detail} (at {location})"
+        suites[name] = {"status": suite["status"], "detail": clean_text(detail, DETAIL_MAX)}
+    return suites
+
+
+_CAPS: dict[int, tuple[bytes, list[float]]] = {}
+_SUITE_FILES: dict[int, tuple[bytes, str]] = {}
+_suites_folder: str | None = None
+
+
+def suites_folder() -> str:
+    """This process's folder of HumanEval+ suites: one file per problem, named by its sha256, written once and
+    read by every supervisor's judge (which opened the folder before leaving the host's mount namespace), so
+    suites of hundreds of MB never travel through the supervisors' pipes."""
+    global _suites_folder
+    if _suites_folder is None or not os.path.isdir(_suites_folder):
+        _suites_folder = tempfile.mkdtemp(prefix="pytest-humaneval-suites-")
+        atexit.register(_contain.remove_tree, _suites_folder)
+    return _suites_folder
+
+
+def suite_file(suite: Suite) -> str:
+    """The name of ``suite``'s file in the folder of suites, written on first use."""
+    known = _SUITE_FILES.get(id(suite.blob))
+    if known is None or known[0] is not suite.blob:
+        import hashlib
+
+        name = hashlib.sha256(suite.blob).hexdigest()
+        path = os.path.join(suites_folder(), name)
+        if not os.path.exists(path):
+            handle, partial = tempfile.mkstemp(dir=suites_folder(), suffix=".partial")
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(suite.blob)
+            os.chmod(partial, 0o644)
+            os.replace(partial, path)  # atomic: a judge reads a whole file or none
+        known = _SUITE_FILES[id(suite.blob)] = (suite.blob, name)
+    return known[1]
+
+
+def suite_caps(suite: Suite) -> list[float]:
+    """The wall-clock caps of the base and plus suites (min(60 s, sum of per-input limits) + 1 s each), from
+    the canonical solution's times in the blob; decoded once per blob."""
+    known = _CAPS.get(id(suite.blob))
+    if known is None or known[0] is not suite.blob:
+        from . import _suite, _wire
+
+        decoded = _wire.decode(suite.blob)
+        caps = [_suite.limits(seconds, suite.min_time_limit_s, suite.time_limit_factor)[1]
+                for seconds in (decoded[2], decoded[5])]
+        known = _CAPS[id(suite.blob)] = (suite.blob, caps)
+    return known[1]
 
 
 class _SupervisorGone(Exception):
@@ -391,12 +507,17 @@ def configure(isolation: str, wait: bool = True) -> Sandbox:
     return _default.start(wait)
 
 
-def run(program: Program, limits: Limits = Limits()) -> ExecResult:
-    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+def shared() -> Sandbox:
+    """This harness process's shared sandbox (the one ``run`` uses), created if there is none yet."""
     global _default
     if _default is None:
         _default = Sandbox()
-    return _default.run(program, limits)
+    return _default
+
+
+def run(program: Program, limits: Limits = Limits()) -> ExecResult:
+    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
+    return shared().run(program, limits)
 
 
 def shutdown() -> None:

@@ -14,9 +14,11 @@ import pytest
 
 from . import html_report
 from .gate import Baseline, GateResult, evaluate
-from .items import PROP, HumanEvalItem, Run, parse_item_name
+from .items import HumanEvalItem, Run, parse_item_name
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
+from .outcomes import verdict_of
 from .report import build_report, mode_label, render_markdown, truncated_count
+from .selection import Partial, mark_partial, resolve, selected_by
 from .sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
@@ -53,7 +55,9 @@ class Aggregator:
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
         self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
+        self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
         self.summary: Summary | None = None
+        self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self._results: IO[str] | None = None
 
     def use(self, run: Run) -> None:
@@ -82,19 +86,32 @@ class Aggregator:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and report.sections:
             self._keep_output(report)
-        if report.when != "teardown":  # the verdict rides on the teardown report (see plugin.py)
+        if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
             return
-        props = dict(report.user_properties)
-        status = props.get(PROP + "status")
-        if status is None:
+        verdict = verdict_of(report)
+        if not verdict or "status" not in verdict:
             return
-        key = (props[PROP + "task_id"], props[PROP + "sample"])
+        key = (verdict["task_id"], verdict["sample"])
         if key in self.outcomes:
             return
-        self.outcomes[key] = Outcome(key[0], key[1], status, props.get(PROP + "duration_ms"))
-        detail = props.get(PROP + "detail", "")
+        status, detail = verdict["status"], verdict.get("detail", "")
+        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"))
         self.details[key] = detail
-        self._write_result(key, status, props.get(PROP + "duration_ms"), detail)
+        if "base_status" in verdict:  # HumanEval+: both suites' statuses and first failing inputs
+            self.suites[key] = {f"{name}_{field}": verdict.get(f"{name}_{prop}") or None
+                                for name in ("base", "plus") for field, prop in (("status", "status"),
+                                                                                 ("failure", "detail"))}
+        self._write_result(key, status, verdict.get("duration_ms"), detail)
+
+    def record_crash(self, nodeid: str, what: str) -> None:
+        """The xdist worker running this sample died: no verdict, and not for want of trying."""
+        key = parse_item_name(nodeid.rpartition("::")[2])
+        if key is None or key not in self.samples or key in self.outcomes:
+            return
+        detail = f"the xdist worker running this sample crashed, so it has no verdict ({what})"
+        self.outcomes[key] = Outcome(key[0], key[1], "harness_error", None)
+        self.details[key] = detail
+        self._write_result(key, "harness_error", None, detail)
 
     def _keep_output(self, report: pytest.TestReport) -> None:
         key = parse_item_name(report.nodeid.rpartition("::")[2])
@@ -109,13 +126,14 @@ class Aggregator:
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.generation is not None:
             line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
+        line.update(self.suites.get(key, {}))
         line.update(self.outputs.get(key, {}))
         return line
 
     def _final_row(self, key: tuple[str, int]) -> dict[str, Any]:
         outcome = self.outcomes.get(key)
         if outcome is None:
-            return self._row(key, "not_run", None, CUT_SHORT)
+            return self._row(key, "not_run", None, self.stop_reason or CUT_SHORT)
         return self._row(key, outcome.status, outcome.duration_ms, self.details.get(key, ""))
 
     def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
@@ -140,18 +158,22 @@ class Aggregator:
     # -- the end of the session
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        planned = self.planned if self.planned is not None else []
+        config = session.config
+        self.planned, partial = resolve([sample.key for sample in self.run.plan.samples], self.planned,
+                                        selected_by(config.option, config.args, self.run.config.path))
+        planned = self.planned
         self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
         gate = self.run.config.gate
         if gate is not None:
             problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
-            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline)
+            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial)
         self.report = build_report(self.run, summary, self._generated(), self.gate_result)
+        mark_partial(self.report, partial, planned)
         self._set_exit_status(session)
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    self._write_result(key, "not_run", None, CUT_SHORT)
+                    self._write_result(key, "not_run", None, self.stop_reason or CUT_SHORT)
             self._results.close()
             self._results = None
         self._junit(session.config)
@@ -200,11 +222,14 @@ class Aggregator:
             return
         report = self.report
         for name, measurement in report["measurements"].items():
-            if name.startswith("human-eval.pass_at_") or name == "human-eval.coverage":
+            if name.startswith(("human-eval.pass_at_", "human-eval.base_pass_at_")) or name == "human-eval.coverage":
                 xml.add_global_property(name, measurement["value"])
         xml.add_global_property("human-eval.model", report["run"]["model"] or report["run"]["mode"])
         xml.add_global_property("human-eval.dataset_label", report["dataset"]["label"])
         xml.add_global_property("human-eval.dataset_digest", report["dataset"]["digest"])
+        partial = report["dataset"]["partial"]
+        if partial is not None:
+            xml.add_global_property("human-eval.partial", Partial(**partial).describe())
         if self.gate_result is None:
             return
         xml.add_global_property("human-eval.gate", "PASS" if self.gate_result.passed else "FAIL")
@@ -221,20 +246,23 @@ class Aggregator:
         if summary is None:
             return
         tr = terminalreporter
-        selection = self.run.plan.selection
+        dataset = self.report["dataset"]  # the selection as it ran (a partial run says so)
         tr.write_sep("=", "HumanEval")
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         if tr.verbosity < 0:
-            tr.write_line(f"{passes}  {coverage}  [{selection.label}]")
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]")
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
             return
         measured = self.report["measurements"]
-        tr.write_line(f"dataset   {selection.label}  {selection.digest[:19]}")
+        tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
+        if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it
+            passes = "  ".join(f"pass@{k} {v:.3f} (plus)  base {summary.base_pass_at[k]:.3f}"
+                               for k, v in summary.pass_at.items()) or passes
         tr.write_line(f"score     {passes}  ({len(summary.problems)} problems, {summary.planned} samples)")
         for k in summary.pass_at:
             iv = measured[f"human-eval.pass_at_{k}"]["interval"]

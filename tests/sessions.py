@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# httpx imports httpcore lazily, at its first request, and keeps a map of httpcore's exception classes. If that
+# first request happens inside an in-process pytester run, pytester drops httpcore from sys.modules afterwards,
+# the next request imports a second httpcore whose exceptions httpx no longer maps, and an endpoint test of this
+# process sees a raw httpcore.ConnectError. Importing it here, while the test modules are collected, keeps one.
+import httpcore  # noqa: F401
+
 # The test process imported pytest_humaneval already, so in-process runs cannot assertion-rewrite it: not news.
 QUIET_REWRITE = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
 NO_CACHE = ("-p", "no:cacheprovider", *QUIET_REWRITE)

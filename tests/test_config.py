@@ -123,6 +123,11 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
          "params.request_n: expected auto or an integer >= 1 and <= 128 (choices per request), found 0"),
         ("target: {mode: mock}\nparams: {request_n: always}\n", "params.request_n: expected auto or an integer"),
         ("target: {mode: mock}\nparams: {request_n: 500}\n", "params.request_n: expected auto or an integer"),
+        ("target: {mode: mock}\nparams: {workers: 0}\n",
+         "params.workers: expected an integer >= 1 and <= 1024 (sandboxes per pytest process), found 0"),
+        ("target: {mode: mock}\nparams: {workers: all}\n", "params.workers: expected an integer >= 1"),
+        ("target: {mode: mock}\nparams: {workers: true}\n", "params.workers: expected an integer >= 1"),
+        ("target: {mode: mock}\nparams: {workers: 2.5}\n", "params.workers: expected an integer >= 1"),
         ("target: {mode: mock}\nparams: {system_prompt: [a]}\n",
          "params.system_prompt: expected a string (the chat instruction; '' sends none), found a list ['a']"),
         ("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, api: completions}\n"
@@ -226,3 +231,8 @@ def test_missing_config_file_names_it(tmp_path):
 def test_every_shipped_example_config_is_valid(name):
     config = load_config(Path(__file__).parent.parent / "examples" / name)
     assert config.target.mode in ("mock", "samples", "runtime")
+
+
+def test_workers_default_to_none_and_take_a_count(write):
+    assert load_config(write("target: {mode: mock}\n")).params.workers is None  # resolved per process
+    assert load_config(write("target: {mode: mock}\nparams: {execute: true, workers: 8}\n")).params.workers == 8

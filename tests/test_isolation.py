@@ -349,7 +349,7 @@ def unprivileged():
     import subprocess
 
     home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))  # pytest's tmp_path is 0700
-    for part in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py"):
+    for part in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py", "_suite.py"):
         shutil.copy(sandbox.SUPERVISOR.with_name(part), home / part)
         (home / part).chmod(0o644)
     supervisor = home / "_supervisor.py"
@@ -360,7 +360,8 @@ def unprivileged():
         os.setgid(65534)
         os.setuid(65534)
 
-    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto", str(home)],
+                            stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, preexec_fn=demote, env={"PATH": "/usr/bin:/bin"}, cwd=home)
 
     def run(program: str) -> dict:

@@ -450,6 +450,6 @@ def test_numpy_results_compare_as_they_do_in_the_reference(box):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
 def test_the_supervisor_files_import_nothing_of_the_package():
-    for name in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py"):
+    for name in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py", "_suite.py"):
         text = (Path(sandbox.__file__).with_name(name)).read_text()
         assert "import pytest" not in text and "from pytest_humaneval" not in text, name

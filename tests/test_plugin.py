@@ -61,7 +61,7 @@ def test_plugin_is_inert_without_a_config(pytester):
 def test_reference_run_executes_all_164_canonical_solutions_with_xdist(pytester):
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--junitxml", "junit.xml",
-                                "--humaneval-report", "report.json", *NO_CACHE)
+                                "-o", "junit_family=xunit1", "--humaneval-report", "report.json", *NO_CACHE)
     result.assert_outcomes(passed=164)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*= HumanEval =*", "*pass@1 1.000*", "coverage  1.000 (164/164 attempted)"])

@@ -139,6 +139,20 @@ def test_a_wrong_key_fails_fast_at_preflight_without_generating_and_without_show
     assert KEY not in result.stdout.str() + result.stderr.str()
 
 
+def test_a_tls_failure_at_preflight_is_a_usage_error_naming_the_endpoint(pytester):
+    # https:// to a plain-HTTP server. With httpx 0.24.0 to 0.25.0 (and so httpcore 0.x) the TLS error escaped
+    # httpx as a raw ssl.SSLError: an INTERNALERROR before the client caught it as a transport error.
+    with FakeOpenAI(answering()) as server:
+        url = server.url.replace("http://", "https://")
+        cfg = pytester.path / "tls.yaml"
+        cfg.write_text(f"target: {{mode: runtime, endpoint: '{url}', model: {MODEL}}}\n"
+                       "params: {allow_code_execution: true, limit: 1}\n")
+        result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
+    result.stderr.fnmatch_lines([f"ERROR: *preflight check (GET /models): cannot reach {url}/models: *"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
 def test_collect_only_sends_no_request(pytester):
     with FakeOpenAI(answering()) as server:
         cfg = runtime_config(pytester, server)

@@ -1,0 +1,101 @@
+"""The pytest side of the pool (``pool.py``): which samples it runs ahead, in which order, and when it stops.
+
+- **Without xdist** the pool starts when the run loop starts, with the session's items as they will run
+  (after ``-k``, ``-m``, ``--lf``, ``--deselect`` and any reordering plugin), and stops when the loop ends for
+  whatever reason (the last item, ``-x``/``--maxfail``, Ctrl-C, an internal error): so it never runs a sample
+  after the session's last item.
+- **On an xdist worker** the controller hands out items a few at a time, so the order is not known ahead: a
+  worker with a pool (``params.workers`` > 1) feeds it each item with the ones xdist has already queued for it.
+- ``params.workers: 1`` (and a worker without ``params.workers``) keeps no pool: each item runs its own sample.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+import pytest
+
+from . import sandbox
+from .items import POOL_KEY, RUN_KEY, HumanEvalItem
+from .pool import VerdictPool, pool_size, window_size
+
+__all__ = ["PoolHooks"]
+
+
+class PoolHooks:
+    """Registered by the plugin in every process that executes samples."""
+
+    def __init__(self) -> None:
+        self._xdist_queue: Any = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
+        pool = _start_pool(session)
+        if pool is not None:
+            session.config.stash[POOL_KEY] = pool
+        try:
+            yield
+        finally:
+            if pool is not None:
+                del session.config.stash[POOL_KEY]
+                # Under namespaces a killed supervisor takes all its samples' processes with it (its PID
+                # namespace), so samples no item will report are killed at once, not waited for.
+                pool.close(abandon=sandbox.shared().isolation.startswith("namespaces"))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        pool = item.config.stash.get(POOL_KEY, None)
+        if pool is None or not hasattr(item.config, "workerinput"):
+            return  # without xdist the pool was fed the whole session when the loop started
+        upcoming = [item] if nextitem is None else [item, nextitem]
+        upcoming += self._queued(item.session, pool.window)
+        pool.feed(i for i in upcoming if isinstance(i, HumanEvalItem) and i.program() is not None)
+
+    def _queued(self, session: pytest.Session, count: int) -> list[pytest.Item]:
+        """The first ``count`` items xdist has already sent this worker, in the order it will run them.
+        pytest-xdist keeps them in its worker plugin's ``torun`` queue (3.6 and later); where that is not what
+        it looks like, the pool sees the next item only."""
+        if self._xdist_queue is None:
+            self._xdist_queue = next((plugin.torun for plugin in session.config.pluginmanager.get_plugins()
+                                      if callable(getattr(getattr(plugin, "torun", None), "lock", None))), False)
+        if self._xdist_queue is False:
+            return []
+        with self._xdist_queue.lock() as queued:
+            indices = [index for index in itertools.islice(queued, count) if isinstance(index, int)]
+        return [session.items[index] for index in indices if index < len(session.items)]
+
+
+def _start_pool(session: pytest.Session) -> VerdictPool | None:
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if run is None or not run.config.executes or config.option.collectonly:
+        return None
+    if session.testsfailed and not config.option.continue_on_collection_errors:
+        return None  # the run loop stops before any item
+    distributed = hasattr(config, "workerinput")
+    size = pool_size(run.config.params.workers, distributed)
+    if not distributed:
+        items = [item for item in session.items if isinstance(item, HumanEvalItem) and item.program() is not None]
+        size = min(size, len(items))
+    if size < 2:
+        return None
+    first = sandbox.shared()  # the process's own sandbox, started at configure
+    try:
+        first.start()  # ready (an xdist worker started it without waiting), so its isolation is known
+    except sandbox.SandboxError:
+        return None  # each item reports why, as without a pool
+    # Fresh sandboxes beside it, whose start-up overlaps the first samples. Each isolates as the first did or
+    # fails its samples (harness_error): the report never says namespaces for a sample that ran without.
+    isolation = "strict" if first.isolation.startswith("namespaces") else "basic"
+    boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
+    pool = VerdictPool(boxes, run.limits, _program, window_size(size)).start()
+    if not distributed:
+        pool.feed(items)
+    return pool
+
+
+def _program(item: HumanEvalItem) -> sandbox.Program:
+    program = item.program()
+    assert program is not None, "only items that execute are fed to the pool"
+    return program

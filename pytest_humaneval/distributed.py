@@ -1,0 +1,108 @@
+"""pytest-xdist: what the controller hands to workers, and what it does when a worker cannot start or crashes.
+
+Imported only when pytest-xdist is present (it stays optional at import time).
+
+- Workers take everything from ``workerinput``: the validated config and the plan (completions included). They
+  never read the YAML file or the files it names, so ``--tx ssh=...`` and ``--tx popen//chdir=...`` workers
+  need only the config file itself, to collect it.
+- A worker that dies before it collected cannot start, and a replacement would die the same way: xdist would
+  respawn it without bound (with ``--tx`` and no ``-n``). The first such death ends the session, once, with the
+  reason (``pytest.exit``); the report counts every planned sample, as not run for that reason.
+- A sample whose worker crashed while running it is a ``harness_error`` that says so, not "run cut short".
+- ``--dist loadscope`` and ``--dist loadfile`` group samples by problem: every sample of a session lives in
+  the one config file, so xdist's own grouping would put them all on one worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
+
+from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
+from .items import RUN_KEY, parse_item_name
+from .sources import Plan
+
+__all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
+
+
+def _aggregator(config: pytest.Config) -> Any:
+    return config.pluginmanager.get_plugin("humaneval-aggregator")
+
+
+def _problem_scope(nodeid: str) -> str | None:
+    """``<file>::<task_id>`` for a sample's node id, None for any other test."""
+    path, sep, name = nodeid.rpartition("::")
+    key = parse_item_name(name) if sep else None
+    return f"{path}::{key[0]}" if key is not None else None
+
+
+class ByProblemScope(LoadScopeScheduling):
+    """--dist loadscope: a problem's samples together, other tests by xdist's own scope."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return _problem_scope(nodeid) or super()._split_scope(nodeid)
+
+
+class ByProblemFile(LoadFileScheduling):
+    """--dist loadfile: a problem's samples together (they share one file), other tests by file."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return _problem_scope(nodeid) or super()._split_scope(nodeid)
+
+
+class XdistHooks:
+    def __init__(self) -> None:
+        self._payload: tuple[Plan, str, str] | None = None
+        self._collected: set[str] = set()  # workers that finished collection
+        self._stopping = False
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        # Serialised once for all workers (at n = 200 the plan is 10 MB).
+        run = node.config.stash[RUN_KEY]
+        if self._payload is None or self._payload[0] is not run.plan:
+            self._payload = (run.plan, run.plan.to_json(), config_to_json(run.config))
+        node.workerinput[PLAN_INPUT] = self._payload[1]
+        node.workerinput[CONFIG_INPUT] = self._payload[2]
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._collected.add(node.gateway.id)
+        aggregator = _aggregator(node.config)
+        if aggregator is not None:
+            aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if error is None or self._stopping or node.gateway.id in self._collected:
+            return
+        self._stopping = True
+        reason = f"xdist worker {node.gateway.id} could not start: {_last_line(error)}"
+        aggregator = _aggregator(node.config)
+        if aggregator is not None:
+            aggregator.stop_reason = reason
+        # Before xdist replaces the worker: pytest.exit ends the session here, and the session's end (the
+        # report, every planned sample not_run with this reason) still happens.
+        pytest.exit(reason, returncode=pytest.ExitCode.INTERRUPTED)
+
+    @pytest.hookimpl
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        aggregator = _aggregator(report.node.config) if hasattr(report, "node") else None
+        if aggregator is not None:
+            aggregator.record_crash(crashitem, str(report.longrepr))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        dist = config.getvalue("dist")
+        if dist == "loadscope":
+            return ByProblemScope(config, log)
+        if dist == "loadfile":
+            return ByProblemFile(config, log)
+        return None
+
+
+def _last_line(error: Any) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else "no reason given"

@@ -1,0 +1,151 @@
+"""How a sample's outcome reaches pytest's reports, whichever pytest version and plugins are in the session.
+
+- **One line.** A failing or erroring sample's report is its status and decisive line, in the failure block, the
+  short summary (``FAILED ... - assertion_failed: ...``) and JUnit. pytest before 9 reads the summary's reason
+  only from a crash line, never from a plain string, and in setup it ignores the item's ``repr_failure``: so
+  the one line is built as an exception representation with a crash line, the form xdist ships as it is.
+- **The verdict** rides on the teardown report as plain values (``report.humaneval``: any attribute of a report
+  crosses xdist), for the controller's aggregator. JUnit gets them as test case properties only where its
+  family allows them (xunit1, legacy): pytest's default, xunit2, has no test case properties in its schema.
+- **Stopped from outside.** A sample that something outside the sandbox stopped (pytest-timeout) gets no
+  verdict from the sandbox: it is a ``harness_error`` that says what stopped it, not a cut-short run.
+- **Reruns** (pytest-rerunfailures) never apply to a sample: a rerun would draw its verdict again and keep the
+  luckier one, which is not pass@k.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
+
+from .items import PROP, RUN_KEY, HumanEvalError, HumanEvalItem
+
+__all__ = ["VERDICT_ATTR", "finish_report", "no_reruns", "reruns_note", "timeout_warning", "user_timeout",
+           "verdict_of"]
+
+VERDICT_ATTR = "humaneval"
+PROPERTY_FAMILIES = ("xunit1", "legacy")  # JUnit families whose schema has test case properties
+# How long a sample may hold its item beyond params.timeout_s: the first item of a process waits for its
+# sandbox to start, and a killed sample is reaped and answered.
+SAMPLE_OVERHEAD_S = 5.0
+NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also holds against --force-reruns
+
+
+def finish_report(item: HumanEvalItem, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """Called for each of a sample's three reports, as pytest makes them."""
+    if report.failed and report.when in ("setup", "call"):
+        line = _failure_line(item, call)
+        if line is not None:
+            report.longrepr = one_line(item, line)
+    if report.when != "teardown":
+        report.user_properties = []  # the verdict rides on the teardown report only (no copies for xdist)
+        return
+    ours = [(name, value) for name, value in report.user_properties if name.startswith(PROP)]
+    setattr(report, VERDICT_ATTR, {name[len(PROP):]: value for name, value in ours})
+    if not _junit_has_case_properties(item.config):
+        report.user_properties = [prop for prop in report.user_properties if not prop[0].startswith(PROP)]
+
+
+def verdict_of(report: pytest.TestReport) -> dict[str, Any] | None:
+    """A teardown report's verdict: task_id, sample, status, duration_ms, detail (None for other reports)."""
+    return getattr(report, VERDICT_ATTR, None)
+
+
+def _failure_line(item: HumanEvalItem, call: pytest.CallInfo) -> str | None:
+    excinfo = call.excinfo
+    if excinfo is None:
+        return None
+    if isinstance(excinfo.value, HumanEvalError) or call.when == "call":
+        text = item.repr_failure(excinfo)
+        return text if isinstance(text, str) else None
+    if item.result is not None:
+        return None  # a verdict was recorded: whatever failed after it is pytest's to show
+    message = str(excinfo.value).strip()
+    if excinfo.errisinstance(pytest.fail.Exception) and message.startswith("Timeout"):
+        reason = _stopped_by_pytest_timeout(item, message)
+        item.record_harness_error(reason)
+        return f"harness_error: {reason}"
+    # Anything else is a fault of the harness itself: the sample counts as such, and pytest shows the
+    # traceback, which is what a bug report needs.
+    first = message.splitlines()[0] if message else ""
+    item.record_harness_error(f"the harness failed while running this sample: {excinfo.typename}: {first}")
+    return None
+
+
+def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str) -> str:
+    timeout = user_timeout(item.config)
+    after = f"after {timeout:g} s" if timeout is not None else f"({message})"
+    timeout_s = item.config.stash[RUN_KEY].config.params.timeout_s
+    return (f"pytest-timeout stopped this sample {after}, before the sandbox's own limit (params.timeout_s "
+            f"{timeout_s:g} s) decided it: set --timeout above {_enough(timeout_s):g} s, or leave it unset")
+
+
+def one_line(item: HumanEvalItem, text: str) -> ReprExceptionInfo:
+    """``text`` as the whole failure block, and as the crash line every summary and JUnit reads."""
+    return ReprExceptionInfo(reprtraceback=ReprTracebackNative([text + "\n"]),
+                             reprcrash=ReprFileLocation(str(item.path), 0, text))
+
+
+def _junit_has_case_properties(config: pytest.Config) -> bool:
+    try:
+        return config.getini("junit_family") in PROPERTY_FAMILIES
+    except ValueError:  # junitxml disabled (-p no:junitxml): no JUnit file at all
+        return False
+
+
+# -- pytest-timeout --------------------------------------------------------------------------------------------
+
+def user_timeout(config: pytest.Config) -> float | None:
+    """The pytest-timeout limit the user set (option, ini or environment), or None."""
+    if not config.pluginmanager.hasplugin("timeout"):
+        return None
+    for value in (config.getoption("timeout", None), config.getini("timeout"), os.environ.get("PYTEST_TIMEOUT")):
+        if value not in (None, ""):
+            try:
+                return float(value)
+            except ValueError:
+                return None  # pytest-timeout reports its own bad values
+    return None
+
+
+def _enough(timeout_s: float) -> float:
+    return timeout_s + SAMPLE_OVERHEAD_S
+
+
+def timeout_warning(config: pytest.Config, timeout_s: float) -> str | None:
+    """A warning when the user's pytest-timeout would stop samples before the sandbox's own limit does."""
+    timeout = user_timeout(config)
+    if timeout is None or timeout <= 0 or timeout >= _enough(timeout_s):
+        return None
+    return (f"pytest-humaneval: --timeout {timeout:g} s is below what a sample may take (params.timeout_s "
+            f"{timeout_s:g} s plus up to {SAMPLE_OVERHEAD_S:g} s for the sandbox): pytest-timeout will stop slow "
+            f"samples first and they will be recorded as harness_error; set --timeout above {_enough(timeout_s):g} s "
+            "or leave it unset (the plugin then sets its own safety net)")
+
+
+# -- pytest-rerunfailures --------------------------------------------------------------------------------------
+
+def no_reruns(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("rerunfailures"):
+        return  # the flaky marker is only registered with it
+    for item in items:
+        if isinstance(item, HumanEvalItem):
+            item.add_marker(NO_RERUN)
+
+
+def reruns_note(config: pytest.Config) -> str | None:
+    if not config.pluginmanager.hasplugin("rerunfailures"):
+        return None
+    requested = config.getoption("force_reruns", None) or config.getoption("reruns", None)
+    if not requested:
+        try:
+            requested = int(config.getini("reruns") or 0)
+        except (TypeError, ValueError):
+            requested = 0
+    if not requested:
+        return None
+    return ("humaneval: reruns do not apply to benchmark samples: each is executed once (a rerun would draw its "
+            "verdict again and keep the luckier one); your other tests are rerun as asked")

@@ -1,0 +1,191 @@
+"""Verdicts computed ahead: a pool of warm sandboxes runs the session's samples in item order, ahead of the items.
+
+No pytest import. Without xdist, one pytest process does two kinds of work per sample: pytest's own (hooks,
+reports, the terminal) and the sample's execution, which happens in the sandbox's processes while the pytest
+process only waits. Run one after the other, they add up; here they overlap: while pytest reports item i,
+the pool's sandboxes already execute the samples after it. Each sandbox (one supervisor, one sample at a time)
+is driven by a thread of its own, which spends its life blocked on the supervisor's pipe.
+
+Rules that keep a session's meaning unchanged:
+
+- samples start in the order they are fed (the session's final item order) and never more than ``window``
+  samples ahead of the last item that asked for its verdict, so memory stays flat and a stopped session has
+  executed at most ``window`` samples it will not report;
+- each verdict is handed out once, to the item that asks for it (``take``); an item the pool does not hold
+  (or asks again) gets None and runs its sample itself, as without a pool;
+- ``close`` starts nothing more and closes every sandbox before it returns, so no sample runs after it. The
+  samples in flight are abandoned at once when killing a supervisor kills everything its samples started (its
+  own PID namespace: ``abandon``); otherwise they finish, and their supervisor kills what they started: within
+  one sample's time, after which a sandbox that does not answer is killed all the same.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Hashable, Iterable, Protocol, Sequence
+
+from .sandbox import ExecResult, Limits, Program
+
+__all__ = ["PoolStats", "VerdictPool", "pool_size", "window_size"]
+
+WINDOW_PER_SANDBOX = 4  # how far ahead of the items the pool may run, per sandbox
+MIN_WINDOW = 8
+# Past the sample's own limit, how long close() waits for a sample in flight before it kills its sandbox:
+# the supervisor's grace for the judge's verdict, the descendants' kill and its own exit.
+STOP_GRACE_S = 5.0
+
+
+class Box(Protocol):
+    """What the pool needs of a sandbox (``sandbox.Sandbox``)."""
+
+    def run(self, program: Program, limits: Limits) -> ExecResult: ...
+
+    def close(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+def pool_size(workers: int | None, distributed: bool) -> int:
+    """Sandboxes per pytest process: ``params.workers``, else the CPUs this process may use, or one per xdist
+    worker (xdist already runs a process per CPU; ``params.workers`` gives each worker a pool, e.g. one worker
+    per host with ``--tx``)."""
+    if workers is not None:
+        return workers
+    if distributed:
+        return 1
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux: the package needs Linux, but stay importable
+        return os.cpu_count() or 1
+
+
+def window_size(size: int) -> int:
+    """How many samples the pool may run ahead of the last item that asked for its verdict."""
+    return max(MIN_WINDOW, WINDOW_PER_SANDBOX * size)
+
+
+@dataclass
+class PoolStats:
+    """Where a session's time went: how often, and how long in all, items waited for their verdict."""
+
+    executed: int = 0  # samples the pool ran
+    taken: int = 0  # verdicts handed to items
+    waits: int = 0  # items whose verdict was not ready when they asked
+    waited_s: float = 0.0  # the pytest process's time blocked on verdicts
+
+
+class VerdictPool:
+    def __init__(self, boxes: Sequence[Box], limits: Limits, program: Callable[[Hashable], Program],
+                 window: int | None = None, stop_grace_s: float = STOP_GRACE_S) -> None:
+        self._boxes = list(boxes)
+        self._limits = limits
+        self._program = program  # a key's sample, built when it is about to run (in the sandbox's thread)
+        self.window = window if window is not None else window_size(len(self._boxes))
+        self._stop_grace_s = stop_grace_s
+        self._cond = threading.Condition()
+        self._schedule: list[Hashable] = []
+        self._position: dict[Hashable, int] = {}
+        self._next = 0  # the position of the next sample to start
+        self._cursor = 0  # positions below it were asked for
+        self._done: dict[Hashable, tuple[ExecResult | None, BaseException | None]] = {}
+        self._taken: set[Hashable] = set()
+        self._stopping = False
+        self._busy: set[int] = set()  # the sandboxes running a sample now (by index)
+        self._threads = [threading.Thread(target=self._serve, args=(i, box), name=f"humaneval-sandbox-{i}",
+                                          daemon=True) for i, box in enumerate(self._boxes)]
+        self.stats = PoolStats()
+
+    def start(self) -> "VerdictPool":
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def feed(self, keys: Iterable[Hashable]) -> None:
+        """Append samples to run, in the order their items will ask; keys already fed are skipped."""
+        with self._cond:
+            for key in keys:
+                if key not in self._position:
+                    self._position[key] = len(self._schedule)
+                    self._schedule.append(key)
+            self._cond.notify_all()
+
+    def take(self, key: Hashable) -> ExecResult | None:
+        """The verdict of ``key``'s sample, waiting for it if needed (and raising what the sandbox raised);
+        None when the pool does not hold it: never fed, already taken, or never started before ``close``."""
+        with self._cond:
+            position = self._position.get(key)
+            if position is None or key in self._taken:
+                return None
+            self._taken.add(key)
+            if position >= self._cursor:
+                self._cursor = position + 1
+                self._cond.notify_all()
+            if key not in self._done:
+                self.stats.waits += 1
+                started = time.monotonic()
+                while key not in self._done:
+                    if self._stopping and position >= self._next:
+                        return None
+                    self._cond.wait()
+                self.stats.waited_s += time.monotonic() - started
+            result, error = self._done.pop(key)
+            self.stats.taken += 1
+        if error is not None:
+            raise error
+        return result
+
+    def close(self, abandon: bool = False) -> None:
+        """Start nothing more; kill the samples in flight (``abandon``) or wait for them (within one sample's
+        time, then kill their sandboxes); every sandbox is closed when this returns, also when a second Ctrl-C
+        cuts the wait short."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            busy = [self._boxes[index] for index in sorted(self._busy)] if abandon else []
+        for box in busy:
+            box.kill()
+        deadline = time.monotonic() + self._limits.timeout_s + self._stop_grace_s
+        try:
+            for thread in self._threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            for thread, box in zip(self._threads, self._boxes):
+                if thread.is_alive():
+                    box.kill()
+            for thread in self._threads:
+                thread.join(self._stop_grace_s)
+
+    def _next_key(self, index: int) -> Hashable | None:
+        with self._cond:
+            while not self._stopping and not (self._next < len(self._schedule)
+                                              and self._next < self._cursor + self.window):
+                self._cond.wait()
+            if self._stopping:
+                return None
+            key = self._schedule[self._next]
+            self._next += 1
+            self._busy.add(index)
+            return key
+
+    def _serve(self, index: int, box: Box) -> None:
+        """One sandbox's thread: the next sample in order, its verdict (or what went wrong) kept for its item."""
+        try:
+            while True:
+                key = self._next_key(index)
+                if key is None:
+                    return
+                try:
+                    outcome: tuple[ExecResult | None, BaseException | None] = \
+                        (box.run(self._program(key), self._limits), None)
+                except BaseException as exc:  # the item re-raises it, in the pytest process's thread
+                    outcome = (None, exc)
+                with self._cond:
+                    self._busy.discard(index)
+                    self._done[key] = outcome
+                    self.stats.executed += 1
+                    self._cond.notify_all()
+        finally:
+            box.close()  # in this thread: nothing else uses the sandbox, and it ends with the pool

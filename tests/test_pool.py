@@ -1,0 +1,452 @@
+"""Verdicts computed ahead by a pool of sandboxes: the pool alone (with stand-in sandboxes), then real sessions.
+
+The sessions count what was executed by a side effect of the samples themselves: with `isolation: basic` a
+completion can create a file in a folder this test owns, so "executed" means the candidate really ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from procs import alive_with, marker
+from pytest_humaneval import sandbox
+from pytest_humaneval.pool import VerdictPool, pool_size, window_size
+from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
+from sessions import NO_CACHE, read_report
+
+HAS_CLOSE = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+
+
+# --------------------------------------------------------------------------- the pool, with stand-in sandboxes
+
+
+class FakeBox:
+    """Stands in for a sandbox.Sandbox: records what it ran, takes ``delay`` seconds a sample."""
+
+    def __init__(self, log: list, delay: float = 0.0, fail_on: str | None = None) -> None:
+        self.log, self.delay, self.fail_on = log, delay, fail_on
+        self.closed = self.killed = False
+        self._release = threading.Event()
+
+    def run(self, program: Program, limits: Limits) -> ExecResult:
+        self.log.append(program.completion)
+        if program.completion == "hang":
+            self._release.wait(30)
+            raise SandboxError("killed")
+        time.sleep(self.delay)
+        if program.completion == self.fail_on:
+            raise SandboxError(f"no verdict for {program.completion}")
+        return ExecResult(Status.PASSED, 1.0, program.completion)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def kill(self) -> None:
+        self.killed = True
+        self._release.set()
+
+
+def program_of(key: str) -> Program:
+    return Program("", key, "", "f")
+
+
+def settle(log: list, seconds: float = 0.5) -> int:
+    """How many samples the pool started, once it has had time to start all it may."""
+    time.sleep(seconds)
+    return len(log)
+
+
+def test_verdicts_are_computed_in_order_and_never_more_than_the_window_ahead():
+    log: list = []
+    keys = [f"s{i}" for i in range(12)]
+    pool = VerdictPool([FakeBox(log), FakeBox(log)], Limits(timeout_s=1), program_of, window=3).start()
+    try:
+        pool.feed(keys)
+        assert settle(log) == 3
+        for taken, key in enumerate(keys, 1):
+            assert pool.take(key).detail == key
+            assert len(log) <= taken + 3
+        assert sorted(log) == sorted(keys) and log[:3] == keys[:3]
+        assert pool.stats.executed == 12 and pool.stats.taken == 12
+    finally:
+        pool.close()
+
+
+def test_a_key_the_pool_does_not_hold_or_already_gave_out_is_none():
+    log: list = []
+    pool = VerdictPool([FakeBox(log)], Limits(timeout_s=1), program_of, window=2).start()
+    try:
+        pool.feed(["a", "b"])
+        pool.feed(["a", "b", "c"])  # fed again (an xdist worker feeds what it sees queued): scheduled once
+        assert pool.take("elsewhere") is None
+        assert pool.take("a").detail == "a"
+        assert pool.take("a") is None  # a second setup of the same item runs its sample itself
+        assert pool.take("b").detail == "b" and pool.take("c").detail == "c"
+        assert sorted(log) == ["a", "b", "c"]
+    finally:
+        pool.close()
+
+
+def test_a_sandbox_failure_is_raised_for_its_own_sample_only():
+    log: list = []
+    pool = VerdictPool([FakeBox(log, fail_on="b"), FakeBox(log, fail_on="b")], Limits(timeout_s=1), program_of,
+                       window=4).start()
+    try:
+        pool.feed(["a", "b", "c"])
+        assert pool.take("a").status is Status.PASSED
+        with pytest.raises(SandboxError, match="no verdict for b"):
+            pool.take("b")
+        assert pool.take("c").status is Status.PASSED
+    finally:
+        pool.close()
+
+
+def test_close_starts_nothing_new_waits_for_the_samples_in_flight_and_closes_every_sandbox():
+    log: list = []
+    boxes = [FakeBox(log, delay=0.4), FakeBox(log, delay=0.4)]
+    pool = VerdictPool(boxes, Limits(timeout_s=1), program_of, window=4).start()
+    pool.feed([f"s{i}" for i in range(20)])
+    pool.take("s0")
+    started = time.monotonic()
+    pool.close()
+    assert time.monotonic() - started < 1.0  # the two samples in flight, not the window behind them
+    ran = len(log)
+    assert ran <= 1 + 4
+    assert settle(log) == ran and all(box.closed for box in boxes)
+    assert pool.take("s9") is None  # after close: never started, and never will be
+
+
+def test_close_kills_a_sandbox_that_does_not_answer_within_one_sample_s_time():
+    log: list = []
+    boxes = [FakeBox(log), FakeBox(log)]
+    pool = VerdictPool(boxes, Limits(timeout_s=0.2), program_of, window=2, stop_grace_s=0.2).start()
+    pool.feed(["hang", "quick"])
+    assert pool.take("quick").status is Status.PASSED
+    started = time.monotonic()
+    pool.close()
+    assert time.monotonic() - started < 2.0
+    assert any(box.killed for box in boxes) and all(box.closed for box in boxes)
+
+
+def test_close_abandoning_kills_the_busy_sandboxes_at_once_and_spares_the_idle_ones():
+    log: list = []
+    boxes = [FakeBox(log), FakeBox(log)]
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=2).start()
+    pool.feed(["hang"])
+    assert settle(log) == 1
+    started = time.monotonic()
+    pool.close(abandon=True)
+    assert time.monotonic() - started < 1.0  # not the 30 s the sample may take
+    assert sorted(box.killed for box in boxes) == [False, True] and all(box.closed for box in boxes)
+
+
+def test_pool_size_defaults_to_the_usable_cpus_and_to_one_sandbox_per_xdist_worker():
+    assert pool_size(None, distributed=False) == len(os.sched_getaffinity(0))
+    assert pool_size(None, distributed=True) == 1
+    assert pool_size(8, distributed=False) == pool_size(8, distributed=True) == 8
+    assert window_size(2) >= 2 * 2
+
+
+# ------------------------------------------------------------- a real sandbox, killed the way the pool may see it
+
+
+def namespaces_available() -> bool:
+    box = sandbox.Sandbox("auto")
+    try:
+        return box.start().isolation.startswith("namespaces")
+    except SandboxError:
+        return False
+    finally:
+        box.close()
+
+
+NAMESPACES = namespaces_available()
+needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="needs namespace isolation: in the basic sandbox a "
+                                      "program can kill its own supervisor, and that is its runtime_error")
+SLEEPS = Program("", "import time\ntime.sleep(3)\n\ndef f():\n    return 1\n",
+                 "def check(candidate):\n    assert candidate() == 1\n", "f")
+PASSES = Program("", "def f():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n", "f")
+
+
+def kill_soon(box: sandbox.Sandbox, how: Callable[[], None] | None = None) -> threading.Thread:
+    def kill() -> None:
+        time.sleep(0.5)  # the sample is in flight: it sleeps for 3 s
+        (how or (lambda: os.killpg(box._proc.pid, signal.SIGKILL)))()
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+@needs_namespaces
+def test_a_supervisor_killed_mid_sample_is_a_harness_failure_and_a_fresh_one_runs_the_next():
+    box = sandbox.Sandbox("auto").start()
+    try:
+        old = box._proc.pid
+        kill_soon(box)
+        started = time.monotonic()
+        with pytest.raises(SandboxError, match="killed from outside"):
+            box.run(SLEEPS, Limits(timeout_s=5))
+        assert time.monotonic() - started < 2.5
+        assert box.run(PASSES, Limits(timeout_s=5)).status is Status.PASSED
+        assert box._proc.pid != old
+    finally:
+        box.close()
+
+
+def test_a_supervisor_found_dead_when_a_sample_is_sent_costs_no_sample():
+    box = sandbox.Sandbox("auto").start()
+    try:
+        proc = box._proc
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        select.select([proc.stdout], [], [], 5)  # its end of the channel closed: its processes are exiting
+        time.sleep(0.2)  # and the kernel releases their other pipe ends a moment later
+        proc.poll = lambda: None  # as if it died just after the harness last looked
+        assert box.run(PASSES, Limits(timeout_s=5)).status is Status.PASSED
+    finally:
+        box.close()
+
+
+def test_kill_ends_a_sample_in_flight_from_another_thread_at_once():
+    box = sandbox.Sandbox("auto").start()
+    try:
+        kill_soon(box, box.kill)
+        started = time.monotonic()
+        try:
+            result = box.run(SLEEPS, Limits(timeout_s=5))
+        except SandboxError:
+            result = None
+        assert time.monotonic() - started < 2.5
+        assert result is None or result.status is not Status.PASSED
+        assert box.run(PASSES, Limits(timeout_s=5)).status is Status.PASSED
+    finally:
+        box.close()
+
+
+# ---------------------------------------------------------------------------------------- real sessions
+
+
+def marking(folder: Path, name: str, body: str = HAS_CLOSE, before: str = "") -> dict:
+    """A sample of HumanEval/0 that leaves a file named ``name`` in ``folder`` when it executes."""
+    return {"task_id": "HumanEval/0",
+            "completion": f"    open({str(folder / name)!r}, 'a').close()\n{before}{body}"}
+
+
+def write_session(pytester: pytest.Pytester, rows: list[dict], params: str) -> Path:
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = pytester.path / "humaneval.yaml"
+    path.write_text("target: {mode: samples, samples: samples.jsonl}\n"
+                    f"params: {{allow_code_execution: true, {params}}}\n")
+    return path
+
+
+def executed(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    folder = tmp_path / "executed"
+    folder.mkdir()
+    return folder
+
+
+def test_x_stops_the_pool_and_its_samples_in_flight_leave_no_process(pytester, marks):
+    sleeper = marker()
+
+    def slow(name: str, spawn: bool = False) -> dict:
+        child = f"    subprocess.Popen(['sleep', {sleeper!r}])\n" if spawn else ""
+        return marking(marks, name, before=f"    import subprocess, time\n{child}    time.sleep(0.3)\n"
+                                          f"    open({str(marks / (name + '-end'))!r}, 'a').close()\n")
+
+    rows = [marking(marks, "s00", body="    return False\n"), slow("s01", spawn=True)]
+    rows += [slow(f"s{i:02}") for i in range(2, 40)]
+    cfg = write_session(pytester, rows, "isolation: basic, workers: 3")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", "--humaneval-results",
+                                "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    ran = executed(marks)
+    started = [name for name in ran if not name.endswith("-end")]
+    assert "s00" in started and len(started) <= 1 + window_size(3)
+    assert sorted(f"{name}-end" for name in started if name != "s00") == [n for n in ran if n.endswith("-end")]
+    time.sleep(1.0)
+    assert executed(marks) == ran, "a sample executed after the session ended"
+    assert alive_with(sleeper) == []
+    statuses = [json.loads(line)["status"] for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert statuses == ["assertion_failed"] + ["not_run"] * 39  # what a serial run says: cut short
+
+
+@needs_namespaces
+def test_with_namespaces_a_stop_kills_the_samples_in_flight_at_once(pytester):
+    # Their supervisors are killed with everything in their PID namespaces, so a stop need not wait for them.
+    sleeper = marker()
+    lingering = {"task_id": "HumanEval/0", "completion": f"    import subprocess, time\n"
+                 f"    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(20)\n" + HAS_CLOSE}
+    rows = [{"task_id": "HumanEval/0", "completion": "    return False\n"}, lingering]
+    rows += [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 6
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 30")
+    started = time.monotonic()
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", *NO_CACHE)
+    assert time.monotonic() - started < 12  # not the 20 s the sample in flight would have taken
+    result.assert_outcomes(failed=1)
+    deadline = time.monotonic() + 5
+    while alive_with(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive_with(sleeper) == []
+
+
+@needs_namespaces
+def test_a_pytest_timeout_stops_its_item_and_the_pool_serves_the_next_ones(pytester):
+    slow = {"task_id": "HumanEval/0", "completion": "    import time\n    time.sleep(20)\n" + HAS_CLOSE}
+    rows = [slow] + [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 3
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 30")
+    started = time.monotonic()
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--timeout", "1", *NO_CACHE)
+    result.assert_outcomes(passed=3, errors=1)
+    assert time.monotonic() - started < 12  # the stopped sample (20 s) is not waited for at the end either
+
+
+def test_the_pool_follows_the_order_a_plugin_gives_the_items(pytester, marks):
+    # A reordering plugin (pytest-randomly, say) runs before the loop: the pool runs ahead in its order.
+    pytester.makeconftest("import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+                          "def pytest_collection_modifyitems(items):\n    items.reverse()\n")
+    rows = [marking(marks, f"s{i:02}") for i in range(39)] + [marking(marks, "s39", body="    return False\n")]
+    cfg = write_session(pytester, rows, "isolation: basic, workers: 2")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    ran = executed(marks)
+    assert "s39" in ran and len(ran) <= 1 + window_size(2)
+    assert min(ran) >= f"s{39 - window_size(2):02}"  # the last samples of the file: the first items run
+
+
+def test_k_executes_only_the_selected_samples(pytester, marks):
+    rows = [marking(marks, f"s{i}") for i in range(10)]
+    cfg = write_session(pytester, rows, "isolation: basic, workers: 3")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-k", "[3] or [7]",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=2, deselected=8)
+    assert executed(marks) == ["s3", "s7"]
+
+
+def test_ctrl_c_stops_the_pool_within_one_sample_and_leaves_no_process(pytester, marks):
+    sleeper = marker()
+    slow = f"    import subprocess, time\n    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(0.3)\n"
+    cfg = write_session(pytester, [marking(marks, f"s{i:02}", before=slow) for i in range(60)],
+                        "isolation: basic, workers: 2, timeout_s: 2")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", str(cfg), "-p", "no:xdist",
+                             *NO_CACHE], cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while len(executed(marks)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert time.monotonic() - interrupted < 2 + 8  # one sample's budget, and pytest's exit on a busy machine
+    ran = executed(marks)
+    time.sleep(1.0)
+    assert len(ran) < 60 and executed(marks) == ran
+    assert alive_with(sleeper) == []
+
+
+@needs_namespaces
+def test_a_supervisor_killed_mid_run_costs_its_sample_only(pytester, monkeypatch):
+    real_run = sandbox.Sandbox.run
+    killed: list[int] = []
+
+    def run(self, program, limits=Limits()):
+        if "KILL-MY-SUPERVISOR" in program.completion:
+            def kill() -> None:
+                time.sleep(0.5)  # the sample is in flight: it sleeps for 3 s
+                killed.append(self._proc.pid)
+                os.killpg(self._proc.pid, signal.SIGKILL)
+
+            threading.Thread(target=kill, daemon=True).start()
+        return real_run(self, program, limits)
+
+    monkeypatch.setattr(sandbox.Sandbox, "run", run)
+    doomed = {"task_id": "HumanEval/0", "completion": "    # KILL-MY-SUPERVISOR\n    import time\n"
+              "    time.sleep(3)\n" + HAS_CLOSE}
+    rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 3 + [doomed]
+    rows += [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 12
+    cfg = write_session(pytester, rows, "workers: 2, timeout_s: 10")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-results",
+                                "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(passed=15, errors=1)
+    lines = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [line["status"] for line in lines] == ["passed"] * 3 + ["harness_error"] + ["passed"] * 12
+    assert "supervisor" in lines[3]["detail"]
+    assert len(killed) == 1 and not Path(f"/proc/{killed[0]}").exists()
+
+
+def without_times(junit: Path) -> list:
+    cases = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property") if p.get("name") !=
+                 "humaneval.duration_ms"}
+        outcome = [(child.tag, child.get("message")) for child in case if child.tag != "properties"]
+        cases.append((case.get("classname"), case.get("name"), props, outcome))
+    return cases
+
+
+def test_the_pool_gives_what_a_serial_one_sandbox_run_gives(pytester):
+    rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},
+            {"task_id": "HumanEval/0", "completion": "    return False\n"},
+            {"task_id": "HumanEval/2", "completion": "    print('hello')\n    return number / 0\n"},
+            {"task_id": "HumanEval/2", "completion": None},
+            {"task_id": "HumanEval/2", "completion": "    while True:\n        pass\n"},
+            {"task_id": "HumanEval/4", "completion": "    return statistics.mean(numbers)\n"},
+            {"task_id": "HumanEval/4", "completion": "    mean = sum(numbers) / len(numbers)\n"
+                                                      "    return sum(abs(x - mean) for x in numbers) / len(numbers)\n"}]
+    outputs = {}
+    for workers in (1, 4):
+        cfg = write_session(pytester, rows, f"workers: {workers}, timeout_s: 1, k: [1, 2]")
+        tag = f"w{workers}"
+        result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rA",
+                                    "--humaneval-results", f"{tag}.jsonl", "--humaneval-report", f"{tag}.json",
+                                    "--junitxml", f"{tag}.xml", *NO_CACHE)
+        result.assert_outcomes(passed=2, failed=4, skipped=1)
+        results = [json.loads(line) for line in (pytester.path / f"{tag}.jsonl").read_text().splitlines()]
+        for line in results:
+            line.pop("duration_ms")
+        report = read_report(pytester.path / f"{tag}.json")
+        report["measurements"].pop("human-eval.avg_latency_ms")
+        report["run"].pop("versions")
+        summary = [line for line in result.stdout.lines if line.startswith(("PASSED", "FAILED", "SKIPPED"))]
+        outputs[workers] = (results, report, without_times(pytester.path / f"{tag}.xml"), summary)
+    assert outputs[4] == outputs[1]
+    assert [line["status"] for line in outputs[1][0]] == [
+        "passed", "assertion_failed", "runtime_error", "not_run", "timeout", "runtime_error", "passed"]
+
+
+def test_eight_sandboxes_on_a_small_machine_give_no_false_timeouts(pytester):
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, workers: 8}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-q", *NO_CACHE)
+    result.assert_outcomes(passed=164)
+
+
+def test_xdist_workers_with_a_pool_each_give_the_serial_verdicts(pytester):
+    rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},
+            {"task_id": "HumanEval/0", "completion": "    return False\n"}] * 6
+    cfg = write_session(pytester, rows, "workers: 3")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-results", "r.jsonl",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=6, failed=6)
+    lines = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert sorted((line["sample"], line["status"]) for line in lines) == [
+        (i, "passed" if i % 2 == 0 else "assertion_failed") for i in range(12)]

@@ -1,0 +1,148 @@
+"""What pytest shows and writes for a sample: one line per status, reruns, pytest-timeout, JUnit per its schema."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+
+from pytest_humaneval import sandbox
+from sessions import NO_CACHE, read_report
+
+# The JUnit schema of pytest's default family (xunit2), as pytest's own test suite validates against it: from
+# pytest 9.2.0's source distribution, testing/example_scripts/junit-10.xsd (MIT licence, in the file).
+JUNIT_XSD = Path(__file__).resolve().parent / "data" / "junit-10.xsd"
+
+SOLVED_0 = {"task_id": "HumanEval/0", "completion": "    return any(abs(a - b) < threshold for i, a in "
+            "enumerate(numbers) for b in numbers[i + 1:])\n"}
+WRONG_0 = {"task_id": "HumanEval/0", "completion": "    return False\n"}
+CRASH_2 = {"task_id": "HumanEval/2", "completion": "    return number / 0\n"}
+NULL_2 = {"task_id": "HumanEval/2", "completion": None}
+SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sleep(2.5)\n    return number % 1.0\n"}
+
+
+def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = "", extra: str = "") -> Path:
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = pytester.path / "humaneval.yaml"
+    path.write_text("target: {mode: samples, samples: samples.jsonl}\n"
+                    f"params: {{allow_code_execution: true{params}}}\n{extra}")
+    return path
+
+
+def test_a_harness_error_is_one_line_in_the_failure_block_and_in_the_summary(pytester, monkeypatch):
+    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rA", *NO_CACHE)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "*_ ERROR at setup of HumanEval/0 sample 0 _*",
+        "harness_error: the sandbox supervisor did not start*",
+        "*_ ERROR at setup of HumanEval/1 sample 0 _*",
+        "harness_error: the sandbox supervisor did not start*",
+        "ERROR *::HumanEval/0[[]0[]] - harness_error: the sandbox supervisor*",
+        "ERROR *::HumanEval/1[[]0[]] - harness_error: the sandbox supervisor*",
+    ])
+    errors_section = result.stdout.str().split("= ERRORS =")[1].split("= HumanEval =")[0]
+    assert len(errors_section.splitlines()) <= 8, errors_section  # two headers and two lines, not 600
+
+
+def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytester, monkeypatch):
+    def broken(program, limits):
+        raise KeyError("a bug in the harness")
+
+    monkeypatch.setattr(sandbox, "run", broken)
+    cfg = samples_config(pytester, [SOLVED_0])
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                *NO_CACHE)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["harness_error: the harness failed on this sample: KeyError: 'a bug in the harness'"])
+    report = read_report(pytester.path / "r.json")
+    assert report["counts"]["harness_error"] == 1 and report["counts"]["not_run"] == 0
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_failed_and_skipped_summary_lines_carry_the_reason(pytester, dist):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2])
+    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "-rA", *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    result.stdout.fnmatch_lines_random([
+        "FAILED *::HumanEval/0[[]1[]] - assertion_failed: AssertionError*",
+        "FAILED *::HumanEval/2[[]0[]] - runtime_error: ZeroDivision*",
+        "SKIPPED [[]1[]] *: not_run: no completion: null in the samples file",
+    ])
+
+
+def test_reruns_do_not_execute_a_sample_again(pytester):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0])
+    ways = [("--reruns", "2"), ("--force-reruns", "2"), ("--reruns", "1", "--reruns-mode", "append")]
+    helped = pytester.runpytest("--help").stdout.str()
+    for options in [way for way in ways if all(o in helped for o in way if o.startswith("--"))]:  # by version
+        result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *options,
+                                    "--humaneval-report", "r.json", *NO_CACHE)
+        outcomes = result.parseoutcomes()
+        assert outcomes.get("failed") == 1 and outcomes.get("passed") == 1 and "rerun" not in outcomes, outcomes
+        result.stdout.fnmatch_lines(["humaneval: reruns do not apply to benchmark samples: each is executed once*"])
+        assert read_report(pytester.path / "r.json")["counts"]["assertion_failed"] == 1
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_a_pytest_timeout_below_timeout_s_is_warned_about_and_the_sample_it_stops_says_so(pytester, dist):
+    cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 3")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "1", "-rA",
+                                "--humaneval-report", "r.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(passed=1, errors=1, warnings=1)
+    result.stdout.fnmatch_lines([
+        "*--timeout 1 s is below what a sample may take (params.timeout_s 3 s *",
+        "ERROR *::HumanEval/2[[]0[]] - harness_error: pytest-timeout stopped*",
+    ])
+    errors_section = result.stdout.str().split("= ERRORS =")[1].split("=====")[0]
+    assert len(errors_section.splitlines()) <= 4, errors_section  # a header and one line, not 682 lines
+    rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
+    assert rows["HumanEval/2"]["status"] == "harness_error"
+    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 1 s")
+    report = read_report(pytester.path / "r.json")
+    assert report["counts"]["harness_error"] == 1 and report["coverage"] == 0.5
+
+
+def validate(path: Path) -> ET.Element:
+    xmlschema.XMLSchema(str(JUNIT_XSD)).validate(str(path))
+    return ET.parse(path).getroot()
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_junit_validates_against_the_schema_of_pytests_default_family(pytester, dist):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], extra="gate: {min_pass_at_1: 0.9}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--junitxml", "junit.xml", *NO_CACHE)
+    assert result.ret == 1
+    root = validate(pytester.path / "junit.xml")
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert set(cases) == {"HumanEval/0[0]", "HumanEval/0[1]", "HumanEval/2[0]", "HumanEval/2[1]", "gate"}
+    assert cases["HumanEval/0[1]"].find("failure").get("message").startswith("assertion_failed: AssertionError")
+    assert cases["HumanEval/2[1]"].find("skipped").get("message") == "not_run: no completion: null in the samples file"
+    assert all(case.find("properties") is None for case in cases.values())
+    suite = {p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")}
+    assert suite["human-eval.pass_at_1"] == "0.25" and suite["human-eval.gate"] == "FAIL"
+
+
+def test_junit_with_a_harness_error_validates_too(pytester, monkeypatch):
+    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    cfg = samples_config(pytester, [SOLVED_0])
+    pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--junitxml", "junit.xml", *NO_CACHE)
+    case = validate(pytester.path / "junit.xml").find("testsuite").find("testcase")
+    assert case.find("error").get("message").startswith('failed on setup with "harness_error: the sandbox')
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_junit_xunit1_carries_the_per_sample_properties(pytester, dist):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0])
+    pytester.runpytest("--humaneval-config", str(cfg), *dist, "--junitxml", "junit.xml", "-o",
+                       "junit_family=xunit1", *NO_CACHE)
+    cases = {case.get("name"): case for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["HumanEval/0[1]"].iter("property")}
+    assert props["humaneval.task_id"] == "HumanEval/0" and props["humaneval.sample"] == "1"
+    assert props["humaneval.status"] == "assertion_failed" and props["humaneval.detail"].startswith("AssertionError")
+    assert float(props["humaneval.duration_ms"]) > 0

@@ -162,3 +162,26 @@ def test_xdist_workers_get_the_same_suites_as_the_controller(pytester, tmp_path,
     assert seen["gw0"] == seen["gw1"] == seen["controller"]
     table = plus.table_folder(hashlib.sha256(gzip.decompress(FULL.read_bytes())).hexdigest())
     assert len(list(table.iterdir())) == 4
+
+
+def test_the_suites_of_real_tasks_give_evalplus_verdicts_in_the_sandbox(tmp_path):
+    # The data side meets the judge: OpenAI's canonical solutions pass HumanEval/0 and /8 (a tuple task) on both
+    # suites, and pass /22's base suite but not its plus suite (EvalPlus: bools are not the ints it keeps).
+    from pytest_humaneval.dataset import load_problems
+    from pytest_humaneval.sandbox import Limits, Program, Sandbox, Suite
+
+    plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\nparams: {{execute: true, limit: 23}}\n")
+    openai = {p.task_id: p.canonical_solution for p in load_problems()[1]}
+    box = Sandbox().start()
+    try:
+        verdicts = {}
+        for task in ("HumanEval/0", "HumanEval/8", "HumanEval/22"):
+            problem = plan.problems[task]
+            program = Program(problem.prompt, openai[task], problem.test, problem.entry_point,
+                              Suite(plan.suites[task], 4.0, 4.0))
+            result = box.run(program, Limits(timeout_s=30.0))
+            verdicts[task] = (result.suites["base"]["status"], result.suites["plus"]["status"])
+    finally:
+        box.close()
+    assert verdicts == {"HumanEval/0": ("passed", "passed"), "HumanEval/8": ("passed", "passed"),
+                        "HumanEval/22": ("passed", "assertion_failed")}

@@ -195,3 +195,20 @@ def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
     line("a 1%")
     line("a done", final=True)
     assert screen.getvalue() == "\ra 1%\x1b[K\ra done\x1b[K\n"
+
+
+def test_xdist_workers_take_the_release_from_the_controller_and_never_download(pytester, cache, server):
+    from pytest_humaneval.config import load_config
+    from pytest_humaneval.handoff import config_from_json, config_to_json
+
+    config = pytester.path / "plus.yaml"
+    config.write_text("target: {mode: mock}\ndataset: humanevalplus-noextreme\n"
+                      "params: {execute: true, limit: 3, plus: {min_time_limit_s: 2.5}}\n")
+    loaded = load_config(config)
+    assert config_from_json(config_to_json(loaded)) == loaded, "the release name and params.plus reach workers"
+    result = pytester.runpytest("--humaneval-config", str(config), "-n", "2", "--humaneval-report", "report.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=3)
+    assert len(server.requests) == 1, "one download, by the controller"
+    assert read_report(pytester.path / "report.json")["dataset"]["label"] == (
+        "humanevalplus-noextreme v0.1.10 sample (3/164 problems, time limits max(2.5 s, 4 x canonical))")

@@ -16,7 +16,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
-__all__ = ["ConfigError", "Gate", "Params", "Pricing", "RetryPolicy", "RunConfig", "Target", "load_config"]
+from .dataset import PLUS_DEFAULT_LIMITS
+from .releases import HUMANEVAL, NAMES
+
+__all__ = ["ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig", "Target",
+           "load_config"]
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
@@ -36,6 +40,15 @@ class RetryPolicy:
     max_attempts: int
     backoff_base_s: float = 0.2
     backoff_max_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class PlusParams:
+    """EvalPlus datasets: input i may take max(min_time_limit_s, time_limit_factor x the canonical solution's
+    time on it). The defaults are EvalPlus master's (0.3.1 used a 1.0 s floor)."""
+
+    min_time_limit_s: float = PLUS_DEFAULT_LIMITS[0]
+    time_limit_factor: float = PLUS_DEFAULT_LIMITS[1]
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ class Params:
     extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
     request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
     workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
+    plus: PlusParams | None = None  # EvalPlus datasets' time limits; None: not set (the defaults apply)
 
 
 @dataclass(frozen=True)
@@ -94,7 +108,8 @@ class RunConfig:
     path: Path
     target: Target
     params: Params = field(default_factory=Params)
-    dataset: Path | None = None
+    dataset: Path | None = None  # a dataset file; None: the bundled HumanEval, or the release named below
+    dataset_release: str | None = None  # a HumanEval+ release by name (releases.RELEASES), fetched on first use
     pricing: Pricing | None = None
     gate: Gate | None = None
 
@@ -220,7 +235,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n", "workers",
+        "extra_body", "request_n", "plus", "workers",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -249,10 +264,36 @@ def _params(file: Path, data: Any) -> Params:
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
         workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
+        plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
     )
     if params.request_n == "auto":
         params = dataclasses.replace(params, request_n=None)
     return params
+
+
+def _plus(file: Path, data: Any) -> PlusParams:
+    r = _Reader(file, "params.plus", data, ("min_time_limit_s", "time_limit_factor"))
+    return PlusParams(min_time_limit_s=r.number("min_time_limit_s", PlusParams.min_time_limit_s, 0, 3600,
+                                                lo_open=True),
+                      time_limit_factor=r.number("time_limit_factor", PlusParams.time_limit_factor, 0, 1000,
+                                                 lo_open=True))
+
+
+def _dataset(top: _Reader) -> tuple[Path | None, str | None]:
+    """(a dataset file, a release name): a known name first, else a path to an existing file."""
+    value = top.data.get("dataset")
+    if value is None or value == HUMANEVAL:
+        return None, None
+    if value in NAMES:
+        return None, value
+    names = ", ".join(NAMES)
+    if not isinstance(value, str) or not value.strip():
+        top.fail("dataset", f"one of {names}, or the path of a JSONL(.gz) file", value)
+    path = top.path("dataset", must_exist=False)
+    if not path.is_file():
+        raise ConfigError(f"{top.file}: dataset: expected one of {names}, or the path of an existing JSONL(.gz) "
+                          f"file, found {value!r} (resolved to {path}, which does not exist)")
+    return path, None
 
 
 def _extra_body(r: _Reader, data: Any) -> dict[str, Any] | None:
@@ -345,11 +386,13 @@ def load_config(path: str | os.PathLike) -> RunConfig:
         top.fail("target", "a mapping with at least `mode`", None)
     target = _target(file, data["target"])
     params = _params(file, data.get("params") or {})
+    dataset, release = _dataset(top)
     config = RunConfig(
         path=file,
         target=target,
         params=params,
-        dataset=top.path("dataset"),
+        dataset=dataset,
+        dataset_release=release,
         pricing=_pricing(file, data["pricing"]) if data.get("pricing") is not None else None,
         gate=_gate(file, data["gate"], params) if data.get("gate") is not None else None,
     )
@@ -400,6 +443,14 @@ def _check_consistency(config: RunConfig, data: dict) -> None:
     if not (target.mode == "runtime" or params.execute) and "n" in (data.get("params") or {}):
         raise ConfigError(f"{file}: params.n: expected only with mode runtime or mock with execute: true (the "
                           f"fixture and a samples file set the samples per problem), found {params.n}")
+    if params.plus is not None and config.dataset is None and config.dataset_release is None:
+        raise ConfigError(f"{file}: params.plus: expected only with an EvalPlus dataset (dataset: "
+                          f"{', '.join(NAMES[1:])}, or a file in EvalPlus format), found it set with the bundled "
+                          "HumanEval")
+    if config.dataset_release is not None and target.mode == "mock" and not params.execute:
+        raise ConfigError(f"{file}: target.mode: mock replays the pre-scored fixture of the bundled HumanEval, not "
+                          f"{config.dataset_release}; set params.execute: true (runs its canonical solutions) or "
+                          "use mode: samples")
     if target.mode != "samples":
         too_big = [k for k in params.k if k > params.n]
         if too_big:

@@ -1,4 +1,9 @@
-"""HumanEval problems: loading (bundled or custom JSONL/JSONL.gz), validation, selection, digest and label."""
+"""HumanEval problems: loading (bundled or custom JSONL/JSONL.gz), validation, selection, digest and label.
+
+Two row formats: HumanEval's (``test`` defines ``check(candidate)``) and EvalPlus's (HumanEval+: ``base_input``
+and ``plus_input`` argument lists, ``atol``; its expected outputs come from running ``canonical_solution``, see
+``plus.py``). A file is one or the other, decided by its first row.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,24 @@ import gzip
 import hashlib
 import json
 import re
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["BUNDLED_NAME", "DatasetError", "Problem", "Selection", "bundled_path", "load_problems",
-           "natural_key", "read_jsonl", "select"]
+__all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "bundled_path", "load_dataset",
+           "load_problems", "natural_key", "read_jsonl", "select"]
 
 BUNDLED_NAME = "openai_humaneval"
 BUNDLED_FILE = "HumanEval.jsonl.gz"
 REQUIRED = ("task_id", "prompt", "entry_point", "test")
+# EvalPlus rows: no `test` needed (HumanEval+ Mini has none), but the canonical solution makes the expected outputs.
+EVALPLUS_REQUIRED = ("task_id", "prompt", "entry_point", "canonical_solution")
+EVALPLUS_KEYS = ("base_input", "plus_input")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LABEL_BODY_MAX = 80
+PLUS_DEFAULT_LIMITS = (4.0, 4.0)  # EvalPlus master's min_time_limit_s and time_limit_factor (config.PlusParams)
 
 
 class DatasetError(ValueError):
@@ -32,6 +42,15 @@ class Problem:
     entry_point: str
     test: str
     canonical_solution: str | None = None
+    # EvalPlus rows only: the argument lists of the base and plus suites, as loaded from JSON, and the task's
+    # absolute tolerance. None for HumanEval rows, which are judged by their `test`.
+    base_input: tuple | None = None
+    plus_input: tuple | None = None
+    atol: float = 0.0
+
+    @property
+    def evalplus(self) -> bool:
+        return self.base_input is not None
 
 
 @dataclass(frozen=True)
@@ -74,43 +93,131 @@ def natural_key(task_id: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", task_id))
 
 
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A dataset file as loaded: its problems, and what identifies its content."""
+
+    name: str
+    problems: list[Problem]  # natural task-id order
+    sha256: str  # of the content (decompressed for .gz): the same dataset has one, however it is packed
+    file_sha256: str  # of the file's bytes as they are
+    evalplus: bool
+
+
 def load_problems(path: Path | None = None) -> tuple[str, list[Problem]]:
     """(dataset name, problems in natural task-id order) from ``path`` or the bundled HumanEval."""
+    loaded = load_dataset(path)
+    return loaded.name, loaded.problems
+
+
+def load_dataset(path: Path | None = None) -> LoadedDataset:
+    """The dataset at ``path`` (or the bundled HumanEval), validated row by row; DatasetError names file and line."""
     source = path or bundled_path()
+    data = _read_bytes(source)
+    content = data
+    if source.name.endswith(".gz"):
+        try:
+            content = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DatasetError(f"{source}: cannot read: {exc}") from exc
     problems: dict[str, Problem] = {}
-    for number, row in read_jsonl(source):
+    evalplus: bool | None = None
+    for number, row in _parse_lines(source, content):
         where = f"{source}:{number}"
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
-        for key in REQUIRED:
-            if not isinstance(row.get(key), str) or (key != "prompt" and not row[key].strip()):
-                found = "nothing" if key not in row else repr(row[key])[:40]
-                raise DatasetError(f"{where}: {key}: expected a non-empty string, found {found}")
-        if not _IDENTIFIER.match(row["entry_point"]):
-            raise DatasetError(f"{where}: entry_point: expected a Python identifier, found {row['entry_point']!r}")
-        if "def check(" not in row["test"]:
-            raise DatasetError(f"{where}: test: expected code defining check(candidate), found none")
-        solution = row.get("canonical_solution")
-        if solution is not None and not isinstance(solution, str):
-            raise DatasetError(f"{where}: canonical_solution: expected a string, found {type(solution).__name__}")
-        if row["task_id"] in problems:
-            raise DatasetError(f"{where}: task_id: expected each task_id once, found {row['task_id']!r} again")
-        problems[row["task_id"]] = Problem(row["task_id"], row["prompt"], row["entry_point"], row["test"],
-                                           solution)
+        if evalplus is None:
+            evalplus = any(key in row for key in EVALPLUS_KEYS)
+        problem = _evalplus_problem(where, row) if evalplus else _humaneval_problem(where, row)
+        if problem.task_id in problems:
+            raise DatasetError(f"{where}: task_id: expected each task_id once, found {problem.task_id!r} again")
+        problems[problem.task_id] = problem
     if not problems:
         raise DatasetError(f"{source}: expected at least one problem, found none")
     name = BUNDLED_NAME if path is None else source.name.split(".")[0]
-    return name, sorted(problems.values(), key=lambda p: natural_key(p.task_id))
+    return LoadedDataset(name, sorted(problems.values(), key=lambda p: natural_key(p.task_id)),
+                         hashlib.sha256(content).hexdigest(), hashlib.sha256(data).hexdigest(), bool(evalplus))
 
 
-def select(name: str, problems: list[Problem], total: int, settings: dict[str, Any]) -> Selection:
-    """Freeze the selected problems with a digest over them and the settings that change what is measured."""
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+
+
+def _parse_lines(source: Path, content: bytes) -> Iterator[tuple[int, Any]]:
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{source}: cannot read: {exc}") from exc
+    # Lines as a text file has them ("\n"), not str.splitlines(), which also splits at U+2028 inside strings.
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise DatasetError(f"{source}:{number}: expected a JSON object, found invalid JSON ({exc})") from exc
+
+
+def _strings(where: str, row: dict, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if not isinstance(row.get(key), str) or (key != "prompt" and not row[key].strip()):
+            found = "nothing" if key not in row else repr(row[key])[:40]
+            raise DatasetError(f"{where}: {key}: expected a non-empty string, found {found}")
+    if not _IDENTIFIER.match(row["entry_point"]):
+        raise DatasetError(f"{where}: entry_point: expected a Python identifier, found {row['entry_point']!r}")
+
+
+def _humaneval_problem(where: str, row: dict) -> Problem:
+    if any(key in row for key in EVALPLUS_KEYS):
+        raise DatasetError(f"{where}: expected a HumanEval row like the file's first (no base_input/plus_input), "
+                           f"found an EvalPlus row")
+    _strings(where, row, REQUIRED)
+    if "def check(" not in row["test"]:
+        raise DatasetError(f"{where}: test: expected code defining check(candidate), found none")
+    solution = row.get("canonical_solution")
+    if solution is not None and not isinstance(solution, str):
+        raise DatasetError(f"{where}: canonical_solution: expected a string, found {type(solution).__name__}")
+    return Problem(row["task_id"], row["prompt"], row["entry_point"], row["test"], solution)
+
+
+def _evalplus_problem(where: str, row: dict) -> Problem:
+    """An EvalPlus row: judged by its inputs and the canonical solution's outputs, so `test` is optional."""
+    missing = [key for key in EVALPLUS_KEYS if key not in row]
+    if missing:
+        raise DatasetError(f"{where}: {missing[0]}: expected an EvalPlus row like the file's first (base_input "
+                           f"and plus_input), found nothing")
+    _strings(where, row, EVALPLUS_REQUIRED)
+    test = row.get("test", "")
+    if not isinstance(test, str):
+        raise DatasetError(f"{where}: test: expected a string (or no test), found {type(test).__name__}")
+    inputs = {}
+    for key in EVALPLUS_KEYS:
+        value = row[key]
+        if not isinstance(value, list) or not all(isinstance(args, list) for args in value):
+            raise DatasetError(f"{where}: {key}: expected a list of argument lists, found "
+                               f"{json.dumps(value)[:40]}")
+        inputs[key] = tuple(value)
+    atol = row.get("atol", 0)
+    if isinstance(atol, bool) or not isinstance(atol, (int, float)) or not 0 <= atol < float("inf"):
+        raise DatasetError(f"{where}: atol: expected a number >= 0, found {json.dumps(atol)[:40]}")
+    return Problem(row["task_id"], row["prompt"], row["entry_point"], test, row["canonical_solution"],
+                   inputs["base_input"], inputs["plus_input"], float(atol))
+
+
+def select(name: str, problems: list[Problem], total: int, settings: dict[str, Any],
+           release: str | None = None) -> Selection:
+    """Freeze the selected problems with a digest over them and the settings that change what is measured.
+    ``release`` (a known release's version) goes into the label after the name."""
     digest = hashlib.sha256()
     digest.update(json.dumps(settings, sort_keys=True).encode())
     for problem in problems:
         digest.update(json.dumps([problem.task_id, problem.prompt, problem.entry_point, problem.test]).encode())
     kind = "full" if len(problems) == total else "sample"
-    label = f"{name} {kind} ({', '.join([f'{len(problems)}/{total} problems', *_label_notes(settings)])})"
+    shown = f"{name} {release}" if release else name
+    label = f"{shown} {kind} ({', '.join([f'{len(problems)}/{total} problems', *_label_notes(settings)])})"
     return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label)
 
 
@@ -118,6 +225,10 @@ def _label_notes(settings: dict[str, Any]) -> list[str]:
     """What makes a run incomparable with a plain one, said where people look: the label."""
     generation = settings.get("generation") or {}
     notes = ["retried generation"] if settings.get("retry") else []
+    evalplus = settings.get("evalplus") or {}
+    if evalplus and (evalplus["min_time_limit_s"], evalplus["time_limit_factor"]) != PLUS_DEFAULT_LIMITS:
+        notes.append(f"time limits max({evalplus['min_time_limit_s']:g} s, {evalplus['time_limit_factor']:g} x "
+                     "canonical)")
     if generation.get("system_prompt") is not None:
         notes.append("own system prompt" if generation["system_prompt"] else "no system prompt")
     if generation.get("extra_body"):

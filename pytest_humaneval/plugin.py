@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,7 @@ from .dataset import DatasetError
 from .gate import Baseline, BaselineError, check_digest, load_baseline
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
+from .plus import Suites
 from .outputs import OutputError, check_output
 from .sources import Plan, build_plan
 from .summary import Aggregator
@@ -92,9 +95,11 @@ def pytest_configure(config: pytest.Config) -> None:
             # An xdist worker: the controller's config and plan, never the files (see distributed.py).
             run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
+            if isinstance(plan.suites, Suites):
+                plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
         else:
             run_config = _with_gate_options(config, load_config(path))
-            plan = build_plan(run_config)
+            plan = build_plan(run_config, StatusLine())
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if workerinput is not None and not path.is_file():
@@ -142,6 +147,25 @@ def _check_outputs(config: pytest.Config) -> None:
                 check_output("--" + dest.replace("_", "-"), value)
             except OutputError as exc:
                 raise pytest.UsageError(str(exc)) from exc
+
+
+class StatusLine:
+    """Progress of one-time work before the session (a dataset download, expected outputs), on stderr: one line
+    updated in place on a terminal; in a log, each phase's first and last states only. (The terminal reporter
+    does not exist yet when the plan is built.)"""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.open = False  # a phase has shown its first state and not its last
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r" + text + "\x1b[K" + ("\n" if final else ""))
+        elif final or not self.open:
+            self.stream.write(text + "\n")
+        self.open = not final
+        self.stream.flush()
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:

@@ -5,14 +5,17 @@ The plan is built once (on the controller) and is plain data, so it can cross to
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from .config import RunConfig
-from .dataset import DatasetError, Problem, Selection, load_problems, read_jsonl, select
+from . import plus, releases
+from .config import ConfigError, PlusParams, RunConfig
+from .dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
@@ -44,6 +47,9 @@ class Sample:
 class Plan:
     selection: Selection
     samples: tuple[Sample, ...]
+    # EvalPlus datasets: task_id -> the task's suites blob (a plus.Suites, backed by the machine's cache);
+    # empty for HumanEval.
+    suites: Mapping[str, bytes] = field(default_factory=dict, repr=False, hash=False)
 
     problems: dict[str, Problem] = field(init=False, repr=False, compare=False)
 
@@ -52,26 +58,39 @@ class Plan:
 
     def to_json(self) -> str:
         sel = self.selection
+        problems = [{f.name: getattr(p, f.name) for f in dataclasses.fields(Problem)} for p in sel.problems]
         return json.dumps({
             "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
-                          "problems": [asdict(p) for p in sel.problems]},
+                          "problems": problems},
             "samples": [asdict(s) for s in self.samples],
+            # What the suites are, not their bytes (hundreds of MB): each process reads or makes its own.
+            "suites": self.suites.to_json() if isinstance(self.suites, plus.Suites) else None,
         })
 
     @classmethod
     def from_json(cls, text: str) -> "Plan":
         data = json.loads(text)
         sel = data["selection"]
-        selection = Selection(sel["name"], tuple(Problem(**p) for p in sel["problems"]), sel["total"],
+        selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
                               sel["digest"], sel["label"])
-        return cls(selection, tuple(Sample(**s) for s in data["samples"]))
+        suites = data.get("suites")
+        return cls(selection, tuple(Sample(**s) for s in data["samples"]),
+                   plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})
+
+
+def _problem(data: dict) -> Problem:
+    """A Problem from its JSON form: the argument lists' outer level is a tuple again."""
+    for key in ("base_input", "plus_input"):
+        if data.get(key) is not None:
+            data[key] = tuple(data[key])
+    return Problem(**data)
 
 
 def mock_fixture_path() -> Path:
     return Path(str(resources.files("pytest_humaneval.fixtures").joinpath(MOCK_FIXTURE)))
 
 
-def _digest_settings(config: RunConfig) -> dict[str, Any]:
+def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any]:
     """What changes the measurement (and so must change the digest): never the model or the endpoint."""
     params = config.params
     settings: dict[str, Any] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
@@ -85,11 +104,41 @@ def _digest_settings(config: RunConfig) -> dict[str, Any]:
             settings["generation"]["system_prompt"] = params.system_prompt
         if params.extra_body:
             settings["generation"]["extra_body"] = params.extra_body
+    if dataset.evalplus:  # only then, so that HumanEval digests stay what they were
+        limits = params.plus or PlusParams()
+        settings["evalplus"] = {"dataset_sha256": dataset.sha256, "suites": True,
+                                "min_time_limit_s": limits.min_time_limit_s,
+                                "time_limit_factor": limits.time_limit_factor}
     return settings
 
 
-def build_plan(config: RunConfig) -> Plan:
-    name, problems = load_problems(config.dataset)
+def _open_dataset(config: RunConfig,
+                  progress: Callable[..., None] | None) -> tuple[LoadedDataset, str | None, Path | None]:
+    """The run's dataset (a release fetched into the user cache when named), its release version when the file
+    is a known release, and its file (None: the bundled HumanEval)."""
+    path = config.dataset
+    if config.dataset_release is not None:
+        path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress)
+    dataset = load_dataset(path)
+    release = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
+    if release is not None:
+        dataset = replace(dataset, name=release.name)
+    if not dataset.evalplus:
+        if config.params.plus is not None:
+            raise ConfigError(f"{config.path}: params.plus: expected only with an EvalPlus dataset (rows with "
+                              f"base_input and plus_input), found it set with {path}, a HumanEval-format file")
+    elif config.target.mode == "mock" and not config.params.execute:
+        raise ConfigError(f"{config.path}: target.mode: mock replays the pre-scored fixture of the bundled "
+                          f"HumanEval, not {dataset.name} (an EvalPlus dataset); set params.execute: true (runs "
+                          "its canonical solutions) or use mode: samples")
+    return dataset, releases.RELEASE_VERSION if release is not None else None, path
+
+
+def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -> Plan:
+    """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
+    EvalPlus dataset being computed (each happens once, then comes from the user cache)."""
+    dataset, release, path = _open_dataset(config, progress)
+    name, problems = dataset.name, dataset.problems
     total = len(problems)
     mode = config.target.mode
     if mode == "samples":
@@ -97,7 +146,7 @@ def build_plan(config: RunConfig) -> Plan:
         problems = [p for p in problems if p.task_id in by_task]
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
-    selection = select(name, problems, total, _digest_settings(config))
+    selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
     if mode == "samples":
         samples = [Sample(p.task_id, i, text, None if text is not None else NO_COMPLETION)
                    for p in problems for i, text in enumerate(by_task[p.task_id])]
@@ -113,7 +162,14 @@ def build_plan(config: RunConfig) -> Plan:
                            for i in range(config.params.n))
     else:
         samples = _replay(problems)
-    return Plan(selection, tuple(samples))
+    suites: Mapping[str, bytes] = {}
+    if dataset.evalplus:
+        suites = plus.Suites(dataset.sha256, problems)
+        try:
+            suites.ensure(progress)  # once per dataset, Python and machine; then it is read from the user cache
+        except DatasetError as exc:
+            raise DatasetError(f"{path}: {exc}") from exc
+    return Plan(selection, tuple(samples), suites)
 
 
 def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str | None]]:

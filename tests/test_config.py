@@ -77,7 +77,28 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
         ("target: {mode: samples}\nparams: {allow_code_execution: true}\n", "target.samples: expected a samples"),
         ("target: {mode: samples, samples: nowhere.jsonl}\nparams: {allow_code_execution: true}\n",
          "target.samples: expected an existing file, found 'nowhere.jsonl'"),
-        ("target: {mode: mock}\ndataset: missing.jsonl\n", "dataset: expected an existing file, found 'missing.jsonl'"),
+        ("target: {mode: mock}\ndataset: missing.jsonl\n",
+         "dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, humanevalplus-noextreme, or the "
+         "path of an existing JSONL(.gz) file, found 'missing.jsonl' (resolved to "),
+        ("target: {mode: mock}\ndataset: humanevalplus-mni\n", "dataset: expected one of humaneval, humanevalplus,"),
+        ("target: {mode: mock}\ndataset: [humanevalplus]\n", "dataset: expected one of humaneval, humanevalplus, "
+         "humanevalplus-mini, humanevalplus-noextreme, or the path of a JSONL(.gz) file, found a list"),
+        ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {min_time_limit_s: 0}}\n",
+         "params.plus.min_time_limit_s: expected a number > 0 and <= 3600, found 0"),
+        ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {time_limit_factor: -4}}\n",
+         "params.plus.time_limit_factor: expected a number > 0 and <= 1000, found -4"),
+        ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {time_limit_factor: x}}\n",
+         "params.plus.time_limit_factor: expected a number > 0 and <= 1000, found 'x'"),
+        ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {min_time_limit: 1}}\n",
+         "params.plus.min_time_limit: unknown key (expected one of: min_time_limit_s, time_limit_factor)"),
+        ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: 4}\n",
+         "params.plus: expected a mapping, found 4"),
+        ("target: {mode: mock}\nparams: {execute: true, plus: {min_time_limit_s: 1}}\n",
+         "params.plus: expected only with an EvalPlus dataset (dataset: humanevalplus, humanevalplus-mini, "
+         "humanevalplus-noextreme, or a file in EvalPlus format), found it set with the bundled HumanEval"),
+        ("target: {mode: mock}\ndataset: humanevalplus-mini\n",
+         "target.mode: mock replays the pre-scored fixture of the bundled HumanEval, not humanevalplus-mini; set "
+         "params.execute: true (runs its canonical solutions) or use mode: samples"),
         ("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m, credentials_ref: KEY}\n"
          "params: {allow_code_execution: true}\n", "target.credentials_ref: expected env:VARIABLE_NAME, found 'KEY'"),
         ("target: {mode: mock}\nparams: {retry: {backoff_base_s: 1}}\n", "params.retry.max_attempts: expected an integer"),
@@ -116,6 +137,22 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
 )
 def test_each_bad_value_is_one_line_naming_key_expected_and_found(write, text, expected):
     assert expected in error_of(write(text))
+
+
+def test_dataset_is_a_release_name_or_a_path_and_plus_time_limits_default_to_evalplus_master(write, tmp_path):
+    from pytest_humaneval.config import PlusParams
+
+    config = load_config(write("target: {mode: mock}\ndataset: humaneval\n"))
+    assert config.dataset is None and config.dataset_release is None  # the bundled default, by name
+    config = load_config(write("target: {mode: mock}\ndataset: humanevalplus-noextreme\nparams: {execute: true}\n"))
+    assert config.dataset is None and config.dataset_release == "humanevalplus-noextreme"
+    assert config.params.plus is None and PlusParams() == PlusParams(4.0, 4.0)
+    (tmp_path / "mine.jsonl.gz").write_bytes(b"")
+    config = load_config(write("target: {mode: mock}\ndataset: mine.jsonl.gz\n"
+                               "params: {execute: true, plus: {min_time_limit_s: 1, time_limit_factor: 2.5}}\n"))
+    assert config.dataset == tmp_path / "mine.jsonl.gz" and config.dataset_release is None
+    assert config.params.plus == PlusParams(min_time_limit_s=1.0, time_limit_factor=2.5)
+    assert type(config.params.plus.min_time_limit_s) is float
 
 
 def test_samples_and_runtime_require_explicit_code_execution_opt_in(write, tmp_path):

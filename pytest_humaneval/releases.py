@@ -1,0 +1,148 @@
+"""HumanEval+ releases by name: where each comes from, its pinned sha256, and the user cache that keeps it.
+
+``dataset: humanevalplus`` (or ``-mini``, ``-noextreme``) resolves to a file in the user cache; when it is absent
+it is downloaded once from EvalPlus's release with httpx, checked against the pinned sha256 before anything
+uses it, and renamed into place atomically: a failed, cut or tampered download caches nothing. A dataset given
+by path is recognised as one of these releases by its sha256 (of the .gz or of its decompressed content).
+
+No pytest import: errors are :class:`DatasetError` (one line), which the plugin turns into a usage error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+from .dataset import DatasetError
+
+__all__ = ["BASE_URL_ENV", "HUMANEVAL", "NAMES", "RELEASES", "RELEASE_VERSION", "Release", "cache_dir",
+           "recognise", "release_url", "resolve"]
+
+RELEASE_VERSION = "v0.1.10"
+DEFAULT_BASE_URL = f"https://github.com/evalplus/humanevalplus_release/releases/download/{RELEASE_VERSION}/"
+BASE_URL_ENV = "PYTEST_HUMANEVAL_EVALPLUS_URL"  # another place serving the same asset names (a mirror, a test)
+HUMANEVAL = "humaneval"  # the bundled dataset's name in `dataset:`
+MAX_DOWNLOAD = 64 << 20  # the largest release is 0.9 MB; a server that sends more is not serving it
+CHUNK = 1 << 16
+Progress = Callable[..., None]  # progress(text, final=False): one line that updates in place
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str  # as written in `dataset:`
+    asset: str  # the file's name among the release's assets
+    sha256: str  # of the .gz, as published
+    content_sha256: str  # of the decompressed JSONL
+    size: int  # bytes of the .gz
+
+
+# The hashes are those of shared/data/humanevalplus/PROVENANCE.md (the release files, byte for byte).
+RELEASES = {release.name: release for release in (
+    Release("humanevalplus", "HumanEvalPlus.jsonl.gz",
+            "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
+            "42526ec0e7d5f3ee0b06d6ced98f8c8bae3d76519151bfb3d36f79010645bd7f", 925_932),
+    Release("humanevalplus-mini", "HumanEvalPlus-Mini.jsonl.gz",
+            "91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f",
+            "78fbba8865b20c5a979cda6e02fd72538e1762e65980af7d1a6e93c3e87e93af", 57_064),
+    Release("humanevalplus-noextreme", "HumanEvalPlus-NoExtreme.jsonl.gz",
+            "298f79977b2663b8b8ab6b5fa50b17d6f23a92603d24f39e26203fe58c37eeda",
+            "3c5aa88735e442f327030f7097f9443ee173419e0db2a75b1c12730415398e88", 925_392),
+)}
+NAMES = (HUMANEVAL, *RELEASES)
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/pytest-humaneval``, else ``~/.cache/pytest-humaneval`` (a relative XDG_CACHE_HOME is
+    invalid by the XDG spec and ignored)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "pytest-humaneval"
+
+
+def release_url(release: Release) -> str:
+    base = os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    return base.rstrip("/") + "/" + release.asset
+
+
+def recognise(file_sha256: str, content_sha256: str) -> Release | None:
+    """The release a dataset file is, by its hashes, or None."""
+    return next((release for release in RELEASES.values()
+                 if file_sha256 == release.sha256 or content_sha256 == release.content_sha256), None)
+
+
+def resolve(name: str, where: str, progress: Progress | None = None) -> Path:
+    """The cached file of release ``name``, downloaded (and verified) first when it is not there. ``where``
+    prefixes errors (the config file and key)."""
+    release = RELEASES[name]
+    target = cache_dir() / "evalplus" / RELEASE_VERSION / release.asset
+    if target.is_file() and _sha256(target) == release.sha256:
+        return target
+    # Absent, or a cached copy that no longer matches (a disk error, an edit): fetch it again.
+    _download(release, target, where, progress or (lambda *args, **kwargs: None))
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _download(release: Release, target: Path, where: str, progress: Progress) -> None:
+    url = release_url(release)
+    advice = (f"Without network access, download {url} elsewhere and set `dataset:` to the file's path "
+              f"(e.g. dataset: ./{release.asset}); the release is recognised by its sha256")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(prefix=f".{release.asset}.", suffix=".part", dir=target.parent)
+    except OSError as exc:
+        raise DatasetError(f"{where}: {release.name}: cannot write the user cache {target.parent}: "
+                           f"{exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            found = _fetch(url, handle, release, where, advice, progress)
+        if found != release.sha256:
+            raise DatasetError(f"{where}: {release.name}: the file downloaded from {url} has sha256 {found}, "
+                               f"expected {release.sha256} (the pinned {RELEASE_VERSION} release); nothing was "
+                               "cached")
+        os.replace(part, target)
+    except OSError as exc:
+        raise DatasetError(f"{where}: {release.name}: cannot write the user cache {target.parent}: "
+                           f"{exc.strerror or exc}") from exc
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+    progress(f"humaneval: downloaded {release.asset} ({release.size / 1024:.0f} KiB, sha256 verified) "
+             f"into {target.parent}", final=True)
+
+
+def _fetch(url: str, handle: BinaryIO, release: Release, where: str, advice: str, progress: Progress) -> str:
+    """Stream ``url`` into ``handle``; the sha256 of what arrived."""
+    import httpx  # only a session that downloads pays for the import
+
+    digest, received = hashlib.sha256(), 0
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0, connect=10.0)) as reply:
+            if reply.status_code != 200:
+                raise DatasetError(f"{where}: {release.name}: cannot download {url}: HTTP {reply.status_code}. "
+                                   f"{advice}")
+            total = int(reply.headers.get("content-length") or 0) or release.size
+            for chunk in reply.iter_bytes(CHUNK):
+                received += len(chunk)
+                if received > MAX_DOWNLOAD:
+                    raise DatasetError(f"{where}: {release.name}: {url} sent more than {MAX_DOWNLOAD >> 20} MiB, "
+                                       f"expected the {release.size:,}-byte release. {advice}")
+                handle.write(chunk)
+                digest.update(chunk)
+                progress(f"humaneval: downloading {release.asset} from {url}: "
+                         f"{min(100, 100 * received // total)}%")
+    except httpx.HTTPError as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise DatasetError(f"{where}: {release.name}: cannot download {url} ({reason}). {advice}") from exc
+    return digest.hexdigest()

@@ -1,0 +1,38 @@
+"""Where the tests find the HumanEval+ release files, and a warm cache of their expected outputs.
+
+The files are read from ``../shared/data/humanevalplus/`` beside the project (the layout of the worktrees and of
+CI: a clone with shared/ beside it), never copied into the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humanevalplus"
+FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "humanevalplus-mini": "HumanEvalPlus-Mini.jsonl.gz",
+         "humanevalplus-noextreme": "HumanEvalPlus-NoExtreme.jsonl.gz"}
+# An XDG_CACHE_HOME shared by the test sessions of this machine: the expected outputs of the full HumanEval+
+# take tens of seconds to compute, so a session that needs them all computes them once, and later ones read
+# them (a torn or corrupt file there is computed again). Outside the user's own cache on purpose.
+WARM_XDG = Path(tempfile.gettempdir()) / f"pytest-humaneval-tests-{os.getuid()}" / "xdg"
+
+
+def shared_file(name: str) -> Path:
+    """The release file of ``name`` in the shared data folder."""
+    return DATA / FILES[name]
+
+
+def evalplus_row(task_id: str = "T/0", solution: str = "    return x * 2\n", **overrides) -> dict:
+    row = {"task_id": task_id, "prompt": "def f(x):\n", "entry_point": "f", "canonical_solution": solution,
+           "contract": "    assert isinstance(x, int)  # $_CONTRACT_$\n", "base_input": [[1], [2]],
+           "plus_input": [[3], [4], [5]], "atol": 0}
+    row.update(overrides)
+    return row
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path

@@ -1,0 +1,57 @@
+"""A real HTTP server on 127.0.0.1 that serves the HumanEval+ release files under their asset names.
+
+The files are read from ``../shared/data/humanevalplus/`` (``plus_data``). A test can make the server send other
+bytes for a name, or a status instead; every request's path is recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from plus_data import shared_file
+from pytest_humaneval.releases import RELEASE_VERSION, RELEASES
+
+
+class ReleaseServer:
+    """Serves ``/releases/download/<version>/<asset>`` for each release, in 64 KiB writes."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.replace: dict[str, bytes] = {}  # asset -> the bytes to send instead
+        self.status: dict[str, int] = {}  # asset -> a status to answer instead
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                server.requests.append(self.path)
+                asset = self.path.rsplit("/", 1)[-1]
+                release = next((r for r in RELEASES.values() if r.asset == asset), None)
+                if asset in server.status or release is None:
+                    self.send_error(server.status.get(asset, 404))
+                    return
+                body = server.replace.get(asset) or shared_file(release.name).read_bytes()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for start in range(0, len(body), 1 << 16):
+                    self.wfile.write(body[start:start + (1 << 16)])
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/releases/download/{RELEASE_VERSION}/"
+
+    def __enter__(self) -> "ReleaseServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

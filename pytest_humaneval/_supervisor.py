@@ -1,7 +1,7 @@
 """The sandbox supervisor: a warm process that runs one sample at a time in two fresh forked children.
 
 Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py BASE_DIR ISOLATION
-SUITES_DIR`` with a stripped environment. It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing
+FILES_FD`` with a stripped environment (FILES_FD: a socket on which the harness hands over open files). It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing
 from ``pytest_humaneval`` (so nothing of the harness is inherited by the candidate) and only the standard
 library, plus its two siblings ``_wire.py`` and ``_judge.py``, loaded by path.
 
@@ -35,7 +35,7 @@ import sys
 import time
 
 CALLS_FD = 3  # in each child: the two pipes between candidate and judge (and the judge's verdict pipe)
-SUITES_FD = 5  # in the supervisor and the judge: the harness's folder of HumanEval+ suites
+FILES_FD = 5  # in the supervisor: the socket on which the harness hands over HumanEval+ suites files
 EXCERPT_BYTES = 4096
 # Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
 # `random` re-seeds itself in each forked child (os.register_at_fork), so samples do not share a stream.
@@ -153,12 +153,12 @@ class Problem:
     the supervisor does the same towards the judge. Compiled here (trusted text: the dataset's, never a
     completion), without this module's compiler flags, and inherited by every fork."""
 
-    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_file")
+    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_fd", "suite_offset")
 
-    def __init__(self, prompt: str, test: str, suite_file: str | None = None) -> None:
+    def __init__(self, prompt: str, test: str, suite_fd: int | None = None, suite_offset: int = 0) -> None:
         self.prompt, self.test = prompt, test
-        # HumanEval+: the name of the file (in the harness's folder of suites) that holds the problem's suites
-        self.suite_file = suite_file
+        # HumanEval+: an open descriptor of the file that holds the problem's suites, from suite_offset on
+        self.suite_fd, self.suite_offset = suite_fd, suite_offset
         try:
             self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
         except SyntaxError:  # a prompt that is not a module on its own: the judge goes without its helpers
@@ -168,12 +168,28 @@ class Problem:
                       for name, text in ((_judge.PROMPT_FILE, prompt), (_judge.TEST_FILE, test))}
 
 
-def _problem(request: dict, problems: dict) -> Problem:
-    """The request's problem: registered when the request carries its texts, else known from before."""
+def _problem(request: dict, problems: dict, suite_fd: int | None = None) -> Problem:
+    """The request's problem: registered when the request carries its texts (with its suites file, received
+    just before it), else known from before."""
     number = request["problem"]
     if "test" in request:
-        problems[number] = Problem(request["prompt"], request["test"], request.get("suite_file"))
+        old = problems.get(number)
+        if old is not None and old.suite_fd is not None:
+            os.close(old.suite_fd)
+        problems[number] = Problem(request["prompt"], request["test"], suite_fd, request.get("suite_offset", 0))
     return problems[number]
+
+
+def _suite_file(request: dict) -> int | None:
+    """The descriptor the harness sent for a request that registers a HumanEval+ problem."""
+    if "suite_offset" not in request:
+        return None
+    import socket
+
+    _, fds, _, _ = socket.recv_fds(socket.socket(fileno=os.dup(FILES_FD)), 1, 1)
+    if len(fds) != 1:
+        raise OSError("the suites file of the problem did not arrive")
+    return fds[0]
 
 
 # ----------------------------------------------------------------------------------------- the supervisor
@@ -320,14 +336,17 @@ def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgePr
     """Run one sample and return the reply: a HumanEval sample once (the dataset's test), a HumanEval+ sample
     twice (its base suite, then its plus suite, each against a fresh candidate, as EvalPlus runs them); then
     check that nothing the program did reached the supervisor."""
-    problem = _problem(request, problems)
+    problem = _problem(request, problems, _suite_file(request))
     suite = request.get("suite")
     if suite is None:
         reply = _run_once(request, problem, None, float(request["timeout_s"]), base, serial, isolation, judge,
                           cgroups)
     else:
-        base_reply = _run_once(request, problem, "base", suite["caps"][0], base, serial, isolation, judge, cgroups)
-        plus_reply = _run_once(request, problem, "plus", suite["caps"][1], base, serial, isolation, judge, cgroups)
+        # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the longest
+        # any suite may take, for the supervisor to stop a stalled one.
+        cap = _suite.CAP_S + _suite.CAP_SLACK_S + 1.0
+        base_reply = _run_once(request, problem, "base", cap, base, serial, isolation, judge, cgroups)
+        plus_reply = _run_once(request, problem, "plus", cap, base, serial, isolation, judge, cgroups)
         reply = _combined(base_reply, plus_reply)
     tampered = baseline.changed()
     if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
@@ -500,9 +519,11 @@ class JudgeProcess:
         theirs.close()
         self.pid, self._sock, self._known = pid, ours, set()
 
-    def message(self, request: dict, problem: Problem, suite: str | None, seconds: float) -> bytes:
-        """The judge's request for a sample (or one of its HumanEval+ suites), made before the candidate's fork
-        (see ``send``)."""
+    def message(self, request: dict, problem: Problem, suite: str | None,
+                seconds: float) -> tuple[bytes, tuple[int, ...]]:
+        """The judge's request for a sample (or one of its HumanEval+ suites) and the descriptors to hand over
+        with it besides the candidate's pipes (the problem's suites file, the first time), made before the
+        candidate's fork (see ``send``)."""
         if self.pid is None:
             self.start()
         message = {"problem": request["problem"], "entry_point": request["entry_point"], "seconds": seconds}
@@ -510,11 +531,15 @@ class JudgeProcess:
             settings = request["suite"]
             message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
                            time_limit_factor=settings["time_limit_factor"])
+        extra: tuple[int, ...] = ()
         if request["problem"] not in self._known:
-            message.update(prompt=problem.prompt, test=problem.test, suite_file=problem.suite_file)
+            message.update(prompt=problem.prompt, test=problem.test)
+            if problem.suite_fd is not None:
+                message["suite_offset"] = problem.suite_offset
+                extra = (problem.suite_fd,)
             self._known.add(request["problem"])
         body = json.dumps(message).encode()
-        return struct.pack(">I", len(body)) + body
+        return struct.pack(">I", len(body)) + body, extra
 
     def alive(self) -> bool:
         """Whether the judge process still runs (it can be killed between samples: the OOM killer, the host)."""
@@ -525,12 +550,13 @@ class JudgeProcess:
         except ChildProcessError:
             return False
 
-    def send(self, message: bytes, requests: int, replies: int) -> None:
+    def send(self, message: tuple[bytes, tuple[int, ...]], requests: int, replies: int) -> None:
         """Hand the judge its request and its ends of the candidate's pipes. This and ``receive`` are all the
         supervisor does while the candidate lives: every page it writes meanwhile is copied (copy-on-write)."""
         import socket
 
-        sent = socket.send_fds(self._sock, [message], [requests, replies])
+        message, extra = message
+        sent = socket.send_fds(self._sock, [message], [requests, replies, *extra])
         if sent < len(message):
             self._sock.sendall(message[sent:])
 
@@ -586,16 +612,14 @@ def _judge_main(sock) -> None:
     import socket
 
     fd = sock.fileno()
-    # Nothing of the harness's channel, nor of the sample being forked; the folder of suites stays.
-    for low, high in ((3, min(fd, SUITES_FD)), (min(fd, SUITES_FD) + 1, max(fd, SUITES_FD)),
-                      (max(fd, SUITES_FD) + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])):
-        os.closerange(low, high)
+    os.closerange(3, fd)  # nothing of the harness's channel, nor of the sample being forked
+    os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     baseline = _contain.Baseline()
     problems: dict = {}
     decoded: dict = {}
     _contain.Cgroups.protect_self()
     while True:
-        data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
         if not data:
             os._exit(0)
         try:
@@ -607,11 +631,11 @@ def _judge_main(sock) -> None:
                     os._exit(0)
                 body += chunk
             request = json.loads(body)
-            problem = _problem(request, problems)
+            problem = _problem(request, problems, fds[2] if len(fds) > 2 else None)
             linecache.cache.update(problem.lines)
-            requests, replies = fds
+            requests, replies = fds[:2]
             if "suite" in request:
-                record = _suite.judge_suite(_suites(problem, SUITES_FD, decoded)[request["suite"]],
+                record = _suite.judge_suite(_suites(problem, decoded)[request["suite"]],
                                             request["entry_point"],
                                             request.get("oracle"), request["min_time_limit_s"],
                                             request["time_limit_factor"], requests, replies)
@@ -621,7 +645,7 @@ def _judge_main(sock) -> None:
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
-            for handle in fds:
+            for handle in fds[:2]:  # a suites file stays with its problem
                 os.close(handle)
         tampered = baseline.changed()
         if tampered:  # a candidate that shares this uid reached this process: nothing it judges now is sure
@@ -632,18 +656,22 @@ def _judge_main(sock) -> None:
             os._exit(0)
 
 
-def _suites(problem: Problem, folder: int, decoded: dict) -> dict:
+def _suites(problem: Problem, decoded: dict) -> dict:
     """The problem's HumanEval+ suites (trusted data: the dataset's inputs and its canonical solution's outputs
-    and times), read by the judge from the harness's folder of suites (opened before the supervisor left the
-    host's mount namespace) and decoded; only the last two problems' are kept (some hold hundreds of MB)."""
-    name = problem.suite_file
+    and times), read by the judge from the file the harness handed over and decoded; only the last two
+    problems' are kept (some hold hundreds of MB)."""
+    name = (problem.suite_fd, problem.suite_offset)
     if name not in decoded:
-        fd = os.open(name, os.O_RDONLY, dir_fd=folder)
-        try:
-            data = b"".join(iter(lambda: os.read(fd, 1 << 24), b""))
-        finally:
-            os.close(fd)
-        base_in, base_out, base_s, plus_in, plus_out, plus_s, atol = _wire.decode(data)
+        size = os.fstat(problem.suite_fd).st_size - problem.suite_offset
+        chunks, position = [], problem.suite_offset
+        while size > 0:
+            chunk = os.pread(problem.suite_fd, min(size, 1 << 24), position)
+            if not chunk:
+                raise OSError("a suites file shorter than it was")
+            chunks.append(chunk)
+            position += len(chunk)
+            size -= len(chunk)
+        base_in, base_out, base_s, plus_in, plus_out, plus_s, atol = _wire.decode(b"".join(chunks))
         while len(decoded) >= 2:
             decoded.pop(next(iter(decoded)))
         decoded[name] = {"base": (base_in, base_out, base_s, atol), "plus": (plus_in, plus_out, plus_s, atol)}
@@ -730,10 +758,10 @@ def main() -> int:
     # The harness's channel moves off fds 0 and 1, which point at /dev/null from here on: whatever a test
     # reads or prints while it is judged in this process can never reach the channel.
     channel_in, channel_out = os.dup(0), os.dup(1)  # fds 3 and 4: every per-sample fd comes after them
-    suites = os.open(sys.argv[3], os.O_RDONLY | os.O_DIRECTORY)  # read by the judge, by file name
-    if suites != SUITES_FD:
-        os.dup2(suites, SUITES_FD)
-        os.close(suites)
+    files = int(sys.argv[3])  # the socket on which the harness hands over HumanEval+ suites files
+    if files != FILES_FD:
+        os.dup2(files, FILES_FD)
+        os.close(files)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import sandbox
-from .config import RunConfig
+from . import plus, sandbox
+from .config import PlusParams, RunConfig
 from .sandbox import DETAIL_MAX, ExecResult, Limits, Status
 from .sources import Plan, Sample
 
 if TYPE_CHECKING:
-    from .pool import VerdictPool
+    from .pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
 __all__ = ["POOL_KEY", "PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
 
@@ -84,8 +84,14 @@ class HumanEvalItem(pytest.Item):
         sample = self.sample
         if sample.recorded is not None or sample.not_run is not None or sample.completion is None:
             return None
-        problem = self.config.stash[RUN_KEY].plan.problems[sample.task_id]
-        return sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point)
+        run = self.config.stash[RUN_KEY]
+        problem = run.plan.problems[sample.task_id]
+        suite = None
+        if problem.evalplus and isinstance(run.plan.suites, plus.Suites):  # judged by EvalPlus's rules
+            limits = run.config.params.plus or PlusParams()
+            suite = sandbox.Suite(str(run.plan.suites.path(sample.task_id)), plus.BLOB_OFFSET,
+                                  limits.min_time_limit_s, limits.time_limit_factor, plus.oracle(problem))
+        return sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point, suite)
 
     def setup(self) -> None:
         run = self.config.stash[RUN_KEY]

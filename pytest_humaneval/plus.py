@@ -42,8 +42,8 @@ from . import _expected, _wire
 from .dataset import DatasetError, Problem
 from .releases import cache_dir
 
-__all__ = ["BLOB_OFFSET", "CALL_LIMIT_S", "SUITE_CAP_S", "SUITE_GRACE_S", "Suites", "suite_blobs", "suite_limits",
-           "table_folder"]
+__all__ = ["BLOB_OFFSET", "CALL_LIMIT_S", "SUITE_CAP_S", "SUITE_GRACE_S", "Suites", "oracle", "suite_blobs",
+           "suite_limits", "table_folder"]
 
 CHILD = Path(_expected.__file__)
 FORMAT = "v1"  # of the cached files; a change of how they are made gets a new folder
@@ -82,6 +82,7 @@ class Suites(Mapping[str, bytes]):
         self.problems = {problem.task_id: problem for problem in problems if problem.evalplus}
         self.root = root
         self._memo: OrderedDict[str, bytes] = OrderedDict()
+        self._checked: set[str] = set()  # tasks whose cached file this process has verified whole
         self._lock = threading.Lock()
 
     @property
@@ -96,9 +97,19 @@ class Suites(Mapping[str, bytes]):
             _compute(missing, folder, workers or _cpus(), progress or _silent)
 
     def path(self, task_id: str) -> Path:
-        """The cached file of ``task_id`` (header, then the blob at BLOB_OFFSET), verified and present."""
-        self[task_id]
-        return self.folder / _file_name(task_id)
+        """The cached file of ``task_id`` (header, then the blob at BLOB_OFFSET), present and verified whole (length
+        and sha256, streamed: the blob is not kept) the first time this process asks; computed again if not."""
+        problem = self.problems[task_id]
+        target = self.folder / _file_name(task_id)
+        with self._lock:
+            if task_id not in self._checked:
+                if not _whole(target):
+                    _compute([problem], self.folder, 1, _silent)
+                    if not _whole(target):
+                        raise DatasetError(f"{task_id}: the expected outputs just computed in {self.folder} "
+                                           "cannot be read back (is another process clearing the cache?)")
+                self._checked.add(task_id)
+        return target
 
     def __getitem__(self, task_id: str) -> bytes:
         problem = self.problems[task_id]
@@ -161,6 +172,31 @@ def _present(path: Path) -> bool:
         return False
     return (len(head) == BLOB_OFFSET and head.startswith(_expected.MAGIC)
             and _expected.HEADER.unpack_from(head, len(_expected.MAGIC))[0] == size - BLOB_OFFSET)
+
+
+def _whole(path: Path) -> bool:
+    """The cached file is present and its blob matches the header's length and sha256 (read in chunks)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(BLOB_OFFSET)
+            if len(head) != BLOB_OFFSET or not head.startswith(_expected.MAGIC):
+                return False
+            size, digest = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
+            hasher, seen, first = hashlib.sha256(), 0, b""
+            while chunk := handle.read(1 << 20):
+                if not first:
+                    first = chunk[:5]
+                hasher.update(chunk)
+                seen += len(chunk)
+    except OSError:
+        return False
+    return seen == size and hasher.digest() == digest and first == b"t\x00\x00\x00\x07"
+
+
+def oracle(problem: Problem) -> str | None:
+    """EvalPlus's special oracle for a HumanEval+ problem, by its rule (the dataset's ``find_zero`` entry point is
+    judged by |poly(xs, x)| <= atol, not by the expected root), or None: compare with the expected outputs."""
+    return "polynomial_root" if problem.entry_point == "find_zero" else None
 
 
 def _file_name(task_id: str) -> str:

@@ -21,6 +21,7 @@ import os
 import re
 import select
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from pathlib import Path
 from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
-           "clean_text", "configure", "run", "shared", "shutdown", "suite_caps"]
+           "clean_text", "configure", "run", "shared", "shutdown"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
@@ -45,6 +46,7 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
 REPLY_GRACE_S = 30.0
 ISOLATION_MODES = ("auto", "strict", "basic")
 STARTUP_TIMEOUT_S = 60.0
+SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per-input limits) + 1 s, and slack
 MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
@@ -76,12 +78,15 @@ class Limits:
 
 @dataclass(frozen=True)
 class Suite:
-    """A HumanEval+ problem's suites: ``blob`` is the ``_wire`` encoding of ``(base_inputs, base_expected,
-    base_seconds, plus_inputs, plus_expected, plus_seconds, atol)`` (the canonical solution's outputs and
-    times); the per-input limits are max(min_time_limit_s, time_limit_factor x time); ``oracle`` names a rule
-    that replaces comparison with the expected output (``polynomial_root``)."""
+    """A HumanEval+ problem's suites: the file at ``path`` holds, from ``offset`` on, the ``_wire`` encoding of
+    ``(base_inputs, base_expected, base_seconds, plus_inputs, plus_expected, plus_seconds, atol)`` (the
+    canonical solution's outputs and times; ``plus.Suites.path`` is such a file). The file reaches the judge as
+    an open descriptor, so a suite of hundreds of MB is never copied. The per-input limits are
+    max(min_time_limit_s, time_limit_factor x time); ``oracle`` names a rule that replaces comparison with the
+    expected output (``polynomial_root``)."""
 
-    blob: bytes
+    path: str
+    offset: int = 0
     min_time_limit_s: float = 4.0
     time_limit_factor: float = 4.0
     oracle: str | None = None
@@ -187,17 +192,22 @@ class Sandbox:
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
         env = sandbox_env()
         env["HOME"] = env["TMPDIR"] = self._base
+        # Requests and replies go through the supervisor's stdin and stdout; open files (HumanEval+ suites)
+        # through this socket, which can carry descriptors.
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode, suites_folder()],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode, str(theirs.fileno())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, pass_fds=(theirs.fileno(),),
                 env=env, cwd=self._base, start_new_session=True, close_fds=True,
             )
         except OSError as exc:
+            ours.close()
             raise SandboxError(f"could not start the sandbox supervisor ({sys.executable}): {exc}") from exc
         finally:
             log.close()
-        self._proc, self._ready = proc, False
+            theirs.close()
+        self._proc, self._ready, self._files = proc, False, ours
         self._problems: dict[tuple, int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:
@@ -252,10 +262,11 @@ class Sandbox:
             self._handshake()
         return self._proc
 
-    def _request(self, program: Program, limits: Limits) -> tuple[dict, float]:
-        """The supervisor's request for ``program`` and how long its answer may take: a problem's texts (and
-        HumanEval+ suites file) go to a supervisor once, then only its number."""
-        key = (program.prompt, program.test, suite_file(program.suite) if program.suite else None)
+    def _request(self, program: Program, limits: Limits) -> tuple[dict, float, int | None]:
+        """The supervisor's request for ``program``, how long its answer may take, and the suites file to hand
+        over with it: a problem's texts (and HumanEval+ suites) go to a supervisor once, then only its number."""
+        suite = program.suite
+        key = (program.prompt, program.test, (suite.path, suite.offset) if suite else None)
         number = self._problems.get(key)
         request = {
             "id": self._serial,
@@ -266,36 +277,46 @@ class Sandbox:
             "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
                        "open_files": limits.open_files},
         }
-        wait_s = limits.timeout_s
-        if program.suite is not None:
-            caps = suite_caps(program.suite)
-            request["suite"] = {"min_time_limit_s": program.suite.min_time_limit_s,
-                                "time_limit_factor": program.suite.time_limit_factor,
-                                "oracle": program.suite.oracle, "caps": caps}
-            wait_s = sum(caps)
+        wait_s, suite_fd = limits.timeout_s, None
+        if suite is not None:
+            request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
+                                "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}
+            wait_s = 2 * SUITE_CAP_S  # each suite's own cap is the judge's to keep; this only bounds a stall
         if number is None:  # this supervisor's first sample of the problem: its texts, numbered
             request.update(prompt=program.prompt, test=program.test)
-            if program.suite is not None:
-                request["suite_file"] = key[2]
+            if suite is not None:
+                suite_fd = os.open(suite.path, os.O_RDONLY | os.O_CLOEXEC)
+                request["suite_offset"] = suite.offset
             self._problems[key] = request["problem"]
-        return request, wait_s
+        return request, wait_s, suite_fd
+
+    def _send(self, proc: subprocess.Popen, request: dict, suite_fd: int | None) -> None:
+        """The request, after the descriptor of its suites file when it has one (the supervisor reads it then)."""
+        if suite_fd is not None:
+            try:
+                socket.send_fds(self._files, [b"F"], [suite_fd])
+            except OSError as exc:
+                raise _SupervisorGone() from exc
+            finally:
+                os.close(suite_fd)
+        _send(proc, request)
 
     def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
             proc = self._supervisor()
             self._serial += 1
-            request, wait_s = self._request(program, limits)
+            request, wait_s, suite_fd = self._request(program, limits)
             started = time.monotonic()
             try:
                 try:
-                    _send(proc, request)
+                    self._send(proc, request, suite_fd)
                 except _SupervisorGone:
                     # It died while idle (killed from outside) and the request never reached it: nothing ran,
                     # so a fresh supervisor (which knows no problem yet) runs this sample and none is lost.
                     self.close()
                     proc = self._supervisor()
-                    request, wait_s = self._request(program, limits)
-                    _send(proc, request)
+                    request, wait_s, suite_fd = self._request(program, limits)
+                    self._send(proc, request, suite_fd)
                 reply = _receive(proc, wait_s + REPLY_GRACE_S)
             except BaseException as exc:
                 # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
@@ -344,8 +365,10 @@ class Sandbox:
                 pass
 
     def close(self) -> None:
-        proc, base = self._proc, self._base
-        self._proc = self._base = None
+        proc, base, files = self._proc, self._base, getattr(self, "_files", None)
+        self._proc = self._base = self._files = None
+        if files is not None:
+            files.close()
         if proc is not None and self._owner == os.getpid():
             for stream in (proc.stdin, proc.stdout):
                 try:
@@ -405,54 +428,6 @@ def _suites(value: object, program: Program) -> dict:
             detail = f"{detail} (at {location})"
         suites[name] = {"status": suite["status"], "detail": clean_text(detail, DETAIL_MAX)}
     return suites
-
-
-_CAPS: dict[int, tuple[bytes, list[float]]] = {}
-_SUITE_FILES: dict[int, tuple[bytes, str]] = {}
-_suites_folder: str | None = None
-
-
-def suites_folder() -> str:
-    """This process's folder of HumanEval+ suites: one file per problem, named by its sha256, written once and
-    read by every supervisor's judge (which opened the folder before leaving the host's mount namespace), so
-    suites of hundreds of MB never travel through the supervisors' pipes."""
-    global _suites_folder
-    if _suites_folder is None or not os.path.isdir(_suites_folder):
-        _suites_folder = tempfile.mkdtemp(prefix="pytest-humaneval-suites-")
-        atexit.register(_contain.remove_tree, _suites_folder)
-    return _suites_folder
-
-
-def suite_file(suite: Suite) -> str:
-    """The name of ``suite``'s file in the folder of suites, written on first use."""
-    known = _SUITE_FILES.get(id(suite.blob))
-    if known is None or known[0] is not suite.blob:
-        import hashlib
-
-        name = hashlib.sha256(suite.blob).hexdigest()
-        path = os.path.join(suites_folder(), name)
-        if not os.path.exists(path):
-            handle, partial = tempfile.mkstemp(dir=suites_folder(), suffix=".partial")
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(suite.blob)
-            os.chmod(partial, 0o644)
-            os.replace(partial, path)  # atomic: a judge reads a whole file or none
-        known = _SUITE_FILES[id(suite.blob)] = (suite.blob, name)
-    return known[1]
-
-
-def suite_caps(suite: Suite) -> list[float]:
-    """The wall-clock caps of the base and plus suites (min(60 s, sum of per-input limits) + 1 s each), from
-    the canonical solution's times in the blob; decoded once per blob."""
-    known = _CAPS.get(id(suite.blob))
-    if known is None or known[0] is not suite.blob:
-        from . import _suite, _wire
-
-        decoded = _wire.decode(suite.blob)
-        caps = [_suite.limits(seconds, suite.min_time_limit_s, suite.time_limit_factor)[1]
-                for seconds in (decoded[2], decoded[5])]
-        known = _CAPS[id(suite.blob)] = (suite.blob, caps)
-    return known[1]
 
 
 class _SupervisorGone(Exception):

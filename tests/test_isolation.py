@@ -360,8 +360,9 @@ def unprivileged():
         os.setgid(65534)
         os.setuid(65534)
 
-    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto", str(home)],
-                            stdin=subprocess.PIPE,
+    files, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto", str(theirs.fileno())],
+                            pass_fds=(theirs.fileno(),), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, preexec_fn=demote, env={"PATH": "/usr/bin:/bin"}, cwd=home)
 
     def run(program: str) -> dict:

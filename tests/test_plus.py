@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import gzip
-import json
 import os
 import subprocess
 import sys
@@ -251,6 +250,8 @@ def test_suites_read_blobs_when_asked_and_keep_only_the_last_few(tmp_path, monke
     assert _wire.decode(suites["T/3"])[1] == (4, 5)
     path = suites.path("T/2")
     assert path.parent == plus.table_folder(sha) and _wire.decode(path.read_bytes()[plus.BLOB_OFFSET:])[4] == (5, 6, 7)
+    assert list(suites._memo) == ["T/3"], "path() verifies the file without keeping its blob in memory"
+    suites["T/2"]
     assert len(suites._memo) == plus.MEMO
     path.unlink()  # gone from the cache (but still in memory)
     suites["T/0"], suites["T/1"]  # pushes T/2 out of memory
@@ -307,3 +308,24 @@ def test_a_gzip_file_that_is_not_gzip_is_one_error(tmp_path):
     bad.write_bytes(gzip.compress(b'{"task_id": 1}\n')[:-8])
     with pytest.raises(DatasetError, match=f"{bad}: cannot read: "):
         load_dataset(bad)
+
+
+def test_suites_path_verifies_the_file_once_and_computes_a_damaged_one_again(tmp_path, monkeypatch):
+    # The sandbox reads the suites from this file (by descriptor): the first use in a process checks its length
+    # and sha256; a file damaged before that is computed again, never handed to the judge as it is.
+    rows = [evalplus_row("T/0", "    return x + 1\n")]
+    problems, sha = problems_of(tmp_path, rows)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    plus.Suites(sha, problems).ensure()
+    path = plus.table_folder(sha) / "T%2F0.wire"
+    good = path.read_bytes()
+    damaged = bytearray(good)
+    damaged[-1] ^= 0xFF  # same length: only the digest can tell
+    path.write_bytes(bytes(damaged))
+    suites = plus.Suites(sha, problems)
+    assert suites.path("T/0") == path
+    again = path.read_bytes()
+    assert again != bytes(damaged) and plus._whole(path)
+    assert _wire.decode(again[plus.BLOB_OFFSET:])[:2] == _wire.decode(good[plus.BLOB_OFFSET:])[:2]
+    path.write_bytes(bytes(damaged))
+    assert suites.path("T/0") == path and path.read_bytes() == bytes(damaged), "verified once per process"

@@ -178,7 +178,7 @@ def test_the_suites_of_real_tasks_give_evalplus_verdicts_in_the_sandbox(tmp_path
         for task in ("HumanEval/0", "HumanEval/8", "HumanEval/22"):
             problem = plan.problems[task]
             program = Program(problem.prompt, openai[task], problem.test, problem.entry_point,
-                              Suite(plan.suites[task], 4.0, 4.0))
+                              Suite(str(plan.suites.path(task)), plus.BLOB_OFFSET, 4.0, 4.0))
             result = box.run(program, Limits(timeout_s=30.0))
             verdicts[task] = (result.suites["base"]["status"], result.suites["plus"]["status"])
     finally:

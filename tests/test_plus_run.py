@@ -1,0 +1,78 @@
+"""HumanEval+ end to end: a samples file judged by the base and plus suites of real tasks, as a pytest run.
+
+The rows come from the HumanEval+ release in the shared data folder (written to a temporary file); the expected
+outputs from the warm test cache (plus_data.WARM_XDG), computed on first use.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_humaneval.dataset import load_problems
+from plus_data import WARM_XDG, shared_file, write_jsonl
+from sessions import NO_CACHE
+
+TASKS = ("HumanEval/0", "HumanEval/22", "HumanEval/32")
+# A root by Newton's method from x = 7: EvalPlus judges find_zero by |poly(xs, x)| <= 1e-4, not by the
+# canonical solution's root, so this passes the base suite where a comparison with the expected root fails
+# (input 4: 1.19 is a root, the canonical bisection finds 0.38); on the plus suite it stops short of a root.
+NEWTON = """    x = 7.0
+    for _ in range(200):
+        fx = poly(xs, x)
+        d = sum(i * c * x ** (i - 1) for i, c in enumerate(xs) if i)
+        if d == 0:
+            x += 1.0
+            continue
+        x -= fx / d
+    return x
+"""
+
+
+@pytest.fixture
+def plus_run(pytester, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(WARM_XDG))
+    rows = [json.loads(line) for line in gzip.decompress(shared_file("humanevalplus").read_bytes()).splitlines()]
+    write_jsonl(pytester.path / "plus.jsonl", [row for row in rows if row["task_id"] in TASKS])
+    openai = {p.task_id: p.canonical_solution for p in load_problems()[1]}
+    samples = [{"task_id": "HumanEval/0", "completion": openai["HumanEval/0"]},
+               {"task_id": "HumanEval/0", "completion": "    return False\n"},
+               # OpenAI's solution keeps True (an int to Python): EvalPlus's plus suite expects it dropped.
+               {"task_id": "HumanEval/22", "completion": openai["HumanEval/22"]},
+               {"task_id": "HumanEval/32", "completion": NEWTON}]
+    write_jsonl(pytester.path / "samples.jsonl", samples)
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: plus.jsonl\n"
+                                            "params: {allow_code_execution: true}\n")
+    return pytester
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["pool", "xdist"])
+def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, xdist):
+    result = plus_run.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
+                                "--humaneval-report", "report.json", "--junitxml", "junit.xml", *xdist, *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=3)
+    rows = {(r["task_id"], r["sample"]): r
+            for r in map(json.loads, (plus_run.path / "results.jsonl").read_text().splitlines())}
+    got = {key: (r["status"], r["base_status"], r["plus_status"]) for key, r in rows.items()}
+    assert got == {("HumanEval/0", 0): ("passed", "passed", "passed"),
+                   ("HumanEval/0", 1): ("assertion_failed", "assertion_failed", "assertion_failed"),
+                   ("HumanEval/22", 0): ("assertion_failed", "passed", "assertion_failed"),
+                   ("HumanEval/32", 0): ("assertion_failed", "passed", "assertion_failed")}
+    assert rows[("HumanEval/0", 0)]["base_failure"] is None and rows[("HumanEval/0", 0)]["plus_failure"] is None
+    assert rows[("HumanEval/22", 0)]["plus_failure"].startswith("input #")
+    assert "not a root of the polynomial" in rows[("HumanEval/32", 0)]["plus_failure"]
+    # pass@1 counts a sample only when both suites pass (EvalPlus's plus score); base alone is reported apart.
+    measurements = json.loads((plus_run.path / "report.json").read_text())["measurements"]
+    assert measurements["human-eval.pass_at_1"]["value"] == pytest.approx(1 / 6)
+    assert measurements["human-eval.pass_at_1"]["official"] is True
+    assert measurements["human-eval.base_pass_at_1"]["value"] == pytest.approx(5 / 6)
+    assert measurements["human-eval.base_pass_at_1"]["official"] is False
+    suite = ET.parse(plus_run.path / "junit.xml").getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert float(props["human-eval.base_pass_at_1"]) == pytest.approx(5 / 6)
+    failures = {case.get("name"): case.find("failure") for case in suite.iter("testcase")}
+    assert failures["HumanEval/22[0]"].get("message").startswith("assertion_failed: plus: input #2: filter_integers(")
+    result.stdout.fnmatch_lines(["*pass@1 0.167 (plus)*base 0.833*"])

@@ -18,13 +18,13 @@ expected-output cache (keyed by the file's md5) is bench/out/evalplus-cache (XDG
 
 Counts (base passes, plus passes = base and plus both pass) for three sample files: OpenAI's canonical
 solutions (the bundled HumanEval's), ../shared/data/real-samples/gemma4_31b_it.jsonl (164) and
-codet_codegen16b_evalplus_cut.jsonl (1,640); and the plugin's (`dataset: humanevalplus`, `-n 2`) once its
-HumanEval+ judge is there (results rows with `base_status`; before that the plugin half says so and stops).
+codet_codegen16b_evalplus_cut.jsonl (1,640); and the plugin's (`dataset: humanevalplus`, `-n 2`).
 
-Speed: the 1,640 CodeGen samples, alternated pairs of whole processes, both expected-output tables warm:
+Speed: the 1,640 CodeGen samples, alternated rounds of whole processes, both expected-output tables warm:
 `python -m evalplus.evaluate --dataset humaneval --samples S --parallel 2 --min-time-limit 4` (0.3.1 as
-published) and `pytest --humaneval-config C -n 2 -q` (the release served once to the plugin's user cache,
-bench/out/plugin-cache, from a loopback server). The figure to quote is the median per-pair ratio.
+published), then `pytest --humaneval-config C -q` (the pool of 2 sandboxes, the default), the same with
+`params.workers: 4`, and with `-n 2` (the release served once to the plugin's user cache, bench/out/plugin-cache,
+from a loopback server). The figures to quote are the median per-round ratios.
 """
 
 from __future__ import annotations
@@ -166,15 +166,17 @@ class ReleaseServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
 
 
-def run_plugin(samples: Path, name: str, env: dict[str, str]) -> tuple[float, Path]:
+def run_plugin(samples: Path, name: str, env: dict[str, str], xdist: bool = True,
+               workers: int | None = None) -> tuple[float, Path]:
     folder = OUT / "plugin-runs"
     folder.mkdir(exist_ok=True)
     config = folder / f"{name}.yaml"
+    extra = f", workers: {workers}" if workers else ""
     config.write_text(f"target: {{mode: samples, samples: {samples}}}\ndataset: humanevalplus\n"
-                      "params: {allow_code_execution: true}\n")
+                      f"params: {{allow_code_execution: true{extra}}}\n")
     results = folder / f"{name}.results.jsonl"
-    command = [sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", "2", "-q",
-               "-p", "no:cacheprovider", "--humaneval-results", str(results)]
+    command = [sys.executable, "-m", "pytest", "--humaneval-config", str(config), *(("-n", "2") if xdist else ()),
+               "-q", "-p", "no:cacheprovider", "--humaneval-results", str(results)]
     started = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     elapsed = time.perf_counter() - started
@@ -245,15 +247,20 @@ def main() -> int:
     samples = files["codet_codegen16b_evalplus_cut"]
     run_evalplus(python, samples, "speed")  # warm: EvalPlus's expected outputs (and page cache)
     run_plugin(samples, "speed", env)  # warm: the plugin's
-    ratios = []
+    plugins = {"no -n (a pool of 2)": {"xdist": False}, "no -n, params.workers: 4": {"xdist": False, "workers": 4},
+               "-n 2": {"xdist": True}}
+    ratios: dict[str, list[float]] = {how: [] for how in plugins}
     for pair in range(args.pairs):
         theirs, _ = run_evalplus(python, samples, "speed")
-        ours, _ = run_plugin(samples, "speed", env)
-        ratios.append(theirs / ours)
-        print(f"pair {pair + 1}: evalplus {theirs:.1f} s, plugin {ours:.1f} s, ratio {theirs / ours:.2f}x",
-              flush=True)
-    print(f"median per-pair ratio (evalplus seconds / plugin seconds): {statistics.median(ratios):.2f}x "
-          f"(pairs: {', '.join(f'{r:.2f}' for r in ratios)})")
+        line = f"round {pair + 1}: evalplus {theirs:.1f} s"
+        for how, options in plugins.items():
+            ours, results = run_plugin(samples, "speed", env, **options)
+            ratios[how].append(theirs / ours)
+            line += f"; plugin {how} {ours:.1f} s ({theirs / ours:.2f}x, {plugin_counts(results)})"
+        print(line, flush=True)
+    for how, values in ratios.items():
+        print(f"median per-round ratio (evalplus seconds / plugin seconds), plugin {how}: "
+              f"{statistics.median(values):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in values)})")
     return 0
 
 

@@ -254,14 +254,21 @@ class _Channel:
         self.loaded = True
         return frame
 
-    def ask(self, kind, body, arguments=None):
+    def send(self, kind, body):
         if self.failed is not None:
             raise self.failed
         try:
             wire.write_frame(self.requests, kind, body)
         except OSError:
             pass  # it ended, or failed to load and said so: the reply pipe tells which
-        kind, body = self.receive()
+
+    def ask(self, kind, body, arguments=None):
+        self.send(kind, body)
+        return self.value(self.receive(), arguments)
+
+    def value(self, frame, arguments=None):
+        """What a reply frame (from ``receive``) says: a value, None for READY, or the exception it raises."""
+        kind, body = frame
         try:
             if kind == VALUE:
                 return wire.decode(body, self.iterator)

@@ -19,6 +19,7 @@ the candidate's objects, so an always-equal object (which passes EvalPlus) is a 
 Standard library only, no package import: the sandbox supervisor loads this file by path.
 """
 
+import collections
 import math
 import signal
 import time
@@ -33,6 +34,8 @@ except ImportError:  # loaded by path in the supervisor, next to its siblings
 CAP_S, CAP_SLACK_S = 60.0, 1.0
 DEFAULT_ATOL, RTOL = 1e-6, 1e-7
 SHOWN = 120  # characters of an input, expected or actual value shown in a failure
+PIPELINE_DEPTH = 64  # requests written ahead of the reply the judge waits for
+PIPELINE_BYTES = 48 * 1024  # and their bytes: below a pipe's 64 KiB, so writing them never blocks the judge
 
 
 def limits(seconds, min_time_limit_s, time_limit_factor):
@@ -47,7 +50,16 @@ class _InputTimeout(BaseException):
 
 def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor, requests, replies):
     """The record (a dict for the supervisor) of one suite, ``(inputs, expected, seconds, atol)``, against the
-    candidate behind the two pipes."""
+    candidate behind the two pipes.
+
+    The calls are pipelined: up to PIPELINE_DEPTH requests (and PIPELINE_BYTES, less than a pipe holds, so
+    writing one never blocks) wait in the candidate's pipe, which runs them one after another as EvalPlus's loop
+    does, while this process compares the outputs already back. Input i's time runs from when the candidate was
+    free for it (its previous reply was read here, or its request was written, whichever is later) to when its
+    reply is read, the same span EvalPlus times around ``fn(*inp)`` plus the pipe. The program's load is timed
+    by the suite's cap only, as in EvalPlus, where ``exec`` precedes the first timed call. A suite stops at its
+    first failing input; the candidate may have started the next few by then (their output, if any, is in the
+    sample's stdout), and it is killed when this returns."""
     inputs, expected, seconds, atol = suite
     per_input, cap = limits(seconds, min_time_limit_s, time_limit_factor)
     channel = _judge._Channel(requests, replies)
@@ -58,25 +70,59 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
 
     previous = _set_handler(signal.SIGALRM, on_alarm)
     index, args, limit = -1, (), 0.0
+    sent = collections.deque()  # (size, when written) of each request not answered yet, in order
+    state = {"atol": atol, "in_flight": 0, "next": 0, "upcoming": None}
+
+    def top_up(first):
+        """Write the requests the pipeline has room for; ``first``: the one the judge waits for next (written
+        even when it alone is larger than PIPELINE_BYTES, under the alarm already armed for it)."""
+        while state["next"] < len(inputs):
+            body = state["upcoming"]
+            if body is None:
+                body = state["upcoming"] = wire.encode((tuple(inputs[state["next"]]), {}))
+            size = len(body) + 5
+            if state["next"] != first and (len(sent) >= PIPELINE_DEPTH
+                                            or state["in_flight"] + size > PIPELINE_BYTES):
+                return
+            channel.send(_judge.CALL_ONLY, body)
+            sent.append((size, time.monotonic()))
+            state["in_flight"] += size
+            state["next"] += 1
+            state["upcoming"] = None
+
+    def arm(seconds):
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+
     try:
-        state = {"atol": atol}
+        arm(deadline - time.monotonic())
+        channel.send(_judge.LOADED, b"")
+        top_up(0)
+        channel.value(channel.receive())  # the program loaded (or this raises what stopped it)
+        ready = time.monotonic()
         for index, (args, exp, limit) in enumerate(zip(inputs, expected, per_input)):
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
-            signal.setitimer(signal.ITIMER_REAL, max(min(limit, remaining), 1e-4))
-            try:
-                out = channel.ask(_judge.CALL_ONLY, wire.encode((tuple(args), {})))
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+            if not sent:  # its request is not written yet: it is, now, under its own limit
+                arm(min(limit, remaining))
+                top_up(index)
+            else:
+                arm(min(limit - (now - max(ready, sent[0][1])), remaining))
+                top_up(-1)
+            frame = channel.receive()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            ready = time.monotonic()
+            state["in_flight"] -= sent.popleft()[0]
+            out = channel.value(frame)
             if not _matches(out, exp, state, oracle, args):
                 what = f"returned {_shown(out)}, expected {_shown(exp)}" if oracle != "polynomial_root" else \
                     f"returned {_shown(out)}, not a root of the polynomial within {state['atol']:g}"
                 return _failed("assertion_failed", what, entry_point, index, args)
-        if not channel.loaded:  # an empty suite: did the program load at all?
-            signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-4))
-            channel.ask(_judge.LOADED, b"")
     except _InputTimeout:
+        if index < 0:
+            return {"status": "timeout", "input": -1,
+                    "message": f"the program was still loading when the suite's {cap:g} s limit ran out"}
         if time.monotonic() >= deadline:
             return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
         return _failed("timeout", f"took longer than its {limit:g} s limit", entry_point, index, args)

@@ -10,7 +10,9 @@ Rules that keep a session's meaning unchanged:
 
 - samples start in the order they are fed (the session's final item order) and never more than ``window``
   samples ahead of the last item that asked for its verdict, so memory stays flat and a stopped session has
-  executed at most ``window`` samples it will not report;
+  executed at most ``window`` samples it will not report. One exception: while a sample has been running for
+  ``stall_s`` or more (a timeout, a slow HumanEval+ suite), the other sandboxes may run up to ``reach`` samples
+  ahead instead of idling behind it, so a long sample costs its own sandbox's time, not the whole pool's;
 - each verdict is handed out once, to the item that asks for it (``take``); an item the pool does not hold
   (or asks again) gets None and runs its sample itself, as without a pool;
 - ``close`` starts nothing more and closes every sandbox before it returns, so no sample runs after it. The
@@ -29,10 +31,13 @@ from typing import Callable, Hashable, Iterable, Protocol, Sequence
 
 from .sandbox import ExecResult, Limits, Program
 
-__all__ = ["PoolStats", "VerdictPool", "pool_size", "window_size"]
+__all__ = ["PoolStats", "VerdictPool", "pool_size", "reach_size", "window_size"]
 
 WINDOW_PER_SANDBOX = 4  # how far ahead of the items the pool may run, per sandbox
 MIN_WINDOW = 8
+STALL_S = 1.0  # a sample in flight this long lets the other sandboxes run up to `reach` samples ahead
+REACH_PER_SANDBOX = 64
+MIN_REACH = 128
 # Past the sample's own limit, how long close() waits for a sample in flight before it kills its sandbox:
 # the supervisor's grace for the judge's verdict, the descendants' kill and its own exit.
 STOP_GRACE_S = 5.0
@@ -67,6 +72,11 @@ def window_size(size: int) -> int:
     return max(MIN_WINDOW, WINDOW_PER_SANDBOX * size)
 
 
+def reach_size(size: int) -> int:
+    """How far ahead the pool may run while one of its samples has been running for STALL_S or more."""
+    return max(MIN_REACH, REACH_PER_SANDBOX * size)
+
+
 @dataclass
 class PoolStats:
     """Where a session's time went: how often, and how long in all, items waited for their verdict."""
@@ -79,11 +89,14 @@ class PoolStats:
 
 class VerdictPool:
     def __init__(self, boxes: Sequence[Box], limits: Limits, program: Callable[[Hashable], Program],
-                 window: int | None = None, stop_grace_s: float = STOP_GRACE_S) -> None:
+                 window: int | None = None, stop_grace_s: float = STOP_GRACE_S, stall_s: float = STALL_S,
+                 reach: int | None = None) -> None:
         self._boxes = list(boxes)
         self._limits = limits
         self._program = program  # a key's sample, built when it is about to run (in the sandbox's thread)
         self.window = window if window is not None else window_size(len(self._boxes))
+        self.reach = max(self.window, reach if reach is not None else reach_size(len(self._boxes)))
+        self.stall_s = stall_s
         self._stop_grace_s = stop_grace_s
         self._cond = threading.Condition()
         self._schedule: list[Hashable] = []
@@ -93,7 +106,7 @@ class VerdictPool:
         self._done: dict[Hashable, tuple[ExecResult | None, BaseException | None]] = {}
         self._taken: set[Hashable] = set()
         self._stopping = False
-        self._busy: set[int] = set()  # the sandboxes running a sample now (by index)
+        self._busy: dict[int, float] = {}  # the sandboxes running a sample now (by index): since when
         self._threads = [threading.Thread(target=self._serve, args=(i, box), name=f"humaneval-sandbox-{i}",
                                           daemon=True) for i, box in enumerate(self._boxes)]
         self.stats = PoolStats()
@@ -160,14 +173,24 @@ class VerdictPool:
 
     def _next_key(self, index: int) -> Hashable | None:
         with self._cond:
-            while not self._stopping and not (self._next < len(self._schedule)
-                                              and self._next < self._cursor + self.window):
-                self._cond.wait()
+            while not self._stopping:
+                wait = None
+                if self._next < len(self._schedule):
+                    limit = self._cursor + self.window
+                    if self._next >= limit and self._busy:
+                        running_for = time.monotonic() - min(self._busy.values())
+                        if running_for >= self.stall_s:
+                            limit = self._cursor + self.reach
+                        else:
+                            wait = self.stall_s - running_for  # then look again: it may be stalling
+                    if self._next < limit:
+                        break
+                self._cond.wait(wait)
             if self._stopping:
                 return None
             key = self._schedule[self._next]
             self._next += 1
-            self._busy.add(index)
+            self._busy[index] = time.monotonic()
             return key
 
     def _serve(self, index: int, box: Box) -> None:
@@ -183,7 +206,7 @@ class VerdictPool:
                 except BaseException as exc:  # the item re-raises it, in the pytest process's thread
                     outcome = (None, exc)
                 with self._cond:
-                    self._busy.discard(index)
+                    self._busy.pop(index, None)
                     self._done[key] = outcome
                     self.stats.executed += 1
                     self._cond.notify_all()

@@ -72,7 +72,34 @@ def test_a_suite_stops_at_its_first_failing_input(box):
     body = "    print('input', args[0])\n    return args[0] if args[0] != 2 else -1\n"
     result = judged(box, body, suite(([[1], [2], [3], [4]], [1, 2, 3, 4])))
     assert result.status is Status.ASSERTION_FAILED
-    assert result.stdout == "input 1\ninput 2\n"
+    assert result.suites["base"]["detail"] == "input #1: f(2) returned -1, expected 2"
+    # The calls are pipelined: the candidate may have started the next inputs before the judge saw the failure.
+    assert result.stdout.startswith("input 1\ninput 2\n")
+
+
+def test_pipelined_inputs_are_each_timed_from_when_the_candidate_was_free_for_them(box):
+    # Five inputs of 0.3 s each, every request written at once: each input gets its own 0.5 s, not the time
+    # since its request was written (which would time out the second).
+    steady = "    import time\n    time.sleep(0.3)\n    return args[0]\n"
+    result = judged(box, steady, suite(([[i] for i in range(5)], list(range(5))), min_time_limit_s=0.5))
+    assert result.status is Status.PASSED, result.detail
+    # One slow input among them is still caught, by its own limit.
+    uneven = "    import time\n    time.sleep(0.9 if args[0] == 3 else 0.05)\n    return args[0]\n"
+    result = judged(box, uneven, suite(([[i] for i in range(5)], list(range(5))), min_time_limit_s=0.5))
+    assert result.status is Status.TIMEOUT
+    assert result.suites["base"]["detail"] == "input #3: f(3) took longer than its 0.5 s limit"
+
+
+def test_the_program_s_load_is_not_counted_in_its_first_input_s_limit(box):
+    # EvalPlus execs the program before its first timed call: a slow import-time setup only counts against the
+    # suite's cap, and one that never ends is a timeout of the suite.
+    slow_load = "    return args[0]\n\nimport time\ntime.sleep(0.8)\n"
+    result = judged(box, slow_load, suite(([[1]], [1]), min_time_limit_s=0.5))
+    assert result.status is Status.PASSED, result.detail
+    endless = "    return args[0]\n\nwhile True:\n    pass\n"
+    result = judged(box, endless, suite(([[1]], [1]), min_time_limit_s=0.5))
+    assert result.status is Status.TIMEOUT
+    assert result.suites["base"]["detail"] == "the program was still loading when the suite's 1.5 s limit ran out"
 
 
 def test_floats_within_the_tolerance_pass_and_the_types_must_match(box):

@@ -52,7 +52,8 @@ def plus_run(pytester, monkeypatch):
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["pool", "xdist"])
 def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, xdist):
     result = plus_run.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
-                                "--humaneval-report", "report.json", "--junitxml", "junit.xml", *xdist, *NO_CACHE)
+                                "--humaneval-report", "report.json", "--humaneval-markdown", "summary.md",
+                                "--junitxml", "junit.xml", *xdist, *NO_CACHE)
     result.assert_outcomes(passed=1, failed=3)
     rows = {(r["task_id"], r["sample"]): r
             for r in map(json.loads, (plus_run.path / "results.jsonl").read_text().splitlines())}
@@ -70,9 +71,22 @@ def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, x
     assert measurements["human-eval.pass_at_1"]["official"] is True
     assert measurements["human-eval.base_pass_at_1"]["value"] == pytest.approx(5 / 6)
     assert measurements["human-eval.base_pass_at_1"]["official"] is False
+    markdown = (plus_run.path / "summary.md").read_text()
+    assert "| pass_at_1 | 0.167 |" in markdown and "| base_pass_at_1 | 0.833 |" in markdown
     suite = ET.parse(plus_run.path / "junit.xml").getroot().find("testsuite")
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert float(props["human-eval.base_pass_at_1"]) == pytest.approx(5 / 6)
     failures = {case.get("name"): case.find("failure") for case in suite.iter("testcase")}
     assert failures["HumanEval/22[0]"].get("message").startswith("assertion_failed: plus: input #2: filter_integers(")
     result.stdout.fnmatch_lines(["*pass@1 0.167 (plus)*base 0.833*"])
+
+
+def test_under_xunit1_each_test_case_carries_both_suites_statuses(plus_run):
+    result = plus_run.runpytest("--humaneval-config", "run.yaml", "--junitxml", "junit.xml",
+                                "-o", "junit_family=xunit1", *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=3)
+    cases = ET.parse(plus_run.path / "junit.xml").getroot().iter("testcase")
+    props = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")} for case in cases}
+    assert props["HumanEval/22[0]"]["humaneval.base_status"] == "passed"
+    assert props["HumanEval/22[0]"]["humaneval.plus_status"] == "assertion_failed"
+    assert props["HumanEval/0[0]"]["humaneval.plus_status"] == "passed"

@@ -84,6 +84,24 @@ def test_verdicts_are_computed_in_order_and_never_more_than_the_window_ahead():
         pool.close()
 
 
+def test_a_long_sample_lets_the_other_sandboxes_run_further_ahead_but_never_past_the_reach():
+    # A sample that runs long (a timeout, a slow HumanEval+ suite) would leave the other sandboxes idle once
+    # they are `window` ahead of it: after `stall_s` they may go up to `reach` ahead, and no further.
+    log: list = []
+    keys = ["hang", *(f"s{i}" for i in range(30))]
+    boxes = [FakeBox(log), FakeBox(log)]
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=3, stall_s=0.6, reach=10).start()
+    try:
+        pool.feed(keys)
+        assert settle(log, 0.3) == 3, "within stall_s, the window holds"
+        assert settle(log, 0.8) == 10, "past it, the reach"
+        assert settle(log, 0.5) == 10
+        assert pool.take("s0").detail == "s0"  # computed while "hang" ran
+    finally:
+        pool.close(abandon=True)
+    assert log[:10] == keys[:10]
+
+
 def test_a_key_the_pool_does_not_hold_or_already_gave_out_is_none():
     log: list = []
     pool = VerdictPool([FakeBox(log)], Limits(timeout_s=1), program_of, window=2).start()

@@ -76,7 +76,9 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
     distributed = hasattr(config, "workerinput")
     size = pool_size(run.config.params.workers, distributed)
     if not distributed:
-        items = [item for item in session.items if isinstance(item, HumanEvalItem) and item.program() is not None]
+        # An xdist controller runs no item (pytest < 8 does not even give its session an ``items`` list).
+        items = [item for item in getattr(session, "items", ())
+                 if isinstance(item, HumanEvalItem) and item.program() is not None]
         size = min(size, len(items))
     if size < 2:
         return None

@@ -76,11 +76,14 @@ def test_failed_and_skipped_summary_lines_carry_the_reason(pytester, dist):
     ])
 
 
-def test_reruns_do_not_execute_a_sample_again(pytester):
+def test_reruns_do_not_execute_a_sample_again(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0])
     ways = [("--reruns", "2"), ("--force-reruns", "2"), ("--reruns", "1", "--reruns-mode", "append")]
     helped = pytester.runpytest("--help").stdout.str()
-    for options in [way for way in ways if all(o in helped for o in way if o.startswith("--"))]:  # by version
+    supported = [way for way in ways if all(o in helped for o in way if o.startswith("--"))]  # by version
+    assert ("--reruns", "2") in supported, "pytest-rerunfailures (the test extra) is not loaded"
+    for options in supported:
         result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *options,
                                     "--humaneval-report", "r.json", *NO_CACHE)
         outcomes = result.parseoutcomes()

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, choices, models
 from pytest_humaneval.dataset import load_problems
 from pytest_humaneval.store import GenerationStore, normalise_endpoint
-from sessions import NO_CACHE, QUIET_REWRITE, read_report
+from sessions import NO_CACHE, QUIET_REWRITE, interruptible_pytest, read_report
 
 KEY = "sk-test-SECRET-store-77aa"
 PROBLEMS = load_problems()[1]
@@ -79,9 +77,8 @@ def test_a_run_stopped_by_sigint_resumes_with_exactly_the_missing_requests(pytes
     store = pytester.path / "generations"
     with FakeOpenAI(answering(hang_from=2)) as server:  # the third request never finishes in time
         cfg = config(pytester, server, ", concurrency: 1")
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", cfg, "-p", "no:xdist",
-                                 "--humaneval-generations", str(store), *NO_CACHE],
-                                cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = interruptible_pytest("--humaneval-config", cfg, "-p", "no:xdist",
+                                    "--humaneval-generations", str(store), *NO_CACHE, cwd=pytester.path)
         deadline = time.monotonic() + 30
         while len(server.posts()) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)

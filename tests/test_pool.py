@@ -10,8 +10,6 @@ import json
 import os
 import select
 import signal
-import subprocess
-import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -24,7 +22,7 @@ from procs import alive_with, marker
 from pytest_humaneval import sandbox
 from pytest_humaneval.pool import VerdictPool, pool_size, window_size
 from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
-from sessions import NO_CACHE, read_report
+from sessions import NO_CACHE, interruptible_pytest, read_report
 
 HAS_CLOSE = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
 
@@ -364,9 +362,7 @@ def test_ctrl_c_stops_the_pool_within_one_sample_and_leaves_no_process(pytester,
     slow = f"    import subprocess, time\n    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(0.3)\n"
     cfg = write_session(pytester, [marking(marks, f"s{i:02}", before=slow) for i in range(60)],
                         "isolation: basic, workers: 2, timeout_s: 2")
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", str(cfg), "-p", "no:xdist",
-                             *NO_CACHE], cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc = interruptible_pytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE, cwd=pytester.path)
     deadline = time.monotonic() + 60
     while len(executed(marks)) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -10,7 +10,7 @@ import pytest
 
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
 from pytest_humaneval.dataset import load_problems
-from sessions import NO_CACHE, read_report
+from sessions import NO_CACHE, interruptible_pytest, read_report
 
 KEY = "sk-test-SECRET-4f1c9e"
 PROBLEMS = load_problems()[1]
@@ -202,8 +202,6 @@ def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
 
 def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
     import signal
-    import subprocess
-    import sys
     import time
 
     def script(request, index):
@@ -216,9 +214,8 @@ def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
     with FakeOpenAI(script) as server:
         cfg = runtime_config(pytester, server, ", concurrency: 1")
         results = pytester.path / "results.jsonl"
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", str(cfg), "-p", "no:xdist",
-                                 "--humaneval-results", str(results), *NO_CACHE],
-                                cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = interruptible_pytest("--humaneval-config", str(cfg), "-p", "no:xdist",
+                                    "--humaneval-results", str(results), *NO_CACHE, cwd=pytester.path)
         deadline = time.monotonic() + 30
         while len(server.posts()) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -33,7 +33,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
-KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_INVALIDATE = 0, 1, 7, 21
 KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 # keyctl(2) has no libc wrapper without libkeyutils: its number, where we know it.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "i386": 288, "i686": 288, "armv7l": 311}
@@ -324,6 +324,45 @@ def fresh_session_keyring():
     if _LIBC.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
         return f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(ctypes.get_errno())}"
     return ""
+
+
+def release_user_keyrings(isolation, only_if_held=False):
+    """With namespaces as root: let the kernel free the user keyrings of the candidates' uid.
+
+    In the initial user namespace the kernel keeps a uid's two user keyrings, once anything asked for them,
+    until the machine restarts; every candidate empties them (``enter_candidate``), which makes them. Left
+    alone, each supervisor's uid kept two keys for good, and the kernel's key collector, which walks every key
+    on each pass, grew slower for the whole machine. A child with that uid invalidates both (their ids first:
+    once one is invalid the other can no longer be looked up), so the collector frees them. At the end of the
+    supervisor's life, and at its start when an earlier supervisor with the same uid was killed before its end
+    (``only_if_held``: only if /proc/key-users lists the uid, since looking the keyrings up makes them)."""
+    number = SYS_KEYCTL.get(os.uname().machine)
+    if not isolation.namespaced or isolation.uid is None or number is None:
+        return
+    if only_if_held:
+        try:
+            with open("/proc/key-users") as handle:
+                if not any(line.split(":", 1)[0].strip() == str(isolation.uid) for line in handle):
+                    return
+        except OSError:
+            return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(isolation.gid, isolation.gid, isolation.gid)
+            os.setresuid(isolation.uid, isolation.uid, isolation.uid)
+            rings = [_LIBC.syscall(number, KEYCTL_GET_KEYRING_ID, keyring, 0)
+                     for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING)]
+            for ring in rings:
+                if ring > 0:
+                    _LIBC.syscall(number, KEYCTL_INVALIDATE, ring)
+        finally:
+            os._exit(0)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 # ------------------------------------------------------------------------------------------ one sample

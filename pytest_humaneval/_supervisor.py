@@ -781,6 +781,7 @@ def main() -> int:
                                     "cgroups": cgroups.paths})
         return 1
     isolation.keyring = _contain.fresh_session_keyring()  # before anything forks: every child inherits it
+    _contain.release_user_keyrings(isolation, only_if_held=True)  # what a killed supervisor of this uid left
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     if isolation.namespaced:
         base = _contain.OWN  # on this namespace's own tmpfs; the harness's folder is out of view
@@ -806,6 +807,7 @@ def main() -> int:
         request = read_message(channel_in)
         if request is None:  # the harness closed the pipe: done, without the interpreter's slow clean-up
             judge.finish()
+            _contain.release_user_keyrings(isolation)
             os._exit(0)
         serial += 1
         try:
@@ -817,6 +819,7 @@ def main() -> int:
         write_message(channel_out, reply)
         if reply.get("retire"):
             judge.stop()
+            _contain.release_user_keyrings(isolation)
             os._exit(0)
 
 

@@ -441,6 +441,35 @@ def test_keys_one_sample_adds_do_not_reach_the_next(namespaced):
     assert result.status is Status.PASSED, result.detail
 
 
+def _key_users() -> set[int]:
+    with open("/proc/key-users") as handle:
+        return {int(line.split(":", 1)[0]) for line in handle if ":" in line}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
+def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
+    # The kernel keeps a uid's user keyrings, once anything asked for them, until the machine restarts: every
+    # supervisor left two keys behind for its uid, and the key collector, which walks all keys, slowed down.
+    if namespaced.isolation != "namespaces":
+        pytest.skip("candidates share the harness's uid (a user namespace): their keys go with the namespace")
+    keyctl = _contain.SYS_KEYCTL.get(os.uname().machine)
+    if SYS_ADD_KEY is None or keyctl is None:
+        pytest.skip("the key syscalls' numbers are not known here")
+    uses_keys = (f"import ctypes, os\nlibc = ctypes.CDLL(None)\nprint('uid', os.getuid())\n"
+                 f"assert libc.syscall({SYS_ADD_KEY}, b'user', b'a-key', b'42', 2, ctypes.c_int(-4)) > 0\n")
+    first = namespaced.run(script(uses_keys), FAST)
+    assert first.status is Status.PASSED, first.detail
+    uid = int(first.stdout.split()[1])
+    honest = namespaced.run(sample("def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(2) == 2\n"),
+                            FAST)
+    assert honest.status is Status.PASSED, honest.detail
+    namespaced.close()
+    deadline = time.monotonic() + 10  # the kernel frees invalidated keys in a worker of its own
+    while uid in _key_users():
+        assert time.monotonic() < deadline, f"uid {uid} still holds kernel keys after its supervisor closed"
+        time.sleep(0.1)
+
+
 def test_ptys_come_from_a_small_instance_of_the_sandboxs_own(namespaced):
     result = namespaced.run(script("import os\nfds = []\ntry:\n    for _ in range(64):\n"
                                    "        fds.append(os.open('/dev/ptmx', os.O_RDWR))\nexcept OSError:\n    pass\n"

@@ -10,6 +10,6 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     Under xdist that plugin's controller serves its status over a socket, one thread per worker connection;
     up to 16.6 (the newest that supports pytest 7.4) the thread reads the closed socket in a busy loop after the
     session ends. Dozens of in-process ``-n 2`` sessions then leave dozens of spinning threads in the test
-    process: the floors run took 3.5 times as long. A test of ``--reruns`` passes ``-p rerunfailures``."""
+    process: the floors run took 3.5 times as long. The test of ``--reruns`` unsets the variable again."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:rerunfailures")  # pytester clears the variable: set after it
     return pytester

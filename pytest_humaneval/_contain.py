@@ -349,6 +349,7 @@ def release_user_keyrings(isolation, only_if_held=False):
     pid = os.fork()
     if pid == 0:
         try:
+            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])  # none of the harness's channels
             os.setgroups([])
             os.setresgid(isolation.gid, isolation.gid, isolation.gid)
             os.setresuid(isolation.uid, isolation.uid, isolation.uid)

@@ -17,9 +17,11 @@ tearing them down), against ~0.05 ms for emptying folders that are almost always
 """
 
 import ctypes
+import errno
 import os
 import resource
 import sys
+import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -636,8 +638,7 @@ class Cgroups:
         if not {"memory", "pids"} <= set(enabled):
             self.reason = "cgroup v2 without the memory and pids controllers delegated to this cgroup"
             return False
-        path = os.path.join(parent, name)
-        os.mkdir(path)
+        path = _make_cgroup(os.path.join(parent, name))
         self.paths.append(path)
         self._memory = [os.open(os.path.join(path, "memory.max"), os.O_WRONLY)]
         try:
@@ -653,8 +654,7 @@ class Cgroups:
 
     def _v1(self, mounts, name):
         for controller in ("memory", "pids"):
-            path = os.path.join(mounts[controller] + _own_cgroup(controller), name)
-            os.mkdir(path)
+            path = _make_cgroup(os.path.join(mounts[controller] + _own_cgroup(controller), name))
             self.paths.append(path)
             if controller == "pids":
                 self._pids = os.open(os.path.join(path, "pids.max"), os.O_WRONLY)
@@ -760,10 +760,58 @@ def _write_file(path, text):
         handle.write(text)
 
 
-def remove_cgroups(paths):
-    """Remove a supervisor's cgroups once it has exited (a cgroup with no process left is an empty folder)."""
+def remove_cgroups(paths, wait_s=1.0):
+    """Remove a supervisor's cgroups once it has exited (a cgroup with no process left is an empty folder).
+    A supervisor killed from outside takes its PID namespace with it, and for a moment the kernel may still be
+    tearing down that namespace's last processes: a busy cgroup is retried for up to ``wait_s`` (it was left
+    behind about one kill in ten, and hundreds piled up on a CI machine)."""
+    deadline = time.monotonic() + wait_s
     for path in paths:
+        while True:
+            try:
+                os.rmdir(path)
+            except OSError as exc:
+                if exc.errno == errno.EBUSY and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+            break
+
+
+STALE_CGROUP_S = 60.0  # a supervisor joins its cgroup within milliseconds of making it
+
+
+def _sweep_cgroups(parent):
+    """Remove the empty cgroups that supervisors whose harness was killed (no ``close``) left in ``parent``:
+    rmdir fails on a cgroup that holds a process, and one made in the last minute is left alone (a supervisor
+    may be about to join it)."""
+    try:
+        entries = [entry for entry in os.scandir(parent) if entry.name.startswith("pytest-humaneval-")]
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
         try:
-            os.rmdir(path)
+            if entry.is_dir(follow_symlinks=False) and now - entry.stat().st_mtime > STALE_CGROUP_S:
+                os.rmdir(entry.path)
         except OSError:
             pass
+
+
+def _make_cgroup(path):
+    """mkdir ``path``, a cgroup named after this supervisor's pid, after sweeping the stale ones beside it. One
+    of that name may be left from an earlier supervisor with the same pid that could not remove it: empty, it
+    goes; in use (another PID namespace's supervisor), this one takes a name of its own."""
+    _sweep_cgroups(os.path.dirname(path))
+    try:
+        os.mkdir(path)
+        return path
+    except FileExistsError:
+        pass
+    try:
+        os.rmdir(path)
+        os.mkdir(path)
+        return path
+    except OSError:
+        path = f"{path}-{os.urandom(4).hex()}"
+        os.mkdir(path)
+        return path

@@ -173,7 +173,7 @@ def free_id(kind):
     for start, count in sorted(ranges, key=lambda r: -r[1]):
         top = min(start + count - 1, 0xFFFFFFFE)  # (uid_t)-1 is not an id
         span = min(top - start, 1 << 16)
-        for step in range(min(span, 256)):
+        for step in range(span):  # from the pid's place on: past a band of accounts or subordinate ids too
             candidate = top - (os.getpid() + step) % span
             if candidate in (0, own, OVERFLOW_ID) or _has_account(kind, candidate):
                 continue

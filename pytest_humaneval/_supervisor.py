@@ -800,7 +800,8 @@ def main() -> int:
         write_message(channel_out, {"ready": False, "reason": probe, "cgroups": cgroups.paths})
         return 1
     write_message(channel_out, {"ready": True, "isolation": isolation.level, "reason": isolation.reason,
-                                "ids": isolation.ids, "keyring": isolation.keyring,
+                                "ids": isolation.ids, "uid": isolation.uid, "gid": isolation.gid,
+                                "keyring": isolation.keyring,
                                 "limits": cgroups.description, "cgroups": cgroups.paths})
     serial = 0
     while True:

@@ -37,6 +37,7 @@ __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status
            "clean_text", "configure", "run", "shared", "shutdown"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
              "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -178,6 +179,7 @@ class Sandbox:
         self._base: str | None = None
         self._owner = os.getpid()
         self._serial = 0  # request ids: a reply must carry the id of the request it answers
+        self._candidate_ids: tuple[int, int] | None = None  # (uid, gid) of its candidates, as root with namespaces
 
     def start(self, wait: bool = True) -> "Sandbox":
         """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
@@ -235,6 +237,8 @@ class Sandbox:
             raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
         self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        uid, gid = ready.get("uid"), ready.get("gid")
+        self._candidate_ids = (uid, gid) if type(uid) is int and type(gid) is int and uid > 0 and gid > 0 else None
         if ready.get("keyring"):
             self.isolation_reason = "; ".join(filter(None, [self.isolation_reason,
                                                             f"session keyring kept: {ready['keyring']}"]))
@@ -382,8 +386,22 @@ class Sandbox:
                 proc.wait()
             _contain.remove_cgroups(self._cgroups)
             self._cgroups = []
+            if proc.returncode != 0 and self._candidate_ids is not None:
+                _release_keyrings(*self._candidate_ids)
         if base is not None and self._owner == os.getpid():
             _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
+
+
+def _release_keyrings(uid: int, gid: int) -> None:
+    """A supervisor that was killed could not release its candidates' user keyrings, which the kernel keeps until
+    the machine restarts (``_contain.release_user_keyrings``): a short-lived root helper does it (a fork here, in
+    a process with threads, is not safe; a plain exec as that uid may not reach the interpreter). Best effort."""
+    try:
+        subprocess.run([sys.executable, "-I", str(CONTAIN), "release-keyrings", str(uid), str(gid)],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=sandbox_env(), cwd="/", timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 def _result(reply: object, request_id: int, program: Program) -> ExecResult:

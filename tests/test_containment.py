@@ -518,6 +518,22 @@ def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
         time.sleep(0.1)
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
+def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespaced):
+    if namespaced.isolation != "namespaces":
+        pytest.skip("candidates share the harness's uid (a user namespace): their keys go with the namespace")
+    result = namespaced.run(script("import os\nprint('uid', os.getuid())\n"), FAST)
+    assert result.status is Status.PASSED, result.detail
+    uid = int(result.stdout.split()[1])
+    assert uid in _key_users()  # each candidate empties its uid's user keyrings, which makes them
+    namespaced.kill()  # it cannot release them itself now: the harness does, when it closes the sandbox
+    namespaced.close()
+    deadline = time.monotonic() + 10
+    while uid in _key_users():
+        assert time.monotonic() < deadline, f"uid {uid} still holds kernel keys after its supervisor was killed"
+        time.sleep(0.1)
+
+
 def test_ptys_come_from_a_small_instance_of_the_sandboxs_own(namespaced):
     result = namespaced.run(script("import os\nfds = []\ntry:\n    for _ in range(64):\n"
                                    "        fds.append(os.open('/dev/ptmx', os.O_RDWR))\nexcept OSError:\n    pass\n"

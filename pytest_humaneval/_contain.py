@@ -817,17 +817,8 @@ def _make_cgroup(path):
         return path
 
 
-class _Candidates:
-    """The candidates' ids, as ``release_user_keyrings`` reads them from an isolation."""
-
-    namespaced = True
-
-    def __init__(self, uid, gid):
-        self.uid, self.gid = uid, gid
-
-
 if __name__ == "__main__":
     # python -I _contain.py release-keyrings UID GID: run (as root) by the harness after a namespaced supervisor
     # was killed, since it could not release its candidates' user keyrings itself.
     if len(sys.argv) == 4 and sys.argv[1] == "release-keyrings":
-        release_user_keyrings(_Candidates(int(sys.argv[2]), int(sys.argv[3])))
+        release_user_keyrings(Isolation("namespaces", uid=int(sys.argv[2]), gid=int(sys.argv[3])))

@@ -494,6 +494,13 @@ def _key_users() -> set[int]:
         return {int(line.split(":", 1)[0]) for line in handle if ":" in line}
 
 
+def _wait_until_released(uid: int) -> None:
+    deadline = time.monotonic() + 10  # the kernel frees invalidated keys in a worker of its own
+    while uid in _key_users():
+        assert time.monotonic() < deadline, f"uid {uid} still holds kernel keys after its supervisor closed"
+        time.sleep(0.1)
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
 def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
     # The kernel keeps a uid's user keyrings, once anything asked for them, until the machine restarts: every
@@ -512,10 +519,7 @@ def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
                             FAST)
     assert honest.status is Status.PASSED, honest.detail
     namespaced.close()
-    deadline = time.monotonic() + 10  # the kernel frees invalidated keys in a worker of its own
-    while uid in _key_users():
-        assert time.monotonic() < deadline, f"uid {uid} still holds kernel keys after its supervisor closed"
-        time.sleep(0.1)
+    _wait_until_released(uid)
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
@@ -528,10 +532,7 @@ def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespac
     assert uid in _key_users()  # each candidate empties its uid's user keyrings, which makes them
     namespaced.kill()  # it cannot release them itself now: the harness does, when it closes the sandbox
     namespaced.close()
-    deadline = time.monotonic() + 10
-    while uid in _key_users():
-        assert time.monotonic() < deadline, f"uid {uid} still holds kernel keys after its supervisor was killed"
-        time.sleep(0.1)
+    _wait_until_released(uid)
 
 
 def test_ptys_come_from_a_small_instance_of_the_sandboxs_own(namespaced):

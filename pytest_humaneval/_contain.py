@@ -86,7 +86,8 @@ class Isolation:
 
 
 def isolate(requested):
-    """Enter fresh namespaces and become PID 1 there; on any obstacle stay basic and say why."""
+    """Enter fresh namespaces and become PID 1 there, in a root of our own making (``enter_new_root``); on an
+    obstacle before the namespaces are entered, stay basic and say why."""
     if requested == "basic":
         return _basic("params.isolation is basic")
     root = os.geteuid() == 0
@@ -96,7 +97,6 @@ def isolate(requested):
         uid, ids = free_id("uid")
         gid, _ = free_id("gid")
     user_ns = uid is None or gid is None
-    sockets = _socket_dirs()  # read in the host's network namespace, which the supervisor is about to leave
     host_uid, host_gid = os.geteuid(), os.getegid()
     flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
     if _LIBC.unshare(flags | (CLONE_NEWUSER if user_ns else 0)) != 0:
@@ -115,35 +115,15 @@ def isolate(requested):
     prctl(PR_SET_PDEATHSIG, 9)
     os.chdir("/")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _read_only("/")
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace's own, writable
-    needed = _mask_and_expose(hidden=(*((_home(host_uid),) if user_ns else ()), *sockets))
+    kept = enter_new_root()
     if not user_ns:
         isolation = Isolation("namespaces", uid=uid, gid=gid, ids=ids)
     else:
         reason = "" if not root else f"root, but {ids}: candidates share the supervisor's uid"
         isolation = Isolation("namespaces-userns", reason, drop_caps=True,
                               ids="the supervisor's uid, every capability dropped")
-    # What is under /tmp and must stay: the supervisor's folder, and the top folder of any import path bound
-    # back there (a CI venv made with mktemp).
-    isolation.keep = tuple(sorted({OWN, *("/tmp/" + path[len("/tmp/"):].split("/")[0] for path in needed
-                                          if path.startswith("/tmp/"))}))
-    if os.path.isdir("/dev/mqueue"):  # this IPC namespace's own queues, so they can be listed and emptied
-        _mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _private_ptys()
+    isolation.keep = tuple(sorted({OWN, *kept}))
     return isolation
-
-
-def _private_ptys():
-    """A devpts instance of this namespace's own, with a few ptys, in place of the host's: a candidate opening
-    /dev/ptmx in a loop cannot use up the host's ptys. Where the kernel refuses it, the host's stay."""
-    if not (os.path.isdir("/dev/pts") and os.path.exists("/dev/ptmx")):
-        return
-    try:
-        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,max=16")
-        _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
-    except OSError:
-        pass
 
 
 def _basic(reason):
@@ -223,98 +203,165 @@ def _has_account(kind, number):
         return False
 
 
-def _home(uid):
-    try:
-        import pwd
-
-        return os.path.realpath(pwd.getpwuid(uid).pw_dir)
-    except (ImportError, KeyError):
-        return ""
-
-
-def _socket_dirs():
-    """The folders of every pathname unix socket bound on this host (D-Bus, journald, database servers...):
-    a network namespace does not cover them, so they are hidden under an empty tmpfs."""
-    found = set()
-    try:
-        with open("/proc/net/unix") as handle:
-            next(handle, None)
-            for line in handle:
-                fields = line.split()
-                if len(fields) >= 8 and fields[7].startswith("/"):
-                    found.add(os.path.dirname(os.path.realpath(fields[7])))
-    except OSError:
-        pass
-    return tuple(sorted(path for path in found if path not in ("", "/")))
-
-
-def _read_only(path):
-    """Every mount at and below ``path`` read-only in this mount namespace (mount_setattr, Linux 5.12+)."""
+def _read_only(path, recursive=True):
+    """The mount at ``path`` (and, ``recursive``, every mount below it) read-only in this mount namespace
+    (mount_setattr, Linux 5.12+: it changes that one attribute, so flags the kernel locked stay as they are)."""
 
     class MountAttr(ctypes.Structure):
         _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                     ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
     attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    if _LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr),
-                     ctypes.sizeof(attr)) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"read-only {path}: {os.strerror(errno)}")
+    if _LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE if recursive else 0,
+                     ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"read-only {path}: {os.strerror(error)}")
 
 
-def _traversable(path):
-    return bool(os.stat(path).st_mode & 0o001)
+# What a candidate's root shows, each read-only at its own path; nothing else of the host is in it. The
+# operating system's programs and libraries (usrmerge hosts have the top ones as symlinks into /usr):
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# what the dynamic loader, the C library and the time functions read in /etc:
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "nsswitch.conf", "alternatives")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+             "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
+# and, in fresh tmpfs: /tmp and /dev/shm (writable, emptied after every sample); the namespace's own /proc,
+# ptys and message queues. The interpreter's import path is added to it (``_interpreter``).
+TMPFS = {"/tmp": "mode=1777,size=1g,nr_inodes=262144", "/dev/shm": "mode=1777,size=64m,nr_inodes=16384"}
+PACKAGE = os.path.dirname(os.path.realpath(__file__))  # the harness's own package: never shown
+STAGE = "/tmp"  # where the new root is put together, on a tmpfs of this namespace's own over the host's /tmp
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "i386": 217, "i686": 217, "armv7l": 218}
+MNT_DETACH = 2
 
 
-# Places anyone may write to on a usual Linux host, each covered by an empty tmpfs: /tmp and /dev/shm stay
-# writable (programs use them) and are emptied after every sample; the others are read-only and empty, so
-# nothing written there can outlive a sample or reach the host. /run (and /var/run) also hides the host's
-# sockets and locks.
-WRITABLE = {"/tmp": "mode=1777,size=1g,nr_inodes=262144", "/dev/shm": "mode=1777,size=64m,nr_inodes=16384",
-            "/var/tmp": "ro", "/run": "ro", "/var/run": "ro", "/var/lock": "ro", "/dev/mqueue": "ro",
-            "/var/crash": "ro"}
+def _within(path, folder):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _mask_and_expose(hidden):
-    """Cover with an empty tmpfs every place anyone may write to, every folder an unprivileged uid could not pass
-    through anyway (such as /root), and the ``hidden`` ones, except the interpreter and site-packages the
-    candidate needs to import from.
+def _outermost(paths):
+    return {path for path in paths if not any(path != other and _within(path, other) for other in paths)}
 
-    The interpreter often lives in a folder closed to other users (pyenv under /root) or under /tmp (a CI
-    venv), so those folders are covered by an empty tmpfs and the import paths are bind-mounted back,
-    read-only, at their own paths. The candidate then sees exactly the code it may import, nothing else there.
-    Returns those import paths.
-    """
-    needed = sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix)
-                     if p and os.path.isdir(p)})
-    needed = [p for i, p in enumerate(needed) if not any(p.startswith(q + "/") for q in needed[:i])]
-    masks = {}
-    for path, options in WRITABLE.items():
-        if os.path.isdir(path):
-            masks.setdefault(os.path.realpath(path), options)
-    masks.update((os.path.realpath(path), "mode=0755,size=1m") for path in hidden if path and path != "/")
-    for path in needed:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            ancestor = "/" + "/".join(parts[:depth])
-            if not _traversable(ancestor):
-                masks.setdefault(ancestor, "mode=0755,size=1m")
-                break
-    masks = {m: options for m, options in masks.items() if os.path.isdir(m) and m != "/"
-             and not any(m.startswith(other + "/") for other in masks)}
-    keep = {path: os.open(path, os.O_PATH) for path in needed
-            if any(path == m or path.startswith(m + "/") for m in masks)}
-    for mask, options in sorted(masks.items()):
-        if options == "ro":
-            _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0755,size=4k")
+
+def _interpreter():
+    """(folders, files) of the interpreter a candidate needs: its import path (the standard library,
+    lib-dynload, the site-packages it imports from) and its executable's folders, without the harness: a folder
+    of the import path that holds the harness's package (an editable install's checkout) is left out. Inside
+    what is shown, ``_hidden`` covers the rest."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    sites = {os.path.realpath(paths[name]) for name in ("purelib", "platlib") if paths.get(name)}
+    folders = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    folders = {f for f in folders if f in sites or not _within(PACKAGE, f)}
+    executable = os.path.abspath(sys.executable) if sys.executable else ""
+    for path in (executable, os.path.realpath(executable)):
+        if path and os.path.isdir(os.path.dirname(path)):
+            folders.add(os.path.dirname(path))
+    files = set()
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):  # what the executable links against, for a subprocess
+        library = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
+        if os.path.isfile(library):
+            files.add(os.path.realpath(library))
+    return folders, files
+
+
+def _hidden(shown, import_path):
+    """What to cover inside the shown folders: every copy of the harness's package, and every site-packages or
+    dist-packages folder that is not on the import path (a venv's base interpreter keeps its own; /usr has the
+    system's), so the modules a candidate can see are the ones it can import."""
+    import glob
+
+    found = {PACKAGE}
+    for folder in shown:
+        for pattern in ("", "*", "lib/python3*", "local/lib/python3*"):
+            for place in glob.glob(os.path.join(folder, pattern)):
+                for name in ("site-packages", "dist-packages"):
+                    site = os.path.realpath(os.path.join(place, name))
+                    if os.path.isdir(site) and site not in import_path:
+                        found.add(site)
+                copy = os.path.realpath(os.path.join(place, "pytest_humaneval"))
+                if os.path.isfile(os.path.join(copy, "_contain.py")):
+                    found.add(copy)
+    found = {path for path in found if os.path.isdir(path) and any(_within(path, f) for f in shown)}
+    return sorted(_outermost(found))
+
+
+def enter_new_root():
+    """Make a root of our own and move this mount namespace into it, as bubblewrap and nsjail do: an empty
+    tmpfs, then read-only bind mounts of exactly what a candidate needs (``SYSTEM``, a few files of ``ETC``, a
+    few ``DEVICES``, the interpreter's import path) and fresh tmpfs where it may write; ``pivot_root`` into
+    it, and the host's tree is detached. An allow-list: whatever the harness or the user keeps anywhere else
+    (the package's data, datasets, caches, configs, samples, results, home folders, sockets) is not hidden, it
+    is simply not there, and so is anything added later. Returns the top folders under /tmp that hold a bound
+    import path (a CI venv made with mktemp), which emptying /tmp after a sample must leave."""
+    folders, files = _interpreter()
+    import_path = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    links = {}
+    for path in SYSTEM + tuple(f"/etc/{name}" for name in ETC):
+        if os.path.islink(path):
+            links[path] = os.readlink(path)
+        elif os.path.isdir(path):
+            folders.add(path)
+        elif os.path.isfile(path):
+            files.add(path)
+    folders = _outermost(folders)
+    files = {f for f in files if not any(_within(f, folder) for folder in folders)}
+    hidden = _hidden(folders, import_path)
+    # Descriptors first: the host's /tmp (where a CI venv may live) is covered next.
+    sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in (*sorted(folders), *sorted(files))}
+    sources.update((f"/dev/{name}", os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC)) for name in DEVICES
+                   if os.path.exists(f"/dev/{name}"))
+    _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64k")
+    root = STAGE + "/root"
+    os.mkdir(root, 0o755)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
+    for place in ("proc", "dev/pts", "dev/mqueue", *(path.strip("/") for path in TMPFS)):
+        os.makedirs(os.path.join(root, place), 0o755, exist_ok=True)
+    for path, options in TMPFS.items():
+        _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, target in links.items():
+        os.makedirs(os.path.dirname(root + path), 0o755, exist_ok=True)
+        os.symlink(target, root + path)
+    for name, target in DEV_LINKS.items():
+        os.symlink(target, f"{root}/dev/{name}")
+    for path, fd in sources.items():
+        where = root + path
+        if path in folders:
+            os.makedirs(where, 0o755, exist_ok=True)
         else:
-            _mount("tmpfs", mask, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    for path, fd in keep.items():
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            os.makedirs(os.path.dirname(where), 0o755, exist_ok=True)
+            os.close(os.open(where, os.O_WRONLY | os.O_CREAT, 0o644))
+        _mount(f"/proc/self/fd/{fd}", where, None, MS_BIND | MS_REC)
+        if not path.startswith("/dev/"):
+            _read_only(where)
         os.close(fd)
-    return needed
+    for path in hidden:
+        _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0755,size=4k")
+    # Before the host's tree goes: in a user namespace the kernel lets a /proc be mounted only where one is
+    # already in full view.
+    mount_proc(root + "/proc")
+    _read_only(root, recursive=False)
+    number = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(errno.ENOSYS, f"pivot_root's syscall number is not known for {os.uname().machine}")
+    os.chdir(root)
+    if _LIBC.syscall(number, b".", b".") != 0 or _LIBC.umount2(b".", MNT_DETACH) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"pivot_root: {os.strerror(error)}")
+    os.chdir("/")
+    if os.path.isdir("/dev/mqueue"):  # this IPC namespace's own queues, so they can be listed and emptied
+        _mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    try:  # its own ptys: /dev/ptmx in a loop cannot use up the host's (where the kernel allows an instance)
+        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,max=16")
+    except OSError:
+        pass
+    return {"/tmp/" + path[len("/tmp/"):].split("/")[0] for path in sources if path.startswith("/tmp/")}
+
+
+def mount_proc(where="/proc"):
+    """This PID namespace's own /proc (in this mount namespace)."""
+    _mount("proc", where, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def fresh_session_keyring():
@@ -668,19 +715,19 @@ class Cgroups:
             _write_file(os.path.join(path, "cgroup.procs"), "0")
         self.kind = "v1"
 
-    def prefer(self, pid):
+    @staticmethod
+    def prefer(pid):
         """Make ``pid`` (a candidate) the OOM killer's first choice when the tree is over its limit: its tmpfs
         files and memfds are not in its resident size, by which the killer would otherwise pick the supervisor.
-        Written from here, after the fork (in the child it costs ~0.1 ms of copied pages)."""
-        if self.kind:
+        Written by its parent, after the fork (in the child it costs ~0.1 ms of copied pages)."""
+        try:
+            fd = os.open(f"/proc/{pid}/oom_score_adj", os.O_WRONLY)
             try:
-                fd = os.open(f"/proc/{pid}/oom_score_adj", os.O_WRONLY)
-                try:
-                    os.write(fd, b"1000")
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass
+                os.write(fd, b"1000")
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
 
     @staticmethod
     def protect_self():
@@ -704,7 +751,8 @@ class Cgroups:
         raising = self._memory_mb is not None and memory_mb > self._memory_mb
         for fd in (self._memory[::-1] if raising else self._memory):
             os.pwrite(fd, value, 0)
-        os.pwrite(self._pids, str(processes + 3).encode(), 0)  # with the supervisor, its parent, the judge
+        # with the supervisor, its parent, the judge and the fork server (and, with namespaces, its parent)
+        os.pwrite(self._pids, str(processes + 5).encode(), 0)
         self._memory_mb = memory_mb
 
     def oom_kills(self):

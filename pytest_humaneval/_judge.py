@@ -1,9 +1,9 @@
 """The two halves of one sample: the candidate serves calls, the judge runs the test and decides the verdict.
 
 - :func:`serve` runs in the candidate's process (forked, isolated, limited by the supervisor). It executes
-  ``prompt + completion`` as the reference harness would (empty globals, then the test's own definitions in the
-  same namespace, so names resolve as they do there), reports whether that loaded, then answers calls to the
-  entry point: arguments in, the return value or the exception out, as plain data (``_wire``).
+  ``prompt + completion`` as the reference harness would (empty globals, so ``__name__`` is not
+  ``"__main__"``), reports whether that loaded, then answers calls to the entry point: arguments in, the
+  return value or the exception out, as plain data (``_wire``). The test is never in its process.
 - :func:`judge` runs in the trusted supervisor. It executes the dataset's ``prompt`` and ``test`` (its own
   copies: a helper the completion redefines does not reach the test) in fresh globals, binds the entry point's
   name to a stand-in that forwards every call to the candidate, calls ``check`` under the sample's deadline and
@@ -41,8 +41,9 @@ _OWN_FILES = ()  # filled by the supervisor: frames of the harness's own files a
 # ------------------------------------------------------------------------------------------ the candidate
 
 
-def serve(prompt, completion, entry_point, test_code, requests, replies):
-    """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process.
+def serve(prompt, completion, entry_point, requests, replies):
+    """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process,
+    which holds its own program and nothing of the test: the test's definitions run in the judge only.
 
     The judge does not wait for the load before sending its first request (one round trip less a sample): a
     failed load is answered with LOAD_ERROR at once, whatever was asked, and the rest of the requests are read
@@ -56,8 +57,6 @@ def serve(prompt, completion, entry_point, test_code, requests, replies):
     namespace = {}
     try:
         exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
-        if test_code is not None:
-            exec(test_code, namespace)
         if entry_point not in namespace:
             raise NameError(f"name {entry_point!r} is not defined")
         function = namespace[entry_point]

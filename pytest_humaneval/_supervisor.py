@@ -1,23 +1,28 @@
-"""The sandbox supervisor: a warm process that runs one sample at a time in two fresh forked children.
+"""The sandbox supervisor: a warm process that runs one sample at a time: a fresh candidate and a trusted judge.
 
-Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py BASE_DIR ISOLATION
-FILES_FD`` with a stripped environment (FILES_FD: a socket on which the harness hands over open files). It reads length-prefixed JSON requests on fd 0 and answers on fd 1. It imports nothing
-from ``pytest_humaneval`` (so nothing of the harness is inherited by the candidate) and only the standard
-library, plus its two siblings ``_wire.py`` and ``_judge.py``, loaded by path.
+Started by :class:`pytest_humaneval.sandbox.Sandbox` as ``python -I _supervisor.py`` with a stripped
+environment; its first message on fd 0 says where its folder is, which isolation to apply and which
+descriptor is the socket on which the harness hands over open files (nothing of that is in its argv or
+environment, which every process forked from it shows). It then reads length-prefixed JSON requests on fd 0
+and answers on fd 1. It imports nothing from ``pytest_humaneval`` (so nothing of the harness is inherited by
+the candidate) and only the standard library, plus its siblings (``_wire``, ``_judge``, ``_contain``,
+``_suite``, ``_zygote``), loaded by path.
 
 Each sample is two processes: the *candidate* (isolated, limited, unprivileged) executes ``prompt +
 completion`` and serves calls to the entry point; the *judge* (trusted) executes the dataset's prompt and test
 and calls ``check`` with a stand-in that forwards each call. Only plain values cross between them
 (``_wire``), and the verdict is the judge's: nothing the completion does to its own interpreter can change the
-judge's code or its verdict.
+judge's code or its verdict. The candidate is forked by a fork server (``_zygote``) that was forked from this
+process before any request arrived, so its memory holds nothing of any test or of any other sample; what it
+knows of its own sample it reads from a file of its own.
 
 Why a warm supervisor rather than a fresh interpreter per sample: interpreter start-up and imports are paid once,
 each sample still gets a brand-new process (a fork), and the wall-clock budget starts at the fork, so a busy
 machine's start-up latency never eats into the candidate's time.
 
-Why the supervisor is a child subreaper: every orphan of a sample (a double-forked, setsid'ed daemon) is
-re-parented to the supervisor rather than to init, so "kill every descendant" is a walk of the supervisor's own
-children and nothing can escape it by changing session or process group.
+Why the supervisor is a child subreaper: the judge and the fork server are its children, and anything else
+that ends up here (re-parented to it) is killed after the sample, so nothing can outlive a sample by changing
+session or process group.
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ import struct
 import sys
 import time
 
-CALLS_FD = 3  # in each child: the two pipes between candidate and judge (and the judge's verdict pipe)
 FILES_FD = 5  # in the supervisor: the socket on which the harness hands over HumanEval+ suites files
 EXCERPT_BYTES = 4096
 # Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
@@ -49,7 +53,6 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
 WORK_DIR = "work"  # basic mode: each sample's working dir, under the supervisor's base dir
-SETUP_FAILED = 70  # the candidate's exit code when its set-up failed before the program started
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -70,7 +73,9 @@ _wire = _sibling("wire")
 _judge = _sibling("judge")
 _contain = _sibling("contain")
 _suite = _sibling("suite")
-_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__, _suite.__file__)
+_zygote = _sibling("zygote")
+_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__,
+                     _suite.__file__, _zygote.__file__)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -107,58 +112,25 @@ def write_message(fd: int, message: dict) -> None:
     _write_all(fd, struct.pack(">I", len(body)) + body)
 
 
-# --------------------------------------------------------------------------------------- the two children
-
-
-def _candidate(request: dict, problem: Problem, suite: str | None, timeout_s: float, work: str, out_fd: int,
-               err_fd: int, requests: int, replies: int, setup: int, isolation) -> None:
-    """Runs in the candidate's forked process: contain it (``_contain.enter_candidate``), say so on ``setup``,
-    then serve calls (``_judge.serve``). A failure before the program starts ends the process with
-    SETUP_FAILED and nothing on ``setup``: the supervisor's fault, never the program's.
-
-    Everything that is the same for every sample (HOME and TMPDIR, signal dispositions, the warmed-up
-    interpreter) is set once in the supervisor: each line here is paid again by every sample, in copied pages
-    as much as in time.
-    """
-    os.setsid()
-    if not isolation.namespaced:
-        # With namespaces the supervisor is PID 1 of the sample's PID namespace: when it dies, the kernel
-        # kills every process in it, this one included.
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(out_fd, 1)
-    os.dup2(err_fd, 2)
-    os.dup2(requests, CALLS_FD)
-    os.dup2(replies, CALLS_FD + 1)
-    os.dup2(setup, CALLS_FD + 2)
-    os.closerange(CALLS_FD + 3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    try:
-        _contain.enter_candidate(isolation, request["limits"], timeout_s)
-        os.chdir(work)
-        os.write(CALLS_FD + 2, b"1")
-        os.close(CALLS_FD + 2)
-    except BaseException as exc:
-        os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
-        os._exit(SETUP_FAILED)
-    # A HumanEval+ suite runs the program alone, as EvalPlus does; a HumanEval test's definitions join it.
-    _judge.serve(problem.prompt, request["completion"], request["entry_point"],
-                 problem.test_code if suite is None else None, CALLS_FD, CALLS_FD + 1)
-    os._exit(0)
+# ------------------------------------------------------------------------------------------- the problems
 
 
 class Problem:
-    """A problem as the supervisor and the judge keep it: its texts and their compiled code. The harness sends
-    a problem's prompt and test once per supervisor, then only its number (they are most of a request's bytes);
-    the supervisor does the same towards the judge. Compiled here (trusted text: the dataset's, never a
-    completion), without this module's compiler flags, and inherited by every fork."""
+    """A problem as the supervisor and the judge keep it: its texts (and, in the judge, their compiled code).
+    The harness sends a problem's prompt and test once per supervisor, then only its number (they are most of
+    a request's bytes); the supervisor does the same towards the judge. Compiled in the judge (trusted text:
+    the dataset's, never a completion), without this module's compiler flags."""
 
     __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_fd", "suite_offset")
 
-    def __init__(self, prompt: str, test: str, suite_fd: int | None = None, suite_offset: int = 0) -> None:
+    def __init__(self, prompt: str, test: str, suite_fd: int | None = None, suite_offset: int = 0,
+                 compiled: bool = True) -> None:
         self.prompt, self.test = prompt, test
         # HumanEval+: an open descriptor of the file that holds the problem's suites, from suite_offset on
         self.suite_fd, self.suite_offset = suite_fd, suite_offset
+        self.prompt_code = self.test_code = self.lines = None
+        if not compiled:
+            return
         try:
             self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
         except SyntaxError:  # a prompt that is not a module on its own: the judge goes without its helpers
@@ -168,7 +140,7 @@ class Problem:
                       for name, text in ((_judge.PROMPT_FILE, prompt), (_judge.TEST_FILE, test))}
 
 
-def _problem(request: dict, problems: dict, suite_fd: int | None = None) -> Problem:
+def _problem(request: dict, problems: dict, suite_fd: int | None = None, compiled: bool = True) -> Problem:
     """The request's problem: registered when the request carries its texts (with its suites file, received
     just before it), else known from before."""
     number = request["problem"]
@@ -176,7 +148,8 @@ def _problem(request: dict, problems: dict, suite_fd: int | None = None) -> Prob
         old = problems.get(number)
         if old is not None and old.suite_fd is not None:
             os.close(old.suite_fd)
-        problems[number] = Problem(request["prompt"], request["test"], suite_fd, request.get("suite_offset", 0))
+        problems[number] = Problem(request["prompt"], request["test"], suite_fd, request.get("suite_offset", 0),
+                                   compiled)
     return problems[number]
 
 
@@ -193,115 +166,6 @@ def _suite_file(request: dict) -> int | None:
 
 
 # ----------------------------------------------------------------------------------------- the supervisor
-
-
-def _children_of(pid: int) -> list[int]:
-    """Direct children of ``pid``: /proc/PID/task/*/children where the kernel has it (CONFIG_PROC_CHILDREN),
-    else a scan of every process's parent."""
-    try:
-        found = []
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as handle:
-                found.extend(int(child) for child in handle.read().split())
-        return found
-    except FileNotFoundError:
-        if not os.path.exists(f"/proc/{pid}"):
-            return []
-    except OSError:
-        return []
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    # the parent pid is the second field after the ")" that closes the command name
-                    if int(handle.read().rpartition(")")[2].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
-
-
-def _children() -> list[int]:
-    return _children_of(os.getpid())
-
-
-def _own_children(spare: int | None) -> bool:
-    """Whether this (single-threaded) process has a child other than ``spare``: one read of its own children
-    file where the kernel has it (every orphan comes back to this subreaper, so that covers every descendant)."""
-    try:
-        fd = os.open(f"/proc/self/task/{os.getpid()}/children", os.O_RDONLY)
-    except OSError:
-        return True  # no children file: let the full walk decide
-    try:
-        return any(int(pid) != spare for pid in os.read(fd, 65536).split())
-    finally:
-        os.close(fd)
-
-
-def _subtree(pid: int) -> list[int]:
-    found, stack = [], [pid]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(_children_of(current))
-    return found
-
-
-def _has_children() -> bool:
-    """Whether any process, running or a zombie, still has this one as its parent. Without one there is no
-    descendant either: orphans are re-parented to this process (a subreaper), so every descendant's line of
-    parents ends in a child of ours. One syscall, against a walk of /proc."""
-    try:
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return False
-    return True
-
-
-def kill_descendants(spare: int | None = None, max_rounds: int = 1000) -> None:
-    """SIGKILL every descendant of this process but ``spare`` (the judge); orphans come back to us
-    (subreaper), so loop until none."""
-    for _ in range(max_rounds):
-        if spare is None and not _has_children():
-            break
-        children = [child for child in _children() if child != spare]
-        if not children:
-            break
-        for child in children:
-            for pid in _subtree(child):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        for child in children:
-            try:
-                os.waitpid(child, 0)
-            except ChildProcessError:
-                pass
-
-
-def _wait(pid: int, deadline: float) -> tuple[int | None, bool]:
-    """Wait for the child until the deadline; (wait status or None, timed_out)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status, False
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None, True
-            if pidfd is not None:
-                select.select([pidfd], [], [], remaining)
-            else:
-                time.sleep(min(remaining, 0.002))
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
 
 
 def _excerpt(fd: int) -> str:
@@ -331,29 +195,143 @@ class Retire(Exception):
     """This supervisor can no longer vouch for its samples: the harness replaces it after this reply."""
 
 
-def run_sample(request: dict, base: str, serial: int, isolation, judge: "JudgeProcess", baseline, cgroups,
-               problems: dict) -> dict:
-    """Run one sample and return the reply: a HumanEval sample once (the dataset's test), a HumanEval+ sample
-    twice (its base suite, then its plus suite, each against a fresh candidate, as EvalPlus runs them); then
-    check that nothing the program did reached the supervisor."""
-    problem = _problem(request, problems, _suite_file(request))
-    suite = request.get("suite")
-    if suite is None:
-        reply = _run_once(request, problem, None, float(request["timeout_s"]), base, serial, isolation, judge,
-                          cgroups)
-    else:
-        # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the longest
-        # any suite may take, for the supervisor to stop a stalled one.
-        cap = _suite.CAP_S + _suite.CAP_SLACK_S + 1.0
-        base_reply = _run_once(request, problem, "base", cap, base, serial, isolation, judge, cgroups)
-        plus_reply = _run_once(request, problem, "plus", cap, base, serial, isolation, judge, cgroups)
-        reply = _combined(base_reply, plus_reply)
-    tampered = baseline.changed()
-    if tampered:  # during this sample (or since the last): the harness cannot vouch for the verdict
-        reply.update(status="harness_error", retire=True,
-                     detail=f"the program changed the sandbox supervisor's own state ({tampered}); its "
-                            "verdict is void and a fresh supervisor takes over")
-    return reply
+class Tampered(Exception):
+    """The program reached a trusted process: it changed its limits, priority, CPUs or folder, or killed the
+    fork server. Only a candidate that shares the harness's uid can (the basic sandbox, user namespaces): there
+    it is the program's failure (the message says what it did); with namespaces as root, where the candidate
+    runs as another uid, the host did it."""
+
+
+class Supervisor:
+    """What runs the samples: the judge, the candidates' fork server, the sample's limits and working dir, and
+    what was true of this process when it started."""
+
+    def __init__(self, base: str, isolation, cgroups) -> None:
+        self.base, self.isolation, self.cgroups = base, isolation, cgroups
+        self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
+        self.problems: dict = {}
+        self.serial = 0
+        self.judge = JudgeProcess()
+        self.zygote = _zygote.Zygote()
+        self.baseline = _contain.Baseline(base)
+
+    def start(self) -> None:
+        """The fork server first: nothing of any sample has reached this process yet."""
+        self.zygote.start(self.isolation, prefer_oom=bool(self.cgroups.kind))
+        self.judge.start()
+
+    def stop(self) -> None:
+        self.judge.stop()
+        self.zygote.stop()
+
+    def run_sample(self, request: dict) -> dict:
+        """Run one sample and return the reply: a HumanEval sample once (the dataset's test), a HumanEval+
+        sample twice (its base suite, then its plus suite, each against a fresh candidate, as EvalPlus runs
+        them); then check that nothing the program did reached the supervisor."""
+        self.serial += 1
+        problem = _problem(request, self.problems, _suite_file(request), compiled=False)
+        try:
+            if request.get("suite") is None:
+                reply = self._run_once(request, problem, None, float(request["timeout_s"]))
+            else:
+                # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the
+                # longest any suite may take, for the supervisor to stop a stalled one.
+                cap = _suite.CAP_S + _suite.CAP_SLACK_S + 1.0
+                base_reply = self._run_once(request, problem, "base", cap)
+                plus_reply = self._run_once(request, problem, "plus", cap)
+                reply = _combined(base_reply, plus_reply)
+            changed = self.baseline.changed()
+            if changed:
+                raise Tampered(f"the program changed the sandbox supervisor's own state ({changed})")
+        except Tampered as exc:
+            if self.isolation.level == "namespaces":  # another uid: the program could not have done it
+                raise Retire(f"from outside the sandbox, during this sample: {exc}; its verdict is void") from None
+            return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
+                    "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+        return reply
+
+    def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float) -> dict:
+        """One candidate, judged once: the candidate in a fresh, isolated child of the fork server (in a fresh,
+        empty working dir, always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces,
+        ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
+        process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
+        the fork is asked for and covers both."""
+        work, judge = self.work, self.judge
+        try:
+            os.mkdir(work, 0o700)
+        except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
+            _clear(work, self.serial)
+            os.mkdir(work, 0o700)
+        if self.isolation.uid is not None:
+            os.chown(work, self.isolation.uid, self.isolation.gid)
+        out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
+        own = _zygote.request_file({"prompt": problem.prompt, "completion": request["completion"],
+                                    "entry_point": request["entry_point"], "timeout_s": timeout_s,
+                                    "limits": request["limits"], "work": work})
+        requests_r, requests_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        setup_r, setup_w = os.pipe()
+        self.cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
+        oom_kills = self.cgroups.oom_kills()
+        if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
+            judge.stop()
+        message = judge.message(request, problem, suite, timeout_s)
+
+        started = time.monotonic()
+        try:
+            self.zygote.spawn((own, out_fd, err_fd, requests_r, replies_w, setup_w))
+        finally:
+            for fd in (own, requests_r, replies_w, setup_w):
+                os.close(fd)
+        try:
+            judge.send(message, requests_w, replies_r)
+        except OSError:  # the judge died since the last sample (it was killed): a fresh one judges this one
+            judge.stop()
+            judge.start()
+            judge.send(judge.message(request, problem, suite, timeout_s), requests_w, replies_r)
+        os.close(requests_w)
+        os.close(replies_r)
+        data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
+        duration_ms = (time.monotonic() - started) * 1000.0
+        # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment.
+        gone = data is not None and b'"candidate_gone": true' in data
+        try:
+            candidate_status, changed = self.zygote.finish(1.0 if gone else 0.0)
+        except _zygote.ZygoteGone as exc:
+            if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
+                raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
+            raise Retire(str(exc)) from None
+        if changed:
+            raise Tampered(f"the program changed the sandbox fork server's own state ({changed})")
+        if _zygote.own_children((judge.pid, self.zygote.pid)):  # only the judge and the fork server belong
+            _zygote.kill_descendants(spare=(judge.pid, self.zygote.pid))
+        record = judge.record(data, started + timeout_s)
+        if record.get("tampered"):
+            raise Tampered(f"the program changed the sandbox judge's own state ({record['tampered']})")
+        os.set_blocking(setup_r, False)
+        try:
+            set_up = os.read(setup_r, 1) == b"1"
+        except BlockingIOError:
+            set_up = False
+        os.close(setup_r)
+        reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
+        for fd in (out_fd, err_fd):
+            os.close(fd)
+        left = _clear(work, self.serial)
+        if self.isolation.namespaced:
+            left = ", ".join(filter(None, [left, _contain.empty_shared(self.isolation)]))
+        if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
+            raise Retire(f"the sandbox could not set up the candidate's process: "
+                         f"{reply['stderr'].strip() or _verdict(record, candidate_status, timeout_s, request)['detail']}")
+        reply.update(_verdict(record, candidate_status, timeout_s, request))
+        if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
+            reply["detail"] = (f"the sample's process tree went over its memory limit "
+                               f"({request['limits']['memory_mb']} MiB, cgroup {self.cgroups.kind}) and was killed; "
+                               f"{reply['detail']}")
+        if left:  # only the program wrote there: what it left that cannot go is its failure, and ends this supervisor
+            reply.update(status="runtime_error", retire=True, where=None,
+                         detail=f"the program left files the sandbox could not remove ({left[:200]})")
+        return reply
 
 
 def _combined(base: dict, plus: dict) -> dict:
@@ -369,96 +347,6 @@ def _combined(base: dict, plus: dict) -> dict:
     if status != "passed":
         which = "base" if failing is base else "plus"
         reply["detail"] = f"{which}: {failing.get('detail', '')}"
-    return reply
-
-
-def _run_once(request: dict, problem: Problem, suite: str | None, timeout_s: float, base: str, serial: int,
-              isolation, judge: "JudgeProcess", cgroups) -> dict:
-    """One candidate, judged once: the candidate in a fresh, isolated child (in a fresh, empty working dir,
-    always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces, ``BASE/work`` in basic
-    mode), its output captured in files no path leads to, judged by the judge process over two pipes (the
-    dataset's test, or one HumanEval+ suite). The wall-clock budget starts at the fork and covers both."""
-    work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
-    try:
-        os.mkdir(work, 0o700)
-    except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
-        _clear(work, serial)
-        os.mkdir(work, 0o700)
-    if isolation.uid is not None:
-        os.chown(work, isolation.uid, isolation.gid)
-    out_fd, err_fd = _capture(base, "stdout"), _capture(base, "stderr")
-    requests_r, requests_w = os.pipe()
-    replies_r, replies_w = os.pipe()
-    setup_r, setup_w = os.pipe()
-    cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
-    oom_kills = cgroups.oom_kills()
-    if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
-        judge.stop()
-    message = judge.message(request, problem, suite, timeout_s)
-
-    started = time.monotonic()
-    candidate = os.fork()
-    if candidate == 0:
-        try:
-            _candidate(request, problem, suite, timeout_s, work, out_fd, err_fd, requests_r, replies_w, setup_w,
-                       isolation)
-        finally:
-            os._exit(SETUP_FAILED)
-    # While the candidate lives, as little as possible here: every page this process writes is copied.
-    for fd in (requests_r, replies_w, setup_w):
-        os.close(fd)
-    cgroups.prefer(candidate)
-    try:
-        judge.send(message, requests_w, replies_r)
-    except OSError:  # the judge died since the last sample (it was killed): a fresh one judges this one
-        judge.stop()
-        judge.start()
-        judge.send(judge.message(request, problem, suite, timeout_s), requests_w, replies_r)
-    os.close(requests_w)
-    os.close(replies_r)
-    data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
-    duration_ms = (time.monotonic() - started) * 1000.0
-    if data is not None and b'"candidate_gone": true' in data:
-        # The judge saw the candidate's pipe close: wait for the process itself, whose end says why.
-        candidate_status, _ = _wait(candidate, time.monotonic() + 1.0)
-    else:
-        done, status = os.waitpid(candidate, os.WNOHANG)
-        candidate_status = status if done else None
-    if candidate_status is None:
-        try:
-            os.killpg(candidate, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(candidate, 0)
-        except ChildProcessError:
-            pass
-    if _own_children(judge.pid):  # something the candidate started outlived it: every one of them goes
-        kill_descendants(spare=judge.pid)
-    record = judge.record(data, started + timeout_s)
-    os.set_blocking(setup_r, False)
-    try:
-        set_up = os.read(setup_r, 1) == b"1"
-    except BlockingIOError:
-        set_up = False
-    os.close(setup_r)
-    reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
-    for fd in (out_fd, err_fd):
-        os.close(fd)
-    left = _clear(work, serial)
-    if isolation.namespaced:
-        left = ", ".join(filter(None, [left, _contain.empty_shared(isolation)]))
-    if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
-        raise Retire(f"the sandbox could not set up the candidate's process: "
-                     f"{reply['stderr'].strip() or _verdict(record, candidate_status, timeout_s, request)['detail']}")
-    reply.update(_verdict(record, candidate_status, timeout_s, request))
-    if cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
-        reply["detail"] = (f"the sample's process tree went over its memory limit "
-                           f"({request['limits']['memory_mb']} MiB, cgroup {cgroups.kind}) and was killed; "
-                           f"{reply['detail']}")
-    if left:  # only the program wrote there: what it left that cannot go is its failure, and ends this supervisor
-        reply.update(status="runtime_error", retire=True, where=None,
-                     detail=f"the program left files the sandbox could not remove ({left[:200]})")
     return reply
 
 
@@ -649,8 +537,8 @@ def _judge_main(sock) -> None:
                 os.close(handle)
         tampered = baseline.changed()
         if tampered:  # a candidate that shares this uid reached this process: nothing it judges now is sure
-            record = {"status": "harness_error", "message": f"the judge's own state changed during this sample "
-                                                            f"({tampered}); a fresh judge takes over"}
+            record = {"status": "harness_error", "tampered": tampered,
+                      "message": f"the judge's own state changed during this sample ({tampered})"}
         write_message(fd, record)
         if tampered:
             os._exit(0)
@@ -740,8 +628,7 @@ def _warm_up() -> None:
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     server = threading.Thread(target=_judge.serve, args=(sample["prompt"], sample["completion"],
-                                                         sample["entry_point"], problem.test_code, requests_r,
-                                                         replies_w))
+                                                         sample["entry_point"], requests_r, replies_w))
     server.start()
     json.dumps(_judge.judge(problem.prompt_code, problem.test_code, sample["entry_point"], requests_w, replies_r))
     os.close(requests_w)
@@ -753,12 +640,14 @@ def _warm_up() -> None:
 
 
 def main() -> int:
-    base, requested = sys.argv[1], sys.argv[2]
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     # The harness's channel moves off fds 0 and 1, which point at /dev/null from here on: whatever a test
     # reads or prints while it is judged in this process can never reach the channel.
     channel_in, channel_out = os.dup(0), os.dup(1)  # fds 3 and 4: every per-sample fd comes after them
-    files = int(sys.argv[3])  # the socket on which the harness hands over HumanEval+ suites files
+    start = read_message(channel_in)  # where its folder is, what to isolate with, where files come in
+    if start is None:
+        return 1
+    base, requested, files = start["base"], start["isolation"], int(start["files_fd"])
     if files != FILES_FD:
         os.dup2(files, FILES_FD)
         os.close(files)
@@ -791,11 +680,14 @@ def main() -> int:
         os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
     _warm_up()
     _prctl(PR_SET_DUMPABLE, 0)  # no candidate may trace, or read the memory of, the supervisor or the judge
-    baseline = _contain.Baseline(base)
-    judge = JudgeProcess()
-    judge.start()
-    problems: dict = {}
-    probe = _probe(base, isolation, judge, baseline, cgroups, problems)
+    supervisor = Supervisor(base, isolation, cgroups)
+    try:
+        supervisor.start()
+    except OSError as exc:
+        write_message(channel_out, {"ready": False, "reason": f"the sandbox's processes did not start: {exc}",
+                                    "cgroups": cgroups.paths})
+        return 1
+    probe = _probe(supervisor)
     if probe:
         write_message(channel_out, {"ready": False, "reason": probe, "cgroups": cgroups.paths})
         return 1
@@ -803,40 +695,40 @@ def main() -> int:
                                 "ids": isolation.ids, "uid": isolation.uid, "gid": isolation.gid,
                                 "keyring": isolation.keyring,
                                 "limits": cgroups.description, "cgroups": cgroups.paths})
-    serial = 0
     while True:
         request = read_message(channel_in)
         if request is None:  # the harness closed the pipe: done, without the interpreter's slow clean-up
-            judge.finish()
+            supervisor.judge.finish()
             _contain.release_user_keyrings(isolation)
             os._exit(0)
-        serial += 1
         try:
-            reply = run_sample(request, base, serial, isolation, judge, baseline, cgroups, problems)
+            reply = supervisor.run_sample(request)
         except Exception as exc:  # the sandbox's own failure: this sample's harness_error, then a fresh one
             detail = str(exc) if isinstance(exc, Retire) else f"{type(exc).__name__}: {exc}"
             reply = {"status": "harness_error", "detail": detail, "duration_ms": 0.0, "retire": True}
         reply["id"] = request.get("id")
         write_message(channel_out, reply)
         if reply.get("retire"):
-            judge.stop()
+            supervisor.stop()
             _contain.release_user_keyrings(isolation)
             os._exit(0)
 
 
-def _probe(base: str, isolation, judge: "JudgeProcess", baseline, cgroups, problems: dict) -> str:
+def _probe(supervisor: Supervisor) -> str:
     """Run one real sample before saying ready, so the isolation announced is the one every sample gets (a
     uid the kernel refuses, a mount a container forbids: found here, not on every sample). "" when it passed."""
     sample = dict(_WARM_UP, completion="    return values[0]\n", timeout_s=30.0, problem=0,
                   limits={"memory_mb": 2048, "file_size_mb": 16, "open_files": 256})
     sample["test"] = "def check(candidate):\n    assert candidate([7]) == 7\n"
+    level = supervisor.isolation.level
     try:
-        reply = run_sample(sample, base, 0, isolation, judge, baseline, cgroups, problems)
+        reply = supervisor.run_sample(sample)
     except Exception as exc:
-        return f"isolation {isolation.level} could not run a sample: {exc}"
+        return f"isolation {level} could not run a sample: {exc}"
     if reply["status"] != "passed":
-        return f"isolation {isolation.level} could not run a sample: {reply['status']}: {reply.get('detail')}"
+        return f"isolation {level} could not run a sample: {reply['status']}: {reply.get('detail')}"
     return ""
+
 
 if __name__ == "__main__":
     sys.exit(main())

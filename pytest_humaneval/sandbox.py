@@ -37,6 +37,8 @@ __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status
            "clean_text", "configure", "run", "shared", "shutdown"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+# What the supervisor loads, by path, from its own folder (it imports nothing of the package).
+SANDBOX_FILES = ("_supervisor.py", "_contain.py", "_judge.py", "_suite.py", "_wire.py", "_zygote.py")
 CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -192,24 +194,28 @@ class Sandbox:
     def _start(self, wait: bool) -> subprocess.Popen:
         self._base = tempfile.mkdtemp(prefix="pytest-humaneval-")
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
-        env = sandbox_env()
-        env["HOME"] = env["TMPDIR"] = self._base
         # Requests and replies go through the supervisor's stdin and stdout; open files (HumanEval+ suites)
-        # through this socket, which can carry descriptors.
+        # through this socket, which can carry descriptors. Its folder and settings come in its first message:
+        # its argv and environment, which every process forked from it shows, say nothing of the harness.
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), self._base, self._mode, str(theirs.fileno())],
+                [sys.executable, "-I", str(SUPERVISOR)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, pass_fds=(theirs.fileno(),),
-                env=env, cwd=self._base, start_new_session=True, close_fds=True,
+                env=sandbox_env(), cwd="/", start_new_session=True, close_fds=True,
             )
         except OSError as exc:
             ours.close()
             raise SandboxError(f"could not start the sandbox supervisor ({sys.executable}): {exc}") from exc
         finally:
             log.close()
+            files = theirs.fileno()
             theirs.close()
         self._proc, self._ready, self._files = proc, False, ours
+        try:
+            _send(proc, {"base": self._base, "isolation": self._mode, "files_fd": files})
+        except _SupervisorGone:
+            pass  # it ended at once: the handshake says why
         self._problems: dict[tuple, int] = {}  # what this supervisor was sent, by number
         self._owner = os.getpid()
         if wait:

@@ -124,14 +124,15 @@ def test_changing_the_supervisor_voids_that_sample_only(attack):
     if os.cpu_count() == 1 and "affinity" in attack:
         pytest.skip("one CPU: nothing to pin")
     box = Sandbox("basic").start()  # the candidate shares the supervisor's uid here
-    try:
-        hit = box.run(script(f"import os, resource\n{attack}\n"), FAST)
-    except sandbox.SandboxError as exc:
-        assert "changed the sandbox supervisor's own state" in str(exc)
+    hit = box.run(script(f"import os, resource\n{attack}\n"), FAST)
+    assert hit.status is Status.RUNTIME_ERROR, hit
+    if "Operation not permitted" not in hit.detail:
+        # The program reached the supervisor: its own failure (not the harness's), which says what it did.
+        assert "the program changed the sandbox" in hit.detail and "own state" in hit.detail, hit
     else:
-        # Root's candidates run without capabilities, and the kernel refuses a process without them to change
-        # one that has them (the supervisor): the attack fails in the program itself.
-        assert ROOT and hit.status is Status.RUNTIME_ERROR and "Operation not permitted" in hit.detail, hit
+        # Root's candidates run without capabilities, and the kernel refuses a process without them to renice
+        # or pin one that has them (the supervisor): the attack fails in the program itself.
+        assert ROOT and ("setpriority" in attack or "affinity" in attack), hit
     try:
         for _ in range(3):  # the next samples run in a fresh supervisor, with the limits they should have
             after = box.run(script("import os\nopen('f', 'w').write('x' * 4096)\nassert len(os.listdir('.')) == 1"),
@@ -197,7 +198,7 @@ def test_host_folders_sockets_and_accounts_are_out_of_reach(namespaced, tmp_path
         program = f"""
 import os, pwd, socket
 problems = []
-for place in ('/var/tmp', '/run', '/run/lock', '/var/lock', '/dev/mqueue'):
+for place in ('/var/tmp', '/run', '/run/lock', '/var/lock'):
     try:
         open(os.path.join(place, {planted!r}), 'w').close()
         problems.append('wrote into ' + place)
@@ -463,8 +464,9 @@ def test_the_judge_killed_between_samples_is_replaced_before_the_next_one(namesp
 
     assert namespaced.run(script("pass"), FAST).status is Status.PASSED
     supervisor = children(namespaced._proc.pid)[0]  # the process the namespaces were made for: PID 1 there
-    judges = children(supervisor)
-    assert len(judges) == 1
+    # Its children: the judge, and the process that waits for the candidates' fork server (which has a child).
+    judges = [child for child in children(supervisor) if not children(child)]
+    assert len(judges) == 1 and len(children(supervisor)) == 2
     os.kill(judges[0], signal.SIGKILL)
     deadline = time.monotonic() + 5
     while Path(f"/proc/{judges[0]}/stat").read_text().rpartition(")")[2].split()[0] != "Z":

@@ -349,7 +349,7 @@ def unprivileged():
     import subprocess
 
     home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))  # pytest's tmp_path is 0700
-    for part in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py", "_suite.py"):
+    for part in sandbox.SANDBOX_FILES:
         shutil.copy(sandbox.SUPERVISOR.with_name(part), home / part)
         (home / part).chmod(0o644)
     supervisor = home / "_supervisor.py"
@@ -361,9 +361,10 @@ def unprivileged():
         os.setuid(65534)
 
     files, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor), str(home), "auto", str(theirs.fileno())],
-                            pass_fds=(theirs.fileno(),), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, preexec_fn=demote, env={"PATH": "/usr/bin:/bin"}, cwd=home)
+    proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor)], pass_fds=(theirs.fileno(),),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=demote,
+                            env={"PATH": "/usr/bin:/bin"}, cwd=home)
+    sandbox._send(proc, {"base": str(home), "isolation": "auto", "files_fd": theirs.fileno()})
 
     def run(program: str) -> dict:
         job = script(program)
@@ -429,10 +430,11 @@ assert not problems, problems
         outside.rmdir()
 
 
-def test_without_root_a_candidate_that_changes_its_supervisor_voids_only_its_own_sample(unprivileged):
-    # The candidate shares the supervisor's uid here, so the kernel lets it lower the supervisor's limits
-    # (PID 1 of its namespace): the supervisor notices, voids this sample and retires.
+def test_without_root_a_candidate_that_changes_its_fork_server_fails_and_is_the_last_of_its_supervisor(unprivileged):
+    # The candidate shares the supervisor's uid here, so the kernel lets it lower the limits of the fork server
+    # that made it (PID 1 of its namespace, the only process of the sandbox it can see): the supervisor notices,
+    # fails this sample (the program's doing, not the harness's) and retires.
     reply = unprivileged("import resource\nresource.prlimit(1, resource.RLIMIT_FSIZE, (1024, 1024))\n")
-    assert reply["status"] == "harness_error" and reply.get("retire") is True, reply
-    assert "changed the sandbox supervisor's own state" in reply["detail"]
+    assert reply["status"] == "runtime_error" and reply.get("retire") is True, reply
+    assert "the program changed the sandbox fork server's own state" in reply["detail"]
 

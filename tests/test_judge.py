@@ -345,10 +345,11 @@ def test_a_test_that_loops_prints_or_rebinds_builtins_leaves_the_next_sample_alo
 def test_a_broken_dataset_test_is_a_harness_error_not_the_models_failure(box):
     with pytest.raises(sandbox.SandboxError, match="did not load"):
         judged(box, "def f(x):\n    return x\n", "import no_such_module_xyz\ndef check(candidate):\n    pass\n")
-    # ...but a candidate that breaks what the test imports, in its own process, fails its own sample
+    # A candidate that breaks, in its own process, what the test imports changes nothing: the test never runs
+    # there (the reference would fail it: there the test's imports run in the candidate's namespace).
     sabotage = "import sys\nsys.modules['fractions'] = None\ndef f(x):\n    return x\n"
     result = judged(box, sabotage, "import fractions\ndef check(candidate):\n    assert candidate(1) == 1\n")
-    assert result.status is Status.RUNTIME_ERROR and "fractions" in result.detail
+    assert result.status is Status.PASSED, result.detail
     assert judged(box, "def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(1) == 1\n").status \
         is Status.PASSED
 
@@ -450,7 +451,7 @@ def test_numpy_results_compare_as_they_do_in_the_reference(box):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
 def test_the_supervisor_files_import_nothing_of_the_package():
-    for name in ("_supervisor.py", "_judge.py", "_wire.py", "_contain.py", "_suite.py"):
+    for name in sandbox.SANDBOX_FILES:
         text = (Path(sandbox.__file__).with_name(name)).read_text()
         assert "import pytest" not in text and "from pytest_humaneval" not in text, name
 

@@ -1,0 +1,362 @@
+"""The candidates' fork server: a pristine process that forks each candidate, and nothing else.
+
+A candidate is a fork, so it starts with a copy of its parent's memory, freed pages included. Forked from the
+supervisor, it would hold every problem and test the supervisor has registered and every request it has
+parsed, and a completion could read its own test there (``gc.get_objects()``, or ctypes over its pages). So
+candidates come from this process instead: forked from the supervisor once, after its warm-up and before any
+request reaches it, it never holds a test, an expected output or another sample's text, result or verdict.
+Per sample it receives descriptors only (``spawn``), forks, and the child reads its own request (its prompt,
+completion, entry point and limits, from a memfd) before it closes every other descriptor; at the end of the
+sample (``finish``) it waits for the candidate a moment, kills what is left of its process tree, and says how
+the candidate ended.
+
+With namespaces it is PID 1 of a PID and mount namespace of its own, nested in the supervisor's, with its own
+``/proc``: a candidate sees this process and its own descendants, never the supervisor or the judge; it
+cannot signal this process (the kernel drops signals to a namespace's init from inside), and every process it
+starts is in that namespace, so "kill the tree" is "kill every process of the namespace but this one". In the
+basic sandbox it is a child subreaper of the supervisor's and a candidate running as the same user can kill it:
+the supervisor then sees it gone and retires.
+
+Standard library only, no package import: the sandbox supervisor loads this file by path.
+"""
+
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import struct
+import time
+
+try:
+    from . import _contain, _judge
+except ImportError:  # loaded by path in the supervisor, next to its siblings
+    import _humaneval_contain as _contain
+    import _humaneval_judge as _judge
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5) and its request (6)
+REQUEST_FD = CALLS_FD + 3
+SETUP_FAILED = 70  # the candidate's exit code when its set-up failed before the program started
+SPAWN, FINISH, ENDED = b"F", b"K", b"S"
+DESCRIPTORS = 6  # what ``spawn`` hands over: request, stdout, stderr, the two call pipes, the set-up pipe
+_GRACE = struct.Struct(">d")
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+class ZygoteGone(Exception):
+    """The fork server ended or stopped answering: its supervisor can no longer run a sample."""
+
+
+class Zygote:
+    """The supervisor's side of the fork server."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None  # the supervisor's child: the server itself, or (namespaces) its parent
+        self._sock: socket.socket | None = None
+
+    def start(self, isolation, prefer_oom: bool) -> None:
+        """Fork the server now. The supervisor calls this once, before any request has reached it."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                _main(theirs, isolation, prefer_oom)
+            finally:
+                os._exit(70)
+        theirs.close()
+        self.pid, self._sock = pid, ours
+
+    def spawn(self, fds) -> None:
+        """Fork a candidate that gets ``fds``: (request memfd, stdout, stderr, calls in, calls out, set-up)."""
+        try:
+            socket.send_fds(self._sock, [SPAWN], list(fds))
+        except OSError as exc:
+            raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
+
+    def finish(self, grace_s: float) -> tuple[int | None, str]:
+        """End the sample: the candidate's wait status if it ended on its own within ``grace_s`` (else None:
+        it was killed), after every process of its tree is gone; and what changed in the server's own state
+        since it started ("" when nothing did)."""
+        try:
+            self._sock.send(FINISH + _GRACE.pack(grace_s))
+            deadline = time.monotonic() + grace_s + 10.0
+            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise ZygoteGone("the candidates' fork server did not answer")
+            data = self._sock.recv(1 << 16)
+        except OSError as exc:
+            raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
+        if not data.startswith(ENDED):
+            raise ZygoteGone("the candidates' fork server is gone")
+        reply = json.loads(data[1:])
+        if reply.get("error"):
+            raise ZygoteGone(f"the candidates' fork server failed: {reply['error']}")
+        return reply.get("status"), reply.get("changed", "")
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self._sock.close()
+        self.pid, self._sock = None, None
+
+
+# ------------------------------------------------------------------------------------------- the server
+
+
+def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
+    fd = sock.fileno()
+    os.closerange(3, fd)  # nothing of the supervisor's channels
+    os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    if isolation.namespaced:
+        # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), and a mount
+        # namespace for that namespace's /proc.
+        if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS)")
+        server = os.fork()
+        if server:
+            sock.close()
+            _, status = os.waitpid(server, 0)
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        _contain.mount_proc()
+    else:
+        _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
+    #                                                           process that waits for it)
+    baseline = _contain.Baseline()
+    candidate = None
+    while True:
+        message, fds, _, _ = socket.recv_fds(sock, 64, DESCRIPTORS)
+        if not message:
+            os._exit(0)
+        if message == SPAWN:
+            candidate = _spawn(fds, isolation, prefer_oom)
+        elif message[:1] == FINISH:
+            reply = {"status": None, "changed": ""}
+            if isinstance(candidate, str):  # the fork itself failed
+                reply["error"] = candidate
+            elif candidate is not None:
+                reply["status"] = _end(candidate, _GRACE.unpack(message[1:])[0], isolation)
+            candidate = None
+            reply["changed"] = baseline.changed()
+            sock.send(ENDED + json.dumps(reply).encode())
+        else:
+            os._exit(0)
+
+
+def _spawn(fds, isolation, prefer_oom: bool):
+    """Fork the candidate; its pid, or why the fork failed."""
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        for handle in fds:
+            os.close(handle)
+        return f"fork: {exc.strerror or exc}"
+    if pid == 0:
+        try:
+            _candidate(fds, isolation)
+        finally:
+            os._exit(SETUP_FAILED)
+    for handle in fds:
+        os.close(handle)
+    if prefer_oom:
+        _contain.Cgroups.prefer(pid)
+    return pid
+
+
+def _end(candidate: int, grace_s: float, isolation) -> int | None:
+    """The candidate's wait status if it ends within ``grace_s``, else None; either way every process of its
+    tree is gone when this returns (with namespaces: every process of this namespace but this one)."""
+    status, _ = wait(candidate, time.monotonic() + grace_s)
+    if status is None:
+        try:
+            os.killpg(candidate, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(candidate, 0)
+        except ChildProcessError:
+            pass
+    if own_children(()):  # something the candidate started outlived it: every one of them goes
+        kill_descendants()
+    return status
+
+
+# ------------------------------------------------------------------------------------------ the candidate
+
+
+def _candidate(fds, isolation) -> None:
+    """Runs in the candidate's forked process: take its descriptors, read its own request, contain it
+    (``_contain.enter_candidate``), say so on the set-up pipe, then serve calls (``_judge.serve``). A failure
+    before the program starts ends the process with SETUP_FAILED and nothing on the set-up pipe: the sandbox's
+    fault, never the program's."""
+    request_fd, out_fd, err_fd, requests, replies, setup = fds
+    os.setsid()
+    if not isolation.namespaced:
+        # With namespaces the server is PID 1 of the sample's PID namespace: when it dies, the kernel kills
+        # every process in it, this one included.
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    # Above every target first, so no descriptor is overwritten before it is moved.
+    sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, out_fd, err_fd, requests, replies, setup,
+                                                             request_fd)]
+    for target, source in enumerate(sources):
+        os.dup2(source, target)
+    os.closerange(REQUEST_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    try:
+        request = json.loads(_read_all(REQUEST_FD))
+        os.close(REQUEST_FD)
+        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"])
+        os.chdir(request["work"])
+        os.write(CALLS_FD + 2, b"1")
+        os.close(CALLS_FD + 2)
+    except BaseException as exc:
+        os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
+        os._exit(SETUP_FAILED)
+    _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
+    os._exit(0)
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks, position = [], 0
+    while position < size:
+        chunk = os.pread(fd, size - position, position)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        position += len(chunk)
+    return b"".join(chunks)
+
+
+def request_file(request: dict) -> int:
+    """A memfd holding ``request`` (what the candidate reads first), for ``Zygote.spawn``."""
+    fd = os.memfd_create("humaneval-request", os.MFD_CLOEXEC)
+    data = json.dumps(request).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    return fd
+
+
+# ----------------------------------------------------------------------------------- the process tree
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid``: /proc/PID/task/*/children where the kernel has it (CONFIG_PROC_CHILDREN),
+    else a scan of every process's parent."""
+    try:
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        return found
+    except FileNotFoundError:
+        if not os.path.exists(f"/proc/{pid}"):
+            return []
+    except OSError:
+        return []
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    # the parent pid is the second field after the ")" that closes the command name
+                    if int(handle.read().rpartition(")")[2].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def children() -> list[int]:
+    return children_of(os.getpid())
+
+
+def own_children(spare) -> bool:
+    """Whether this (single-threaded) process has a child not in ``spare``: one read of its own children file
+    where the kernel has it (every orphan comes back to this process, a subreaper or a namespace's init, so that
+    covers every descendant)."""
+    try:
+        fd = os.open(f"/proc/self/task/{os.getpid()}/children", os.O_RDONLY)
+    except OSError:
+        return True  # no children file: let the full walk decide
+    try:
+        return any(int(pid) not in spare for pid in os.read(fd, 65536).split())
+    finally:
+        os.close(fd)
+
+
+def _subtree(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(children_of(current))
+    return found
+
+
+def _has_children() -> bool:
+    """Whether any process, running or a zombie, still has this one as its parent. Without one there is no
+    descendant either: orphans are re-parented to this process (a subreaper), so every descendant's line of
+    parents ends in a child of ours. One syscall, against a walk of /proc."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def kill_descendants(spare=(), max_rounds: int = 1000) -> None:
+    """SIGKILL every descendant of this process but those in ``spare`` (the supervisor's judge and fork
+    server); orphans come back to us (subreaper), so loop until none."""
+    for _ in range(max_rounds):
+        if not spare and not _has_children():
+            break
+        found = [child for child in children() if child not in spare]
+        if not found:
+            break
+        for child in found:
+            for pid in _subtree(child):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for child in found:
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+
+
+def wait(pid: int, deadline: float) -> tuple[int | None, bool]:
+    """Wait for the child until the deadline; (wait status or None, timed_out)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status, False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None, True
+            if pidfd is not None:
+                select.select([pidfd], [], [], remaining)
+            else:
+                time.sleep(min(remaining, 0.002))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)

@@ -19,7 +19,6 @@ the candidate's objects, so an always-equal object (which passes EvalPlus) is a 
 Standard library only, no package import: the sandbox supervisor loads this file by path.
 """
 
-import collections
 import math
 import signal
 import time
@@ -34,8 +33,6 @@ except ImportError:  # loaded by path in the supervisor, next to its siblings
 CAP_S, CAP_SLACK_S = 60.0, 1.0
 DEFAULT_ATOL, RTOL = 1e-6, 1e-7
 SHOWN = 120  # characters of an input, expected or actual value shown in a failure
-PIPELINE_DEPTH = 64  # requests written ahead of the reply the judge waits for
-PIPELINE_BYTES = 48 * 1024  # and their bytes: below a pipe's 64 KiB, so writing them never blocks the judge
 
 
 def limits(seconds, min_time_limit_s, time_limit_factor):
@@ -49,18 +46,17 @@ class _InputTimeout(BaseException):
 
 
 def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor, requests, replies):
-    """The record (a dict for the supervisor) of one suite, ``(inputs, expected, seconds, atol)``, against the
-    candidate behind the two pipes.
+    """The record (a dict for the supervisor) of one suite, ``(inputs, expected, seconds, atol, calls)``
+    (``calls``: each input's request, encoded once per problem), against the candidate behind the two pipes.
 
-    The calls are pipelined: up to PIPELINE_DEPTH requests (and PIPELINE_BYTES, less than a pipe holds, so
-    writing one never blocks) wait in the candidate's pipe, which runs them one after another as EvalPlus's loop
-    does, while this process compares the outputs already back. Input i's time runs from when the candidate was
-    free for it (its previous reply was read here, or its request was written, whichever is later) to when its
-    reply is read, the same span EvalPlus times around ``fn(*inp)`` plus the pipe. The program's load is timed
-    by the suite's cap only, as in EvalPlus, where ``exec`` precedes the first timed call. A suite stops at its
-    first failing input; the candidate may have started the next few by then (their output, if any, is in the
-    sample's stdout), and it is killed when this returns."""
-    inputs, expected, seconds, atol = suite
+    As EvalPlus runs a suite: the program loads (timed by the suite's cap only, as EvalPlus's ``exec`` precedes
+    the first timed call), then the calls one after another. The judge asks whether the program loaded and
+    waits for its answer before it sends any input; each input is sent only when the candidate has answered
+    the one before, and its clock starts when it is sent. So an input's time is the candidate's work on that
+    input alone: nothing it did while loading, or while answering earlier inputs, can shorten it, and it never
+    sees an input before its turn. Decoding, comparing and describing an output run under the suite's
+    deadline. A suite stops at its first failing input; the candidate is killed when this returns."""
+    inputs, expected, seconds, atol, calls = suite
     per_input, cap = limits(seconds, min_time_limit_s, time_limit_factor)
     channel = _judge._Channel(requests, replies)
     deadline = time.monotonic() + cap
@@ -68,52 +64,27 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
     def on_alarm(signum, frame):
         raise _InputTimeout()
 
-    previous = _set_handler(signal.SIGALRM, on_alarm)
-    index, args, limit = -1, (), 0.0
-    sent = collections.deque()  # (size, when written) of each request not answered yet, in order
-    state = {"atol": atol, "in_flight": 0, "next": 0, "upcoming": None}
-
-    def top_up(first):
-        """Write the requests the pipeline has room for; ``first``: the one the judge waits for next (written
-        even when it alone is larger than PIPELINE_BYTES, under the alarm already armed for it)."""
-        while state["next"] < len(inputs):
-            body = state["upcoming"]
-            if body is None:
-                body = state["upcoming"] = wire.encode((tuple(inputs[state["next"]]), {}))
-            size = len(body) + 5
-            if state["next"] != first and (len(sent) >= PIPELINE_DEPTH
-                                            or state["in_flight"] + size > PIPELINE_BYTES):
-                return
-            channel.send(_judge.CALL_ONLY, body)
-            sent.append((size, time.monotonic()))
-            state["in_flight"] += size
-            state["next"] += 1
-            state["upcoming"] = None
-
     def arm(seconds):
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
 
+    previous = _set_handler(signal.SIGALRM, on_alarm)
+    index, args, limit = -1, (), 0.0
+    state = {"atol": atol}
     try:
-        arm(deadline - time.monotonic())
+        arm(cap)
         channel.send(_judge.LOADED, b"")
-        top_up(0)
-        channel.value(channel.receive())  # the program loaded (or this raises what stopped it)
-        ready = time.monotonic()
+        if channel.receive()[0] != _judge.READY:  # or it raised what stopped the program from loading
+            raise channel.fail("the candidate broke the call protocol: it answered a question not asked")
         for index, (args, exp, limit) in enumerate(zip(inputs, expected, per_input)):
-            now = time.monotonic()
-            remaining = deadline - now
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
-            if not sent:  # its request is not written yet: it is, now, under its own limit
-                arm(min(limit, remaining))
-                top_up(index)
-            else:
-                arm(min(limit - (now - max(ready, sent[0][1])), remaining))
-                top_up(-1)
+            if channel.unasked():  # an answer written before its input was sent: nobody's answer
+                raise channel.fail("the candidate broke the call protocol: it answered an input not sent yet")
+            arm(min(limit, remaining))
+            channel.send(_judge.CALL_ONLY, calls[index])
             frame = channel.receive()
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            ready = time.monotonic()
-            state["in_flight"] -= sent.popleft()[0]
+            arm(deadline - time.monotonic())
             out = channel.value(frame)
             if not _matches(out, exp, state, oracle, args):
                 what = f"returned {_shown(out)}, expected {_shown(exp)}" if oracle != "polynomial_root" else \
@@ -137,6 +108,11 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
         signal.setitimer(signal.ITIMER_REAL, 0)
         _set_handler(signal.SIGALRM, previous)
     return {"status": "passed"}
+
+
+def calls(inputs):
+    """Each input's request to the candidate, encoded once for every sample of the problem."""
+    return [wire.encode((tuple(args), {})) for args in inputs]
 
 
 def _matches(out, exp, state, oracle, args):
@@ -194,11 +170,54 @@ def _is_root(xs, x, atol):
 
 
 def _shown(value):
-    try:
-        text = repr(value)
-    except (RecursionError, ValueError):
-        text = f"<a {type(value).__name__}>"
+    """At most SHOWN characters of ``repr(value)``, built piece by piece: a value a candidate returned can be
+    tens of MB, and its whole repr would cost the judge far more than the few characters shown."""
+    out = []
+    _bounded_repr(value, out, [SHOWN + 1])
+    text = "".join(out)
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
+
+
+_BRACKETS = {list: ("[", "]"), tuple: ("(", ")"), set: ("{", "}"), frozenset: ("frozenset({", "})"),
+             dict: ("{", "}")}
+
+
+def _bounded_repr(value, out, budget):
+    kind = type(value)
+    if budget[0] <= 0:
+        return
+    if kind in _BRACKETS and (value or kind in (list, tuple, dict)):
+        opening, closing = _BRACKETS[kind]
+        out.append(opening)
+        budget[0] -= len(opening)
+        for position, item in enumerate(dict.items(value) if kind is dict else value):
+            if budget[0] <= 0:
+                return
+            if position:
+                out.append(", ")
+                budget[0] -= 2
+            if kind is dict:
+                _bounded_repr(item[0], out, budget)
+                out.append(": ")
+                budget[0] -= 2
+                item = item[1]
+            _bounded_repr(item, out, budget)
+        if kind is tuple and len(value) == 1:
+            out.append(",")
+        out.append(closing)
+        budget[0] -= len(closing)
+        return
+    if kind is int and value.bit_length() > 3 * SHOWN:
+        text = f"<an int of {value.bit_length()} bits>"
+    elif kind in (str, bytes) and len(value) > budget[0]:
+        text = repr(value[:budget[0]])
+    else:
+        try:
+            text = repr(value)
+        except (RecursionError, ValueError):
+            text = f"<a {kind.__name__}>"
+    out.append(text)
+    budget[0] -= len(text)
 
 
 def _call(entry_point, index, args):

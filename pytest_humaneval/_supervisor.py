@@ -562,7 +562,8 @@ def _suites(problem: Problem, decoded: dict) -> dict:
         base_in, base_out, base_s, plus_in, plus_out, plus_s, atol = _wire.decode(b"".join(chunks))
         while len(decoded) >= 2:
             decoded.pop(next(iter(decoded)))
-        decoded[name] = {"base": (base_in, base_out, base_s, atol), "plus": (plus_in, plus_out, plus_s, atol)}
+        decoded[name] = {"base": (base_in, base_out, base_s, atol, _suite.calls(base_in)),
+                         "plus": (plus_in, plus_out, plus_s, atol, _suite.calls(plus_in))}
     return decoded[name]
 
 

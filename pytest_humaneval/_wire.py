@@ -216,14 +216,12 @@ def _decode(view, pos, depth, iterator):
         for _ in range(count):
             item, pos = _decode(view, pos, depth, iterator)
             append(item)
+        if tag == 0x6C:
+            return items, pos
+        if tag == 0x74:
+            return tuple(items), pos
         try:
-            if tag == 0x6C:
-                return items, pos
-            if tag == 0x74:
-                return tuple(items), pos
-            if tag == 0x64:
-                return dict(zip(items[::2], items[1::2])), pos
-            return (set(items) if tag == 0x53 else frozenset(items)), pos
+            return _hashed(tag, items), pos
         except TypeError as exc:  # an unhashable key or member
             raise WireError(f"an invalid dict key or set member: {exc}") from None
     if tag == 0x49:  # I
@@ -247,6 +245,19 @@ def _decode(view, pos, depth, iterator):
 
 
 _CONTAINERS = frozenset(b"ltSZd")
+BULK = 1024  # members a dict or set is built from in one call
+
+
+def _hashed(tag, items):
+    """A dict (``items`` alternate keys and values), set or frozenset. Keys chosen to collide make building one
+    quadratic, and a single C call cannot be interrupted: a large one is built from Python code, a member at a
+    time, so the judge's deadline (a signal, which Python handles between bytecodes) stops it at once."""
+    if tag == 0x64:
+        if len(items) <= 2 * BULK:
+            return dict(zip(items[::2], items[1::2]))
+        return {items[index]: items[index + 1] for index in range(0, len(items), 2)}
+    members = items if len(items) <= BULK else (item for item in items)
+    return set(members) if tag == 0x53 else frozenset(members)
 
 
 def _array(dtype, shape, items):

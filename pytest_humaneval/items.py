@@ -21,7 +21,8 @@ from .sources import Plan, Sample
 if TYPE_CHECKING:
     from .pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "item_name", "parse_item_name"]
+__all__ = ["POOL_KEY", "PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "gutter", "item_name",
+           "parse_item_name", "ungutter"]
 
 PROP = "humaneval."  # prefix of our user_properties
 
@@ -120,6 +121,9 @@ class HumanEvalItem(pytest.Item):
             raise pytest.skip.Exception(f"not_run: {result.detail}", _use_item_location=True)
 
     def _record(self, result: ExecResult) -> None:
+        # Whatever the verdict came from (the sandbox, a replayed fixture, an endpoint's note), its detail is
+        # one inert line before any report shows it.
+        result = dataclasses.replace(result, detail=sandbox.clean_text(result.detail, DETAIL_MAX, line=True))
         self.result = result
         self.user_properties.extend([
             (PROP + "task_id", self.sample.task_id),
@@ -145,7 +149,7 @@ class HumanEvalItem(pytest.Item):
         for title, text in (("candidate stdout", result.stdout), ("candidate stderr", result.stderr),
                             ("candidate traceback", result.traceback)):
             if text:
-                self.add_report_section("call", title, text)
+                self.add_report_section("call", title, gutter(text))
         raise SampleFailed()
 
     def repr_failure(self, excinfo, style=None):
@@ -157,6 +161,20 @@ class HumanEvalItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, f"{self.sample.task_id} sample {self.sample.index}"
+
+
+GUTTER = "| "
+
+
+def gutter(text: str) -> str:
+    """A sample's own output as pytest shows it: inert (``clean_text``), every line behind a gutter, so no line
+    a program prints can pass for one of the harness's (a summary, a score)."""
+    return "\n".join(GUTTER + line for line in sandbox.clean_text(text, len(text)).split("\n"))
+
+
+def ungutter(text: str) -> str:
+    """The output behind ``gutter`` again (for the results file and the HTML page, which show it apart)."""
+    return "\n".join(line[len(GUTTER):] if line.startswith(GUTTER) else line for line in text.split("\n"))
 
 
 def _replayed(recorded: dict) -> ExecResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["OutputError", "check_output"]
+__all__ = ["OutputError", "check_output", "open_private", "publish"]
 
 
 class OutputError(ValueError):
@@ -54,3 +54,30 @@ def _remove(path: Path, created: list[Path]) -> None:
             folder.rmdir()
         except OSError:
             return
+
+
+def open_private(path: Path):
+    """``path`` opened for writing (truncated), readable and writable by this user alone until ``publish``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def publish(path: Path) -> None:
+    """Give a file written by ``open_private`` the mode a new file of this user gets (the umask's)."""
+    try:
+        os.chmod(path, 0o666 & ~_umask())
+    except OSError:
+        pass
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it (os.umask sets it, for every thread, for a moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,11 +131,32 @@ def build_program(prompt: str, completion: str, test: str, entry_point: str) -> 
     return prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
 
 
-def clean_text(text: str, cap: int) -> str:
-    """``text`` safe for a terminal, a log, JSON, JUnit and execnet: at most ``cap`` characters, lone surrogates
-    and control characters (except newline and tab) written as backslash escapes."""
+def clean_text(text: str, cap: int, line: bool = False) -> str:
+    """``text`` inert wherever a person reads it (a terminal, a log, JSON, JUnit, Markdown, HTML, execnet): at
+    most ``cap`` characters; lone surrogates, control characters (except newline and tab) and the invisible
+    ones that change how text around them is shown (Unicode format characters: bidi overrides and isolates,
+    zero-width characters; line and paragraph separators) written as backslash escapes; with ``line``, newlines
+    too, so the text stays on the one line it is shown on."""
     text = text[:cap].encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)[:cap]
+    text = _CONTROL.sub(_escaped, text)
+    if not text.isascii():
+        text = _NON_ASCII.sub(_unseen, text)
+    if line:
+        text = text.replace("\n", "\\n")
+    return text[:cap]
+
+
+def _escaped(match: re.Match) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def _unseen(match: re.Match) -> str:
+    char = match.group()
+    return f"\\u{ord(char):04x}" if unicodedata.category(char) in _UNSEEN else char
+
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+_UNSEEN = ("Cf", "Zl", "Zp")
 
 
 def locate(program: Program, where: object) -> str | None:
@@ -234,7 +256,7 @@ class Sandbox:
         self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
-            reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX)
+            reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX, line=True)
             if self._mode == "auto":  # the namespaces it found could not run a sample: the basic sandbox can
                 self._mode = "basic"
                 self._start(wait=True)
@@ -425,15 +447,15 @@ def _result(reply: object, request_id: int, program: Program) -> ExecResult:
         value = reply.get(name, "")
         if not isinstance(value, str):
             raise SandboxError(f"the sandbox answered with a {name} that is not text")
-        texts[name] = clean_text(value, cap)
+        texts[name] = clean_text(value, cap, line=name == "detail")
     if status == "harness_error":
         raise SandboxError(f"the sandbox failed: {texts['detail']}")
     location = locate(program, reply.get("where"))
     detail = texts.pop("detail")
     if location is not None:
-        detail = clean_text(f"{detail} (at {location})", DETAIL_MAX)
+        detail = clean_text(f"{detail} (at {location})", DETAIL_MAX, line=True)
     suites = _suites(reply.get("suites"), program) if program.suite is not None else None
-    return ExecResult(Status(status), float(duration), detail, location=clean_text(location, DETAIL_MAX)
+    return ExecResult(Status(status), float(duration), detail, location=clean_text(location, DETAIL_MAX, line=True)
                       if location else None, suites=suites, **texts)
 
 
@@ -450,7 +472,7 @@ def _suites(value: object, program: Program) -> dict:
         location = locate(program, suite.get("where"))
         if location is not None:
             detail = f"{detail} (at {location})"
-        suites[name] = {"status": suite["status"], "detail": clean_text(detail, DETAIL_MAX)}
+        suites[name] = {"status": suite["status"], "detail": clean_text(detail, DETAIL_MAX, line=True)}
     return suites
 
 

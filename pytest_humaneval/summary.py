@@ -14,7 +14,8 @@ import pytest
 
 from . import html_report
 from .gate import Baseline, GateResult, evaluate
-from .items import HumanEvalItem, Run, parse_item_name
+from .items import HumanEvalItem, Run, parse_item_name, ungutter
+from .outputs import open_private, publish
 from .metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .outcomes import verdict_of
 from .report import build_report, mode_label, render_markdown, truncated_count
@@ -81,7 +82,9 @@ class Aggregator:
     def pytest_sessionstart(self) -> None:
         if self.results_path is not None:
             self.results_path.parent.mkdir(parents=True, exist_ok=True)
-            self._results = self.results_path.open("w", encoding="utf-8")
+            # Readable by this user alone while samples run: a candidate that runs as another uid (and finds the
+            # file at all) cannot copy its neighbours' passing answers from it. Its usual mode comes back at the end.
+            self._results = open_private(self.results_path)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and report.sections:
@@ -115,7 +118,8 @@ class Aggregator:
 
     def _keep_output(self, report: pytest.TestReport) -> None:
         key = parse_item_name(report.nodeid.rpartition("::")[2])
-        outputs = {OUTPUT_SECTIONS[title]: text for title, text in report.sections if title in OUTPUT_SECTIONS}
+        outputs = {OUTPUT_SECTIONS[title]: ungutter(text) for title, text in report.sections
+                   if title in OUTPUT_SECTIONS}
         if key in self.samples and outputs:
             self.outputs[key] = outputs
 
@@ -176,6 +180,7 @@ class Aggregator:
                     self._write_result(key, "not_run", None, self.stop_reason or CUT_SHORT)
             self._results.close()
             self._results = None
+            publish(self.results_path)
         self._junit(session.config)
         for path, text in ((self.report_path, json.dumps(self.report, indent=2) + "\n"),
                            (self.markdown_path, render_markdown(self.report))):

@@ -389,11 +389,13 @@ def test_a_reply_with_a_malformed_location_keeps_its_verdict_without_one():
 def test_text_from_a_candidate_is_made_safe_and_capped():
     reply = {"id": 1, "status": "runtime_error", "duration_ms": 1.0,
              "detail": "ValueError: bad \ud800 \x1b[2J\x1b]0;title\x07 \r==== 164 passed ====\x9b" + "x" * 5000,
-             "stdout": "\x1b[31mred\x1b[0m\n\ttab", "stderr": "é\u2028"}
+             "stdout": "\x1b[31mred\x1b[0m\n\ttab", "stderr": "é\u2028 \u202egnp.exe \u2066x\u2069 a\u200bb"}
     result = sandbox._result(reply, 1, PROGRAM)
     assert result.detail.startswith("ValueError: bad \\ud800 \\x1b[2J\\x1b]0;title\\x07 \\x0d==== 164 passed")
     assert len(result.detail) <= sandbox.DETAIL_MAX
-    assert result.stdout == "\\x1b[31mred\\x1b[0m\n\ttab" and result.stderr == "é\u2028"
+    assert result.stdout == "\\x1b[31mred\\x1b[0m\n\ttab"
+    # Bidi overrides and isolates, zero-width and line-separator characters reorder or hide what a person reads.
+    assert result.stderr == "é\\u2028 \\u202egnp.exe \\u2066x\\u2069 a\\u200bb"
     for text in (result.detail, result.stdout):
         text.encode("utf-8")  # nothing execnet or a terminal would refuse
 

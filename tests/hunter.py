@@ -23,7 +23,7 @@ TECHNIQUES = ("fixture", "walk", "gc", "memory", "proc", "descriptors")
 HUNTER = r'''
 import ast, gzip, json, os, re, sys, time
 
-BUDGET_S = 2.0
+BUDGET_S = 1.5
 MARK = b"def check(candidate)"
 EXPECTED_MAGIC = b"HE+EXP1\n"
 found = {"tests": [], "rows": [], "completions": [], "suites": []}
@@ -93,7 +93,7 @@ def _consider_file(path, data=None):
     _texts_in(data)
 
 
-def fixture(name):
+def fixture():
     roots = [p for p in sys.path if p]
     for path in list(roots):
         try:
@@ -136,7 +136,7 @@ def _walk(top, depth, deadline=None):
             stack.extend((os.path.join(where, d), level + 1) for d in dirs)
 
 
-def walk(name):
+def walk():
     deadline = time.monotonic() + BUDGET_S
     for where, dirs, files in _walk("/", 40, deadline):
         if where.startswith(("/proc", "/sys", "/dev")):
@@ -152,7 +152,7 @@ def walk(name):
                     pass
 
 
-def gc_scan(name):
+def gc_scan():
     import gc
     for obj in gc.get_objects():
         for ref in gc.get_referents(obj):
@@ -162,7 +162,7 @@ def gc_scan(name):
             found["rows"].append(obj)
 
 
-def memory(name, pid="self"):
+def memory(pid="self"):
     try:
         maps = _read(f"/proc/{pid}/maps").decode().splitlines()
         mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
@@ -188,7 +188,7 @@ def memory(name, pid="self"):
         os.close(mem)
 
 
-def proc(name):
+def proc():
     deadline = time.monotonic() + BUDGET_S
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or time.monotonic() > deadline:
@@ -201,10 +201,10 @@ def proc(name):
         except OSError:
             pass
         if pid != str(os.getpid()):
-            memory(name, pid)
+            memory(pid)
 
 
-def descriptors(name):
+def descriptors():
     import socket, stat
     for fd in range(0, 1024):
         if fd in (0, 1, 2, 3, 4):  # its own channel: reading it would take the judge's requests
@@ -277,16 +277,34 @@ def _docstring_ok(function, name, prompt):
         return False
 
 
+_gathered = []
+
+
+def gather(technique):
+    """Everything the technique finds, once per process (at load time, or at the first call)."""
+    if not _gathered:
+        _gathered.append(technique)
+        try:
+            TECHNIQUES[technique]()
+        except Exception:
+            pass
+
+
 def answer(technique, name, args):
     global _table
     if _table is None:
+        gather(technique)
         _table = {"calls": {}, "functions": []}
-        try:
-            TECHNIQUES[technique](name)
-        except Exception:
-            pass
         for test in found["tests"]:
             _table["calls"].update(_calls(test))
+        wire = sys.modules.get("_humaneval_wire")
+        for blob in found["suites"] if wire is not None else ():
+            try:  # the HumanEval+ cache: every input with the canonical solution's output
+                base_in, base_out, _, plus_in, plus_out, _, _ = wire.decode(blob[len(EXPECTED_MAGIC) + 40:])
+                for inputs, outputs in ((base_in, base_out), (plus_in, plus_out)):
+                    _table["calls"].update((repr(tuple(i)), o) for i, o in zip(inputs, outputs))
+            except Exception:
+                pass
         for row in found["rows"]:
             if row.get("entry_point") == name and isinstance(row.get("canonical_solution"), str):
                 space = {}
@@ -318,18 +336,27 @@ def answer(technique, name, args):
 '''
 
 
-def completion(technique: str) -> str:
-    """The body: the same for every problem (only the technique differs), and no solution in it."""
-    return (
-        "    import sys as _hunter_sys\n"
-        "    _frame = _hunter_sys._getframe()\n"
+def _bootstrap(indent: str) -> str:
+    lines = ["import sys as _hunter_sys",
+             "_hunter = _hunter_sys.modules.get('__hunter__')",
+             "if _hunter is None:",
+             "    import types as _types",
+             "    _hunter = _types.ModuleType('__hunter__')",
+             f"    exec({HUNTER!r}, _hunter.__dict__)",
+             "    _hunter_sys.modules['__hunter__'] = _hunter"]
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def completion(technique: str, at_load: bool = False) -> str:
+    """The body: the same for every problem (only the technique differs), and no solution in it. With
+    ``at_load``, it searches while the program loads (HumanEval+ times that by the suite's cap only)."""
+    body = (
+        _bootstrap("    ")
+        + "    _frame = _hunter_sys._getframe()\n"
         "    _code = _frame.f_code\n"
         "    _args = tuple(_frame.f_locals[_n] for _n in _code.co_varnames[:_code.co_argcount])\n"
-        "    _hunter = _hunter_sys.modules.get('__hunter__')\n"
-        "    if _hunter is None:\n"
-        "        import types as _types\n"
-        "        _hunter = _types.ModuleType('__hunter__')\n"
-        f"        exec({HUNTER!r}, _hunter.__dict__)\n"
-        "        _hunter_sys.modules['__hunter__'] = _hunter\n"
         f"    return _hunter.answer({technique!r}, _code.co_name, _args)\n"
     )
+    if at_load:
+        body += "\n\n" + _bootstrap("") + f"_hunter.gather({technique!r})\n"
+    return body

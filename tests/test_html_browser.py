@@ -6,6 +6,7 @@ inert text), and a screenshot of each page is saved as a test artifact (its path
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -85,11 +86,17 @@ def test_the_page_of_a_mock_replay_shows_the_reports_numbers_filters_and_samples
 
 
 HOSTILE_SCRIPT = "    return 1  # </script><script>window.__pwned = 1; document.title = 'pwned'</script>\n"
-HOSTILE_TAG = '    return "<img src=x onerror=\\"window.__pwned = 2\\"><b>not bold</b>\\u2028\u2028\u2029"\n'
+HOSTILE_TAG = '    return "<img src=x onerror=\\"window.__pwned = 2\\"><b>not bold</b>\\u2028\u2028\u2029 \u202egnp.exe"\n'
 LONG_LINE = '    return "' + "A" * 1_000_000 + '"\n'
 NOISY = "    print('<img src=x onerror=\"window.__pwned = 3\">')\n    raise ValueError('</script>')\n"
 SOLVED_0 = ("    return any(abs(a - b) < threshold for i, a in enumerate(numbers) "
             "for b in numbers[i + 1:])\n")
+
+
+def visible(text: str) -> str:
+    """``text`` as the page shows it: format characters (bidi overrides, zero-width ones) and line separators as
+    escapes, so code reads as it runs."""
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cf", "Zl", "Zp") else c for c in text)
 
 
 def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
@@ -116,7 +123,7 @@ def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
         browser.wait_for(f"return document.querySelector('{sample} .body')")
         shown = browser.run(CODE_TEXT.replace("arguments[0]",
                                               f"document.querySelector('{sample} pre[data-part=completion]')"))
-        assert shown == completion.rstrip("\n"), index
+        assert shown == visible(completion.rstrip("\n")), index
     noisy = browser.run("return Array.from(document.querySelectorAll('#panel .sample[data-sample=\"3\"] pre.plain'))"
                         ".map(p => p.textContent)")
     assert noisy[0] == "<img src=x onerror=\"window.__pwned = 3\">\n" and "ValueError: </script>" in noisy[1]

@@ -7,6 +7,7 @@ sandbox reports namespace isolation, and check for themselves that they are in t
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
 from programs import sample, script
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import bundled_path
-from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
+from pytest_humaneval.dataset import bundled_path, load_problems
+from pytest_humaneval.sandbox import Limits, Program, Sandbox, SandboxError, Status
 
 FAST = Limits(timeout_s=2.0)
 CANARY = f"canary-{uuid.uuid4()}"
@@ -366,13 +368,16 @@ def unprivileged():
                             env={"PATH": "/usr/bin:/bin"}, cwd=home)
     sandbox._send(proc, {"base": str(home), "isolation": "auto", "files_fd": theirs.fileno()})
 
-    def run(program: str) -> dict:
-        job = script(program)
-        sandbox._send(proc, {"id": 1, "problem": 1, "prompt": job.prompt, "completion": job.completion,
+    numbers: dict = {}  # a problem's number, as the harness gives each (prompt, test) its own
+
+    def run(program: str | Program, timeout_s: float = 3.0) -> dict:
+        job = script(program) if isinstance(program, str) else program
+        number = numbers.setdefault((job.prompt, job.test), len(numbers) + 1)
+        sandbox._send(proc, {"id": 1, "problem": number, "prompt": job.prompt, "completion": job.completion,
                              "test": job.test,
-                             "entry_point": job.entry_point, "timeout_s": 3.0,
+                             "entry_point": job.entry_point, "timeout_s": timeout_s,
                              "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
-        return sandbox._receive(proc, 30)
+        return sandbox._receive(proc, 30 + timeout_s)
 
     try:
         ready = sandbox._receive(proc, 30)
@@ -438,3 +443,23 @@ def test_without_root_a_candidate_that_changes_its_fork_server_fails_and_is_the_
     assert reply["status"] == "runtime_error" and reply.get("retire") is True, reply
     assert "the program changed the sandbox fork server's own state" in reply["detail"]
 
+
+
+def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivileged):
+    # The candidate shares the harness's uid here, so file permissions protect nothing: only what its root shows
+    # does. A copy of the dataset sits beside this checkout, readable by everyone, as a CI workspace's would.
+    workspace = Path(tempfile.mkdtemp(dir=Path(__file__).resolve().parents[1], prefix=".humaneval-attack-"))
+    try:
+        workspace.chmod(0o755)
+        copy = workspace / "HumanEval.jsonl.gz"
+        copy.write_bytes(bundled_path().read_bytes())
+        copy.chmod(0o644)
+        passed = {}
+        for problem in load_problems()[1][:3]:
+            for technique in TECHNIQUES:
+                reply = unprivileged(Program(problem.prompt, completion(technique), problem.test,
+                                             problem.entry_point), timeout_s=10.0)
+                passed[technique] = passed.get(technique, 0) + (reply["status"] == "passed")
+        assert passed == {technique: 0 for technique in TECHNIQUES}
+    finally:
+        shutil.rmtree(workspace)

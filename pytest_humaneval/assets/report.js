@@ -15,10 +15,15 @@
     "PASSED_KEPT of its problem, or the page's size budget was spent; the results JSONL has it)";
   const CODE_LINES_NUMBERED = 5000;
 
+  // Invisible characters that change how the text around them reads (bidi overrides and isolates, zero-width
+  // characters, line and paragraph separators): shown as escapes, so code reads as it runs.
+  const UNSEEN = /[\p{Cf}\p{Zl}\p{Zp}]/gu;
+  const visible = (text) => String(text).replace(UNSEEN, (c) => "\\u" + c.codePointAt(0).toString(16).padStart(4, "0"));
+
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(text);
     return node;
   }
 
@@ -38,7 +43,7 @@
     if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
     if (lines.length > CODE_LINES_NUMBERED) {
       pre.className = "plain";
-      pre.textContent = value;
+      pre.textContent = visible(value);
       return pre;
     }
     const start = first || 1;

@@ -79,6 +79,7 @@ class Isolation:
         self.nproc = nproc  # RLIMIT_NPROC for candidates
         self.keyring = ""  # why the session keyring could not be replaced ("" when it was)
         self.keep = ()  # what emptying /tmp must leave: the supervisor's folder, import paths bound under /tmp
+        self.per_process = True  # no cgroup limits the sample's tree: memory is limited per process only
 
     @property
     def namespaced(self):
@@ -448,6 +449,12 @@ def enter_candidate(isolation, limits, timeout_s):
         os.setresuid(isolation.uid, isolation.uid, isolation.uid)
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")
+    if isolation.per_process:
+        # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
+        # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
+        if not prctl(PR_SET_NO_NEW_PRIVS, 1):
+            raise OSError("prctl(NO_NEW_PRIVS) refused")
+        _no_memfds()
     # Keys are not files: what an earlier sample put in a keyring would reach this one. A fresh session
     # keyring for each candidate, and (with namespaces, where the user keyring is the sandbox uid's alone)
     # an emptied user keyring.
@@ -460,6 +467,52 @@ def enter_candidate(isolation, limits, timeout_s):
     # The supervisor is non-dumpable, and so was this fork of it, which hides even its own /proc/self from it;
     # it holds nothing secret, and only its own descendants share its uid here (or, in basic mode, the user).
     prctl(PR_SET_DUMPABLE, 1)
+
+
+# seccomp: (AUDIT_ARCH_*, memfd_create's number) per machine
+SECCOMP_ARCH = {"x86_64": (0xC000003E, 319), "aarch64": (0xC00000B7, 279), "riscv64": (0xC00000F3, 279)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+X32_SYSCALL_BIT = 0x40000000
+
+
+def _no_memfds():
+    """A seccomp filter: memfd_create, and any syscall of another ABI than the machine's own (i386 or x32 on
+    x86_64, where it has other numbers), fail with ENOSYS; everything else is allowed."""
+    machine = SECCOMP_ARCH.get(os.uname().machine)
+    if machine is None:
+        return  # an architecture whose numbers we do not know: memfds stay possible (README "Safety")
+    arch, memfd = machine
+    enosys = SECCOMP_RET_ERRNO | errno.ENOSYS
+    # (code, jt, jf, k): load arch; != ours -> ENOSYS; load nr; >= x32 bit -> ENOSYS; == memfd -> ENOSYS; allow
+    program = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, enosys), (0x20, 0, 0, 0),
+               (0x35, 2, 0, X32_SYSCALL_BIT), (0x15, 1, 0, memfd), (0x06, 0, 0, SECCOMP_RET_ALLOW),
+               (0x06, 0, 0, enosys)]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*(Filter(*row) for row in program))
+    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), filters)), 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"seccomp: {os.strerror(error)}")
+
+
+def size_tmpfs(memory_mb):
+    """Without a cgroup (which counts tmpfs files as the sample's memory), /tmp and /dev/shm hold at most the
+    sample's memory limit: files there are memory that no rlimit counts. With namespaces, where they are ours."""
+    for path, options in TMPFS.items():
+        default = dict(option.split("=") for option in options.split(","))["size"]
+        size = f"{memory_mb}m" if _megabytes(default) > memory_mb else default
+        _mount(None, path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={size}")
+
+
+def _megabytes(size):
+    return int(size[:-1]) * {"k": 1 / 1024, "m": 1, "g": 1024}[size[-1]]
 
 
 def empty_shared(isolation):

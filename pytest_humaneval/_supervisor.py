@@ -208,6 +208,8 @@ class Supervisor:
 
     def __init__(self, base: str, isolation, cgroups) -> None:
         self.base, self.isolation, self.cgroups = base, isolation, cgroups
+        isolation.per_process = not cgroups.kind  # before the fork server is forked: its candidates know it
+        self.tmpfs_mb = None  # the size /tmp and /dev/shm were given (per-process limits, namespaces)
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
         self.serial = 0
@@ -271,7 +273,11 @@ class Supervisor:
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         setup_r, setup_w = os.pipe()
-        self.cgroups.limit(int(request["limits"]["memory_mb"]), _contain.SANDBOX_NPROC)
+        memory_mb = int(request["limits"]["memory_mb"])
+        self.cgroups.limit(memory_mb, _contain.SANDBOX_NPROC)
+        if self.isolation.per_process and self.isolation.namespaced and self.tmpfs_mb != memory_mb:
+            _contain.size_tmpfs(memory_mb)
+            self.tmpfs_mb = memory_mb
         oom_kills = self.cgroups.oom_kills()
         if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
             judge.stop()

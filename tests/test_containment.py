@@ -556,3 +556,19 @@ def test_basic_mode_as_root_runs_candidates_without_capabilities(basic):
                "    except (PermissionError, FileNotFoundError):\n        pass\n")
     result = basic.run(script(program), FAST)
     assert result.status is Status.PASSED, result.detail
+
+
+@pytest.mark.parametrize("isolation", ["auto", "basic"])
+def test_the_candidates_argv_and_environment_name_no_folder_of_the_harness(isolation):
+    box = Sandbox(isolation).start()
+    try:
+        # (In the basic sandbox the working dir, HOME and TMPDIR are a folder inside the harness's own.)
+        environment = "repr(dict(os.environ)).encode()" if isolation == "auto" else "b''"
+        program = ("import os\nseen = [open('/proc/self/cmdline', 'rb').read(), open('/proc/self/environ', 'rb').read(),"
+                   f" open(f'/proc/{{os.getppid()}}/cmdline', 'rb').read(), {environment}]\n"
+                   "assert not [text for text in seen if b'pytest-humaneval-' in text], seen\n")
+        result = box.run(script(program), FAST)
+        assert result.status is Status.PASSED, result.detail
+        assert box._base and "pytest-humaneval-" in box._base  # the folder the harness made for it
+    finally:
+        box.close()

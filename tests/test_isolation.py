@@ -370,13 +370,13 @@ def unprivileged():
 
     numbers: dict = {}  # a problem's number, as the harness gives each (prompt, test) its own
 
-    def run(program: str | Program, timeout_s: float = 3.0) -> dict:
+    def run(program: str | Program, timeout_s: float = 3.0, memory_mb: int = 2048) -> dict:
         job = script(program) if isinstance(program, str) else program
         number = numbers.setdefault((job.prompt, job.test), len(numbers) + 1)
         sandbox._send(proc, {"id": 1, "problem": number, "prompt": job.prompt, "completion": job.completion,
                              "test": job.test,
                              "entry_point": job.entry_point, "timeout_s": timeout_s,
-                             "limits": {"memory_mb": 2048, "file_size_mb": 16, "open_files": 256}})
+                             "limits": {"memory_mb": memory_mb, "file_size_mb": 16, "open_files": 256}})
         return sandbox._receive(proc, 30 + timeout_s)
 
     try:
@@ -463,3 +463,29 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
         assert passed == {technique: 0 for technique in TECHNIQUES}
     finally:
         shutil.rmtree(workspace)
+
+
+def test_without_a_cgroup_memfds_and_tmp_files_stay_within_the_memory_limit(unprivileged):
+    # No cgroup counts the sample's memory here (nobody cannot make one): its limit is RLIMIT_AS per process,
+    # which counts neither memfds nor tmpfs files. 40 memfds of 16 MiB used to pass a 256 MiB limit.
+    program = """
+import errno, os
+try:
+    os.memfd_create('m')
+    raise AssertionError('memfd_create worked')
+except OSError as exc:
+    assert exc.errno == errno.ENOSYS, exc
+written = 0
+try:
+    for n in range(40):
+        with open(f'/tmp/fill{n}', 'wb') as f:
+            for _ in range(15):
+                f.write(b'x' * (1 << 20))
+                written += 1
+except OSError as exc:
+    assert exc.errno == errno.ENOSPC, exc
+assert written <= 256, written
+"""
+    reply = unprivileged(program, timeout_s=20.0, memory_mb=256)
+    assert reply["status"] == "passed", reply["detail"]
+    assert unprivileged("open('/tmp/f', 'w').write('x' * (4 << 20))")["status"] == "passed"

@@ -19,6 +19,7 @@ from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .plus import Suites
 from .outputs import OutputError, check_output
+from .report import describe_protocol
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
@@ -114,6 +115,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_KEY] = Run(run_config, plan, *_start_sandbox(config, run_config))
     if workerinput is None:
         _warn_unreportable_k(config, run_config, plan)
+        _warn_incomparable(config, run_config, plan)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
@@ -179,6 +181,14 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
             config.issue_config_time_warning(pytest.PytestConfigWarning(
                 f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
                 f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})"), stacklevel=2)
+
+
+def _warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """A pass@k computed under settings no published protocol uses: one warning line each, naming the preset
+    that would make it comparable (protocol.pitfalls)."""
+    described = describe_protocol(run_config, plan)
+    for warning in (described or {}).get("warnings", []):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-humaneval: {warning}"), stacklevel=2)
 
 
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:

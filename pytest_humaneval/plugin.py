@@ -14,12 +14,12 @@ from . import html_report, outcomes, sandbox
 from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
-from .gate import Baseline, BaselineError, check_digest, load_baseline
+from .gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .plus import Suites
 from .outputs import OutputError, check_output
-from .report import describe_protocol
+from .report import describe_protocol, planned_view
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
@@ -218,7 +218,8 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
         return None
     try:
         baseline = load_baseline(run_config.gate.baseline)
-        check_digest(baseline, plan.selection.label, plan.selection.digest)
+        check_digest(baseline, plan.selection.label, plan.selection.digest,
+                     compared_settings(planned_view(run_config, plan)))
     except BaselineError as exc:
         raise pytest.UsageError(f"gate.baseline: {exc}") from exc
     return baseline

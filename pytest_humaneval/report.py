@@ -15,16 +15,16 @@ from .metrics import STATUSES, Summary, fmt, pass_at_k
 from .sources import Plan
 from .stats import pass_at_k_interval
 
-__all__ = ["build_report", "describe_protocol", "mode_label", "render_markdown", "truncated_count"]
+__all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]
 
 REGRESSIONS_SHOWN = 30
 
 
-def mode_label(run: Run) -> str:
-    target = run.config.target
-    if target.mode == "mock":
-        return "mock-execute" if run.config.params.execute else "mock-replay"
-    return target.mode
+def mode_label(run: Run | RunConfig) -> str:
+    config = run.config if isinstance(run, Run) else run
+    if config.target.mode == "mock":
+        return "mock-execute" if config.params.execute else "mock-replay"
+    return config.target.mode
 
 
 def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
@@ -35,6 +35,16 @@ def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
     params = config.params
     return protocol.describe(config.target.mode, params.protocol, params.temperature, params.top_p, params.k,
                              per_task.values())
+
+
+def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
+    """What a report of this plan will record of its settings, before anything ran: the gate compares it with a
+    baseline report's (gate.compared_settings)."""
+    selection, described = plan.selection, describe_protocol(config, plan)
+    return {"dataset": {"name": selection.name, "settings": selection.settings, "partial": None},
+            "run": {"mode": mode_label(config), "n": (described or {}).get("n"),
+                    "k": (described or {}).get("k", list(config.params.k)), "protocol": described},
+            "problems": {problem.task_id: {} for problem in selection.problems}}
 
 
 def build_report(run: Run, summary: Summary, generations: list[dict], gate: GateResult | None) -> dict[str, Any]:
@@ -78,7 +88,7 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
         "attempted_success_rate": summary.attempted_success_rate,
         "problems": problems,
         "dataset": {"name": selection.name, "label": selection.label, "digest": selection.digest,
-                    "problems": len(selection.problems), "full": selection.full},
+                    "problems": len(selection.problems), "full": selection.full, "settings": selection.settings},
         "run": {
             "mode": mode_label(run),
             "model": config.target.model,

@@ -62,7 +62,7 @@ class Plan:
         problems = [{f.name: getattr(p, f.name) for f in dataclasses.fields(Problem)} for p in sel.problems]
         return json.dumps({
             "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
-                          "problems": problems},
+                          "settings": sel.settings, "problems": problems},
             "samples": [asdict(s) for s in self.samples],
             # What the suites are, not their bytes (hundreds of MB): each process reads or makes its own.
             "suites": self.suites.to_json() if isinstance(self.suites, plus.Suites) else None,
@@ -73,7 +73,7 @@ class Plan:
         data = json.loads(text)
         sel = data["selection"]
         selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
-                              sel["digest"], sel["label"])
+                              sel["digest"], sel["label"], sel.get("settings") or {})
         suites = data.get("suites")
         return cls(selection, tuple(Sample(**s) for s in data["samples"]),
                    plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})

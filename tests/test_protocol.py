@@ -334,6 +334,7 @@ def test_an_unlabelled_samples_file_says_its_temperature_is_unknown(pytester):
                                  "it was sampled (label it with params.protocol or params.temperature)"])
     report = read_report(pytester.path / "r.json")
     assert report["run"]["protocol"]["sampling"] == "unknown" and report["run"]["temperature"] is None
+    assert "declared" not in report["dataset"]["settings"]
 
 
 def test_a_preset_plus_a_contradicting_key_is_one_usage_error(pytester):

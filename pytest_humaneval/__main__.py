@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--confidence: expected a number between 0 and 1 (exclusive), found {args.confidence:g}")
     try:
         old, new = load_baseline(args.old), load_baseline(args.new)
-        check_digest(old, new.label, new.digest)
+        check_digest(old, new.label, new.digest, new.settings, new.recorded_all)
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from .dataset import PLUS_DEFAULT_LIMITS
+from .protocol import PRESETS
 from .releases import HUMANEVAL, NAMES
 
 __all__ = ["ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig", "Target",
@@ -69,7 +70,7 @@ class Params:
     limit: int | None = None
     n: int = 1
     k: tuple[int, ...] = (1,)
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: not known (a samples file that params.temperature does not label)
     top_p: float | None = None
     max_tokens: int = 512
     stop: tuple[str, ...] | None = None
@@ -84,6 +85,7 @@ class Params:
     request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
     workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
     plus: PlusParams | None = None  # EvalPlus datasets' time limits; None: not set (the defaults apply)
+    protocol: str | None = None  # a published preset (protocol.PRESETS), which set n, temperature, top_p and k
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n", "plus", "workers",
+        "extra_body", "request_n", "plus", "workers", "protocol",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -265,10 +267,49 @@ def _params(file: Path, data: Any) -> Params:
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
         workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
+        protocol=r.text("protocol", None, tuple(PRESETS)),
     )
     if params.request_n == "auto":
         params = dataclasses.replace(params, request_n=None)
     return params
+
+
+def _sampling(file: Path, mode: str, params: Params, data: dict) -> Params:
+    """``params.protocol`` sets n, temperature, top_p and k as its source does; a key the config also sets must
+    agree with it. A samples file was sampled elsewhere: there the protocol (or params.temperature) labels the
+    run, and without either its temperature is not known (None), never the runtime default."""
+    name = params.protocol
+    if name is not None:
+        if mode == "mock":
+            raise ConfigError(f"{file}: params.protocol: expected only with mode runtime or samples (a mock run "
+                              f"samples no model), found {name} with mode mock")
+        preset = PRESETS[name]
+        wanted: dict[str, Any] = {"temperature": preset.temperature, "top_p": preset.top_p, "k": preset.k}
+        if mode != "samples":  # a samples file sets its own n: build_plan checks it against the preset's
+            wanted["n"] = preset.n
+        for key, value in wanted.items():
+            if data.get(key) is None or _agrees(getattr(params, key), value):
+                continue
+            shown = "unset (greedy decoding has no top_p)" if value is None else _show(list(value) if key == "k"
+                                                                                         else value)
+            raise ConfigError(f"{file}: params.{key}: expected {shown}, as params.protocol {name} sets it (remove "
+                              f"params.{key} or choose another protocol), found {_show(data[key])}")
+        return dataclasses.replace(params, **wanted)
+    if mode == "samples" and data.get("temperature") is None:
+        if data.get("top_p") is not None:
+            raise ConfigError(f"{file}: params.top_p: expected together with params.temperature (or "
+                              "params.protocol) in mode samples, where they say how the file was sampled, found "
+                              f"top_p {_show(data['top_p'])} alone")
+        return dataclasses.replace(params, temperature=None)
+    return params
+
+
+def _agrees(found: Any, wanted: Any) -> bool:
+    if wanted is None or found is None:
+        return found is wanted
+    if isinstance(wanted, tuple):
+        return tuple(found) == wanted
+    return math.isclose(found, wanted, abs_tol=1e-9)
 
 
 def _plus(file: Path, data: Any) -> PlusParams:
@@ -385,7 +426,7 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     if data.get("target") is None:
         top.fail("target", "a mapping with at least `mode`", None)
     target = _target(file, data["target"])
-    params = _params(file, data.get("params") or {})
+    params = _sampling(file, target.mode, _params(file, data.get("params") or {}), data.get("params") or {})
     dataset, release = _dataset(top)
     config = RunConfig(
         path=file,

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
@@ -62,6 +62,9 @@ class Selection:
     total: int  # problems in the dataset before selection
     digest: str
     label: str
+    # What the digest covers besides the problems (timeout, limits, generation settings...), as it was hashed:
+    # the report records it, so a refused baseline can say which setting differs.
+    settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def full(self) -> bool:
@@ -218,7 +221,7 @@ def select(name: str, problems: list[Problem], total: int, settings: dict[str, A
     kind = "full" if len(problems) == total else "sample"
     shown = f"{name} {release}" if release else name
     label = f"{shown} {kind} ({', '.join([f'{len(problems)}/{total} problems', *_label_notes(settings)])})"
-    return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label)
+    return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label, settings)
 
 
 def _label_notes(settings: dict[str, Any]) -> list[str]:

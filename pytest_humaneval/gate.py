@@ -7,7 +7,7 @@ wrong); ``evaluate`` turns a run's numbers into conditions, each with value, thr
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -16,7 +16,8 @@ from .metrics import fmt
 from .selection import Partial
 from .stats import Comparison, compare
 
-__all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "check_digest", "evaluate", "load_baseline"]
+__all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "check_digest", "compared_settings",
+           "differences", "evaluate", "load_baseline"]
 
 
 class BaselineError(ValueError):
@@ -30,6 +31,9 @@ class Baseline:
     digest: str
     problems: dict[str, tuple[int, int]]  # task_id -> (n, c)
     model: str | None
+    # What the report records of its settings (compared_settings), to say which differ when refused.
+    settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    recorded_all: bool = True  # False: an earlier version's report, which records only some of its settings
 
 
 def load_baseline(path: Path) -> Baseline:
@@ -48,15 +52,151 @@ def load_baseline(path: Path) -> Baseline:
                             f"problems.<task>.n/c, found it missing {exc}") from exc
     if not problems or any(n < 1 or not 0 <= c <= n for n, c in problems.values()):
         raise BaselineError(f"{path}: problems: expected at least one problem with 0 <= c <= n, n >= 1")
-    return Baseline(Path(path), label, digest, problems, (data.get("run") or {}).get("model"))
+    return Baseline(Path(path), label, digest, problems, (data.get("run") or {}).get("model"),
+                    compared_settings(data), isinstance(dataset, dict) and "settings" in dataset)
 
 
-def check_digest(baseline: Baseline, label: str, digest: str) -> None:
-    if baseline.digest != digest:
-        raise BaselineError(
-            f"{baseline.path}: refusing to compare runs that measured different things: the baseline is "
-            f"'{baseline.label}' ({baseline.digest[:19]}), this run is '{label}' ({digest[:19]}); the digest "
-            "covers the problems, the timeout and memory limits, retries and the generation settings")
+def check_digest(baseline: Baseline, label: str, digest: str, settings: Mapping[str, Any] | None = None,
+                 complete: bool = True) -> None:
+    """Refuse a baseline that measured something else, naming every setting that differs. ``settings``: this
+    run's compared_settings; ``complete``: False when they come from an earlier version's report."""
+    if baseline.digest == digest:
+        return
+    head = (f"{baseline.path}: refusing to compare runs that measured different things: the baseline is "
+            f"'{baseline.label}' ({baseline.digest[:19]}), this run is '{label}' ({digest[:19]})")
+    if settings is None:
+        raise BaselineError(f"{head}; the digest covers the problems, the timeout and memory limits, retries and "
+                            "the generation settings")
+    raise BaselineError(f"{head}; {differences(baseline.settings, settings, baseline.recorded_all, complete)}")
+
+
+# The settings a report records, flat, each under the config key that sets it: (name, where in the report). The
+# order is the message's: the sampling protocol first, then the rest of the generation, then what is measured.
+_SETTINGS = (
+    ("params.n", ("run", "n")),
+    ("params.temperature", ("dataset", "settings", "generation", "temperature")),
+    ("params.temperature", ("dataset", "settings", "declared", "temperature")),
+    ("params.top_p", ("dataset", "settings", "generation", "top_p")),
+    ("params.top_p", ("dataset", "settings", "declared", "top_p")),
+    ("params.k", ("run", "k")),
+    ("params.max_tokens", ("dataset", "settings", "generation", "max_tokens")),
+    ("params.stop", ("dataset", "settings", "generation", "stop")),
+    ("target.api", ("dataset", "settings", "generation", "api")),
+    ("params.system_prompt", ("dataset", "settings", "generation", "system_prompt")),
+    ("params.extra_body", ("dataset", "settings", "generation", "extra_body")),
+    ("target.mode", ("run", "mode")),
+    ("dataset", ("dataset", "name")),
+    ("dataset sha256", ("dataset", "settings", "evalplus", "dataset_sha256")),
+    ("selection", ("dataset", "partial")),
+    ("params.timeout_s", ("dataset", "settings", "timeout_s")),
+    ("params.memory_mb", ("dataset", "settings", "memory_mb")),
+    ("params.retry", ("dataset", "settings", "retry")),
+    ("params.plus.min_time_limit_s", ("dataset", "settings", "evalplus", "min_time_limit_s")),
+    ("params.plus.time_limit_factor", ("dataset", "settings", "evalplus", "time_limit_factor")),
+)
+# An earlier version's report records these in run (and no dataset.settings).
+_EARLIER = {"params.temperature": ("run", "temperature"), "target.api": ("run", "api"),
+            "params.timeout_s": ("run", "timeout_s")}
+_ABSENT = object()
+
+
+def _at(report: Mapping[str, Any], where: tuple[str, ...]) -> Any:
+    value: Any = report
+    for key in where:
+        if not isinstance(value, Mapping) or key not in value:
+            return _ABSENT
+        value = value[key]
+    return value
+
+
+def compared_settings(report: Mapping[str, Any]) -> dict[str, Any]:
+    """{setting: value} of what a report (or report.planned_view) records; a setting it does not record is
+    absent. Generation settings exist in runtime mode only, a samples file's sampling only when labelled."""
+    out: dict[str, Any] = {}
+    dataset = report.get("dataset") if isinstance(report.get("dataset"), Mapping) else {}
+    settings = dataset.get("settings")
+    for name, where in _SETTINGS:
+        value = _at(report, where)
+        if value is not _ABSENT and name not in out:
+            out[name] = value
+    if isinstance(settings, Mapping):
+        generation = settings.get("generation")
+        if isinstance(generation, Mapping):  # set only when not the default, so that old digests stay
+            out.setdefault("params.system_prompt", None)
+            out.setdefault("params.extra_body", None)
+    else:  # an earlier version's report
+        for name, where in _EARLIER.items():
+            value = _at(report, where)
+            if value is not _ABSENT and name not in out and (value is not None or name == "params.timeout_s"):
+                out[name] = value
+    problems = report.get("problems")
+    if isinstance(problems, Mapping):
+        out["problems"] = sorted(problems)
+    return out
+
+
+# A setting that exists on one side only because another differs (generation settings exist in runtime mode
+# only, an EvalPlus dataset's on EvalPlus datasets only) is said by that other one.
+_EXPLAINED_BY = {name: "target.mode" for name in ("params.max_tokens", "params.stop", "target.api",
+                                                  "params.system_prompt", "params.extra_body")}
+_EXPLAINED_BY.update({name: "dataset" for name in ("dataset sha256", "params.plus.min_time_limit_s",
+                                                   "params.plus.time_limit_factor")})
+
+
+def _shown(name: str, value: Any) -> str:
+    if value is _ABSENT:
+        return "not known" if name in ("params.temperature", "params.top_p") else "not applicable"
+    if name == "problems":
+        return f"{len(value)} problems"
+    if name == "selection":
+        return "the whole plan" if value is None else Partial(**value).describe()
+    if name == "params.retry":
+        return "on" if value else "off"
+    if value is None:
+        return {"params.system_prompt": "the built-in instruction", "params.extra_body": "none",
+                "params.stop": "the default", "params.n": "varies"}.get(name, "unset")
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:37] + "...")
+    if isinstance(value, float):
+        return f"{value:g}"
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))[:60]
+
+
+def differences(theirs: Mapping[str, Any], ours: Mapping[str, Any], theirs_complete: bool = True,
+                ours_complete: bool = True) -> str:
+    """Which settings differ between a baseline's compared_settings and this run's, in words, for the refusal.
+    An incomplete side (an earlier version's report) says nothing of the settings it does not record."""
+    unrecorded, changed = [], []
+    for name in dict.fromkeys([name for name, _ in _SETTINGS] + ["problems"]):
+        old, new = theirs.get(name, _ABSENT), ours.get(name, _ABSENT)
+        if old is _ABSENT and new is _ABSENT or old == new:
+            continue
+        if (old is _ABSENT and not theirs_complete) or (new is _ABSENT and not ours_complete):
+            unrecorded.append(name)
+            continue
+        cause = _EXPLAINED_BY.get(name)
+        if (old is _ABSENT or new is _ABSENT) and cause and theirs.get(cause, _ABSENT) != ours.get(cause, _ABSENT):
+            continue
+        if name == "problems":
+            only = len(set(old) - set(new))
+            extra = f"; {only} only in the baseline" if only and len(old) == len(new) else ""
+            changed.append(f"problems (baseline {len(old)}, this run {len(new)}{extra})")
+            continue
+        changed.append(f"{name} (baseline {_shown(name, old)}, this run {_shown(name, new)})")
+    if changed:
+        said = f"they differ in {', '.join(changed)}"
+    elif theirs_complete and ours_complete:
+        said = ("no setting the reports record differs, so the problems' own text does (their prompt, entry point "
+                "or test: another file under the same dataset name, or an edited one)")
+    else:
+        said = "no setting both reports record differs"
+    if not (theirs_complete and ours_complete):
+        both = not (theirs_complete or ours_complete)
+        which = "both reports were" if both else "the baseline was" if not theirs_complete else "this report was"
+        what = ", ".join(unrecorded) if unrecorded else "most settings"
+        said += (f"; {which} written by an earlier pytest-humaneval, which does not record {what}: rerun "
+                 f"{'them' if both else 'it'} with this version to see which of them differ")
+    return said
 
 
 @dataclass(frozen=True)

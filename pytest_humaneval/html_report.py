@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .dataset import natural_key
+from . import protocol
 from .metrics import STATUSES, fmt, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
@@ -266,6 +267,8 @@ def _header(report: Mapping[str, Any]) -> str:
              ("isolation", run.get("isolation")), ("timeout", _seconds(run.get("timeout_s"))),
              ("samples per problem", run.get("n")), ("temperature", run.get("temperature")),
              ("api", run.get("api"))]
+    if run.get("protocol") is not None:  # None: a mock run (no model); absent: a report of an earlier version
+        facts.append(("protocol", protocol.line(run["protocol"])))
     versions = run.get("versions") or {}
     if versions:
         facts.append(("versions", ", ".join(f"{name} {value}" for name, value in versions.items())))

@@ -14,11 +14,12 @@ from . import html_report, outcomes, sandbox
 from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
 from .dataset import DatasetError
-from .gate import Baseline, BaselineError, check_digest, load_baseline
+from .gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
 from .plus import Suites
 from .outputs import OutputError, check_output
+from .report import describe_protocol, planned_view
 from .sources import Plan, build_plan
 from .summary import Aggregator
 
@@ -115,6 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_KEY] = Run(run_config, plan, *_start_sandbox(config, run_config))
     if workerinput is None:
         _warn_unreportable_k(config, run_config, plan)
+        _warn_incomparable(config, run_config, plan)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
@@ -182,6 +184,14 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
                 f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})"), stacklevel=2)
 
 
+def _warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """A pass@k computed under settings no published protocol uses: one warning line each, naming the preset
+    that would make it comparable (protocol.pitfalls)."""
+    described = describe_protocol(run_config, plan)
+    for warning in (described or {}).get("warnings", []):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-humaneval: {warning}"), stacklevel=2)
+
+
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:
     """--humaneval-baseline and --humaneval-min-pass-at-1 override (or create) the config's gate."""
     baseline, floor = config.getoption("humaneval_baseline"), config.getoption("humaneval_min_pass_at_1")
@@ -209,7 +219,8 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
         return None
     try:
         baseline = load_baseline(run_config.gate.baseline)
-        check_digest(baseline, plan.selection.label, plan.selection.digest)
+        check_digest(baseline, plan.selection.label, plan.selection.digest,
+                     compared_settings(planned_view(run_config, plan)))
     except BaselineError as exc:
         raise pytest.UsageError(f"gate.baseline: {exc}") from exc
     return baseline

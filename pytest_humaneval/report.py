@@ -7,21 +7,44 @@ import sys
 from importlib import metadata
 from typing import Any, Iterable
 
+from . import protocol
+from .config import RunConfig
 from .gate import GateResult
 from .items import Run
 from .metrics import STATUSES, Summary, fmt, pass_at_k
+from .sources import Plan
 from .stats import pass_at_k_interval
 
-__all__ = ["build_report", "mode_label", "render_markdown", "truncated_count"]
+__all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]
 
 REGRESSIONS_SHOWN = 30
 
 
-def mode_label(run: Run) -> str:
-    target = run.config.target
-    if target.mode == "mock":
-        return "mock-execute" if run.config.params.execute else "mock-replay"
-    return target.mode
+def mode_label(run: Run | RunConfig) -> str:
+    config = run.config if isinstance(run, Run) else run
+    if config.target.mode == "mock":
+        return "mock-execute" if config.params.execute else "mock-replay"
+    return config.target.mode
+
+
+def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
+    """``run.protocol``: the sampling the plan was made with (n per problem from the plan, whatever -k selects)."""
+    per_task: dict[str, int] = {}
+    for sample in plan.samples:
+        per_task[sample.task_id] = per_task.get(sample.task_id, 0) + 1
+    params = config.params
+    return protocol.describe(config.target.mode, params.protocol, params.temperature, params.top_p, params.k,
+                             per_task.values())
+
+
+def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
+    """What a report of this plan will record of its settings, before anything ran: the gate compares it with a
+    baseline report's (gate.compared_settings)."""
+    selection, described = plan.selection, describe_protocol(config, plan)
+    return {"dataset": {"name": selection.name, "settings": selection.settings, "partial": None},
+            "run": {"mode": mode_label(config), "n": (described or {}).get("n"),
+                    "k": (described or {}).get("k", list(config.params.k)), "protocol": described},
+            "problems": {problem.task_id: {} for problem in selection.problems}}
 
 
 def build_report(run: Run, summary: Summary, generations: list[dict], gate: GateResult | None) -> dict[str, Any]:
@@ -54,6 +77,7 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
         problems[task_id] = entry
     sizes = {score.n for score in summary.problems.values()}
     runtime = config.target.mode == "runtime"
+    sampled = config.target.mode in ("runtime", "samples")  # samples: as the config labels the file, or None
     return {
         "measurements": measurements,
         "counts": summary.counts,
@@ -64,14 +88,15 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
         "attempted_success_rate": summary.attempted_success_rate,
         "problems": problems,
         "dataset": {"name": selection.name, "label": selection.label, "digest": selection.digest,
-                    "problems": len(selection.problems), "full": selection.full},
+                    "problems": len(selection.problems), "full": selection.full, "settings": selection.settings},
         "run": {
             "mode": mode_label(run),
             "model": config.target.model,
             "n": sizes.pop() if len(sizes) == 1 else None,
             "k": sorted(summary.pass_at),
-            "temperature": config.params.temperature if runtime else None,
+            "temperature": config.params.temperature if sampled else None,
             "api": config.target.api if runtime else None,
+            "protocol": describe_protocol(config, run.plan),
             "timeout_s": config.params.timeout_s,
             "isolation": run.isolation,
             "limits": run.sandbox_limits or None,
@@ -143,6 +168,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [f"## HumanEval: {run.get('model') or run['mode']}{verdict}", "",
              f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}",
              "", "| measure | value | interval |", "|---|---|---|"]
+    if run.get("protocol") is not None:  # None: a mock run, which samples no model
+        lines[3:3] = [f"Protocol: {protocol.line(run['protocol'])}", ""]
     for name, m in report["measurements"].items():
         interval = m.get("interval")
         shown = (f"{interval['low']:.3f} – {interval['high']:.3f} ({interval['confidence']:.0%}, "

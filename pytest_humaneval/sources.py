@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import plus, releases
 from .config import ConfigError, PlusParams, RunConfig
 from .dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
+from .protocol import PRESETS
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
@@ -61,7 +62,7 @@ class Plan:
         problems = [{f.name: getattr(p, f.name) for f in dataclasses.fields(Problem)} for p in sel.problems]
         return json.dumps({
             "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
-                          "problems": problems},
+                          "settings": sel.settings, "problems": problems},
             "samples": [asdict(s) for s in self.samples],
             # What the suites are, not their bytes (hundreds of MB): each process reads or makes its own.
             "suites": self.suites.to_json() if isinstance(self.suites, plus.Suites) else None,
@@ -72,7 +73,7 @@ class Plan:
         data = json.loads(text)
         sel = data["selection"]
         selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
-                              sel["digest"], sel["label"])
+                              sel["digest"], sel["label"], sel.get("settings") or {})
         suites = data.get("suites")
         return cls(selection, tuple(Sample(**s) for s in data["samples"]),
                    plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})
@@ -104,6 +105,10 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any
             settings["generation"]["system_prompt"] = params.system_prompt
         if params.extra_body:
             settings["generation"]["extra_body"] = params.extra_body
+    elif config.target.mode == "samples" and params.temperature is not None:
+        # How the file was sampled, as the config labels it (params.protocol or params.temperature): a file
+        # labelled otherwise measured something else. Only when labelled, so unlabelled digests stay as they were.
+        settings["declared"] = {"temperature": params.temperature, "top_p": params.top_p}
     if dataset.evalplus:  # only then, so that HumanEval digests stay what they were
         limits = params.plus or PlusParams()
         settings["evalplus"] = {"dataset_sha256": dataset.sha256, "suites": True,
@@ -143,6 +148,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     mode = config.target.mode
     if mode == "samples":
         by_task = _read_samples_file(config.target.samples, {p.task_id for p in problems})
+        _check_protocol_n(config, by_task)
         problems = [p for p in problems if p.task_id in by_task]
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
@@ -170,6 +176,18 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
         except DatasetError as exc:
             raise DatasetError(f"{path}: {exc}") from exc
     return Plan(selection, tuple(samples), suites)
+
+
+def _check_protocol_n(config: RunConfig, by_task: dict[str, list[str | None]]) -> None:
+    """A samples file labelled with a preset must have the preset's samples per problem: it sets n itself."""
+    if config.params.protocol is None:
+        return
+    preset = PRESETS[config.params.protocol]
+    for task_id, samples in by_task.items():
+        if len(samples) != preset.n:
+            raise ConfigError(f"{config.path}: params.protocol: expected {preset.n} samples per problem in "
+                              f"{config.target.samples}, as {preset.name} samples (label the file with "
+                              f"params.temperature and params.top_p instead), found {len(samples)} for {task_id}")
 
 
 def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str | None]]:

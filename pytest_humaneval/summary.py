@@ -12,7 +12,7 @@ from typing import IO, Any
 
 import pytest
 
-from . import html_report
+from . import html_report, protocol
 from .gate import Baseline, GateResult, evaluate
 from .items import HumanEvalItem, Run, parse_item_name, ungutter
 from .outputs import open_private, publish
@@ -232,6 +232,8 @@ class Aggregator:
         xml.add_global_property("human-eval.model", report["run"]["model"] or report["run"]["mode"])
         xml.add_global_property("human-eval.dataset_label", report["dataset"]["label"])
         xml.add_global_property("human-eval.dataset_digest", report["dataset"]["digest"])
+        if report["run"]["protocol"] is not None:  # None: a mock run, which samples no model
+            xml.add_global_property("human-eval.protocol", protocol.line(report["run"]["protocol"]))
         partial = report["dataset"]["partial"]
         if partial is not None:
             xml.add_global_property("human-eval.partial", Partial(**partial).describe())
@@ -255,8 +257,10 @@ class Aggregator:
         tr.write_sep("=", "HumanEval")
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
+        described = self.report["run"]["protocol"]
         if tr.verbosity < 0:
-            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]")
+            shown = "" if described is None else f"  protocol {_protocol_word(described)}"
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}")
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
@@ -265,6 +269,8 @@ class Aggregator:
         tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
+        if described is not None:
+            tr.write_line(f"protocol  {protocol.line(described)}")
         if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it
             passes = "  ".join(f"pass@{k} {v:.3f} (plus)  base {summary.base_pass_at[k]:.3f}"
                                for k, v in summary.pass_at.items()) or passes
@@ -342,3 +348,12 @@ class Aggregator:
             for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
                 if tasks:
                     tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
+
+
+def _protocol_word(described: dict[str, Any]) -> str:
+    """The -q line's protocol: the preset, the published ones it matches, or why it matches none."""
+    if described["name"]:
+        return described["name"]
+    if described["temperature"] is None:
+        return "unknown"
+    return "/".join(described["matches"]) or "unpublished"

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from fake_openai import MODEL, FakeOpenAI, choices, models
 from pytest_humaneval.__main__ import main as cli
 from sessions import NO_CACHE, read_report
 from pytest_humaneval.config import Gate
@@ -170,7 +171,8 @@ def test_a_baseline_that_measured_something_else_is_refused(pytester, baseline):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: gate.baseline: *prod.json: refusing to compare runs that measured "
                                  "different things: the baseline is 'openai_humaneval sample (20/164 problems)' "
-                                 "(sha256:*), this run is 'openai_humaneval sample (20/164 problems)' (sha256:*)*"])
+                                 "(sha256:*), this run is 'openai_humaneval sample (20/164 problems)' (sha256:*); "
+                                 "they differ in params.timeout_s (baseline 3, this run 5)"])
 
 
 def test_command_line_floor_creates_a_gate_and_coverage_defaults_to_one(pytester):
@@ -198,3 +200,99 @@ def test_compare_refuses_reports_of_different_things(pytester, tmp_path):
     (tmp_path / "broken.json").write_text("{")
     assert cli(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 2
     assert cli(["compare", str(tmp_path / "a.json"), str(tmp_path / "broken.json")]) == 2
+
+
+# -- a refused baseline says which settings differ ------------------------------------------------------------
+
+def canonical_answers(request, index):
+    if request.method == "GET":
+        return models()
+    problem = next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+    text = f"```python\n{problem.prompt}{problem.canonical_solution}```"
+    return choices([text] * request.body.get("n", 1))
+
+
+def live_config(pytester, server, name: str, params: str, gate: str = "") -> str:
+    path = pytester.path / name
+    path.write_text(f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}}}\n"
+                    f"params: {{allow_code_execution: true, limit: 2{params}}}\n" + (f"gate: {gate}\n" if gate else ""))
+    return str(path)
+
+
+def test_a_baseline_of_another_protocol_is_refused_naming_every_setting_that_differs(pytester):
+    with FakeOpenAI(canonical_answers) as server:
+        greedy = live_config(pytester, server, "greedy.yaml", ", protocol: greedy")
+        pytester.runpytest("--humaneval-config", greedy, "-p", "no:xdist", "--humaneval-report", "greedy.json",
+                           *NO_CACHE).assert_outcomes(passed=2)
+        sent = len(server.requests)
+        hot = live_config(pytester, server, "hot.yaml", ", n: 2, k: [1, 2], temperature: 0.8, top_p: 0.95, "
+                                                        "max_tokens: 1024, stop: ['###']",
+                          "{baseline: greedy.json}")
+        result = pytester.runpytest("--humaneval-config", hot, "-p", "no:xdist", *NO_CACHE)
+        assert len(server.requests) == sent  # refused before anything was asked
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
+    assert len(errors) == 1
+    assert errors[0].startswith(f"ERROR: gate.baseline: {pytester.path / 'greedy.json'}: refusing to compare runs "
+                                "that measured different things: the baseline is ")
+    assert errors[0].endswith(
+        "; they differ in params.n (baseline 1, this run 2), params.temperature (baseline 0, this run 0.8), "
+        "params.top_p (baseline unset, this run 0.95), params.k (baseline [1], this run [1, 2]), "
+        'params.max_tokens (baseline 512, this run 1024), params.stop (baseline the default, this run ["###"])')
+
+    # A report of an earlier version records less, and says so.
+    old = read_report(pytester.path / "greedy.json")
+    del old["dataset"]["settings"], old["run"]["protocol"]
+    (pytester.path / "old.json").write_text(json.dumps(old))
+    result = pytester.runpytest("--humaneval-config", hot, "--humaneval-baseline", "old.json", "-p", "no:xdist",
+                                *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: gate.baseline: *old.json: refusing to compare runs that measured different things: *; they differ "
+        "in params.n (baseline 1, this run 2), params.temperature (baseline 0, this run 0.8), params.k (baseline "
+        "[[]1[]], this run [[]1, 2[]]); the baseline was written by an earlier pytest-humaneval, which does not "
+        "record params.top_p, params.max_tokens, params.stop, params.system_prompt, params.extra_body, "
+        "params.memory_mb, params.retry: rerun it with this version to see which of them differ"])
+
+
+def labelled_run(pytester, name: str, params: str) -> str:
+    (pytester.path / f"{name}.jsonl").write_text("".join(
+        json.dumps({"task_id": p.task_id, "completion": p.canonical_solution}) + "\n" for p in PROBLEMS[:3]))
+    (pytester.path / f"{name}.yaml").write_text(f"target: {{mode: samples, samples: {name}.jsonl}}\n"
+                                                f"params: {{allow_code_execution: true{params}}}\n")
+    result = pytester.runpytest("--humaneval-config", f"{name}.yaml", "-p", "no:xdist", "--humaneval-report",
+                                f"{name}.json", *NO_CACHE)
+    result.assert_outcomes(passed=3)
+    return str(pytester.path / f"{name}.json")
+
+
+def test_compare_names_the_settings_of_two_labelled_samples_files(pytester, capsys):
+    cold = labelled_run(pytester, "cold", ", temperature: 0.2, top_p: 0.95")
+    hot = labelled_run(pytester, "hot", ", temperature: 0.8, top_p: 0.95")
+    unlabelled = labelled_run(pytester, "unlabelled", "")
+    assert cli(["compare", cold, hot]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "; they differ in params.temperature (baseline 0.2, this run 0.8)")
+    assert cli(["compare", cold, unlabelled]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "; they differ in params.temperature (baseline 0.2, this run not known), "
+        "params.top_p (baseline 0.95, this run not known)")
+
+
+def test_differences_say_what_differs_and_leave_out_what_follows_from_it():
+    from pytest_humaneval.gate import compared_settings, differences
+
+    def report(**settings):
+        return {"dataset": {"name": settings.pop("name", "openai_humaneval"), "settings": settings,
+                            "partial": None},
+                "run": {"mode": "samples", "n": 1, "k": [1]}, "problems": {"HumanEval/0": {}, "HumanEval/1": {}}}
+
+    humaneval = compared_settings(report(timeout_s=3.0, memory_mb=2048, retry=False))
+    plus = compared_settings(report(name="humanevalplus", timeout_s=3.0, memory_mb=2048, retry=False, evalplus={
+        "dataset_sha256": "ab" * 32, "suites": True, "min_time_limit_s": 4.0, "time_limit_factor": 4.0}))
+    assert differences(humaneval, plus) == "they differ in dataset (baseline 'openai_humaneval', this run " \
+                                           "'humanevalplus')"
+    other = dict(humaneval, problems=["HumanEval/2", "HumanEval/3"])
+    assert differences(humaneval, other) == "they differ in problems (baseline 2, this run 2; 2 only in the baseline)"
+    assert differences(humaneval, dict(humaneval)).startswith("no setting the reports record differs, so the "
+                                                              "problems' own text does")

@@ -1,0 +1,346 @@
+"""Comparable numbers: the published protocols as presets, what a run's sampling matches, the warnings before a
+number that cannot be compared, and a labelled samples file. Pure functions first, then real pytest sessions
+against the loopback server (serial and with -n 2), with the report, Markdown, HTML and JUnit parsed."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fake_openai import MODEL, FakeOpenAI, choices, models
+from pytest_humaneval import protocol
+from pytest_humaneval.config import ConfigError, load_config
+from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.handoff import config_from_json, config_to_json
+from sessions import NO_CACHE, read_report
+
+PROBLEMS = load_problems()[1]
+KEY = "sk-test-SECRET-protocol-5e1d"
+
+
+# -- the presets and the rules, exactly ----------------------------------------------------------------------
+
+def test_the_presets_are_their_sources_settings():
+    table = {name: (p.n, p.temperature, p.top_p, p.k) for name, p in protocol.PRESETS.items()}
+    assert table == {
+        "greedy": (1, 0.0, None, (1,)),
+        "codex-pass1": (200, 0.2, 0.95, (1,)),
+        "codex-passk": (200, 0.8, 0.95, (10, 100)),
+        "starcoder-pass1": (200, 0.2, 0.95, (1,)),
+        "starcoder-passk": (200, 0.8, 0.95, (10, 100)),
+    }
+    for preset in protocol.PRESETS.values():  # a preset never warns about itself
+        assert protocol.pitfalls(preset.n, preset.temperature, preset.k) == []
+        assert preset.name in protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k)
+
+
+def test_matches_needs_every_setting():
+    assert protocol.matches(1, 0.0, None, [1]) == ["greedy"]
+    assert protocol.matches(200, 0.2, 0.95, [1]) == ["codex-pass1", "starcoder-pass1"]
+    assert protocol.matches(200, 0.8, 0.95, [100, 10]) == ["codex-passk", "starcoder-passk"]
+    assert protocol.matches(200, 0.2, None, [1]) == []  # no nucleus sampling
+    assert protocol.matches(50, 0.2, 0.95, [1]) == []
+    assert protocol.matches(200, 0.8, 0.95, [1, 10, 100]) == []  # pass@1 from the hot samples
+    assert protocol.matches(1, 0.0, 0.95, [1]) == []
+
+
+@pytest.mark.parametrize(("n", "temperature", "k", "expected"), [
+    (10, 0.8, [1], ["pass@1 at temperature 0.8 is not comparable with a published pass@1 (Codex and StarCoder "
+                    "sample it at 0.2, the EvalPlus leaderboard decodes greedily): params.protocol codex-pass1 (or "
+                    "greedy) makes it comparable"]),
+    (20, 0.2, [1, 10], ["pass@10 at temperature 0.2 is not comparable with a published pass@k for k > 1 (Codex and "
+                        "StarCoder sample it at 0.8): params.protocol codex-passk makes it comparable"]),
+    (5, 0.2, [1], ["pass@1 from 5 samples per problem at temperature 0.2 is not comparable with a published pass@1 "
+                   "(Codex and StarCoder average 200 samples at 0.2): params.protocol codex-pass1 (or greedy: one "
+                   "sample at temperature 0) makes it comparable"]),
+    (1, 0.5, [1], ["pass@1 at temperature 0.5 *", "pass@1 from 1 sample per problem at temperature 0.5 *"]),
+    (2, 0.0, [1, 2], ["pass@2 at temperature 0 is not comparable*"]),
+    (9, 0.49, [1], ["pass@1 from 9 samples *"]),
+    (10, 0.49, [1], []),
+    (50, 0.2, [1], []),  # the bigcode leaderboard's protocol: unpublished here, but no pitfall
+    (3, None, [1, 2], []),  # not known: nothing to say
+])
+def test_pitfalls(n, temperature, k, expected):
+    found = protocol.pitfalls(n, temperature, k)
+    assert len(found) == len(expected)
+    for line, pattern in zip(found, expected):
+        assert line == pattern or (pattern.endswith("*") and line.startswith(pattern[:-1])), line
+
+
+def test_the_line_says_whether_the_run_matches_a_published_protocol():
+    def line(mode, name, temperature, top_p, k, sizes):
+        return protocol.line(protocol.describe(mode, name, temperature, top_p, k, sizes))
+
+    assert line("runtime", "codex-pass1", 0.2, 0.95, (1,), [200, 200]) == (
+        "codex-pass1 (Codex, Chen et al. 2021, arXiv 2107.03374): n 200, temperature 0.2, top_p 0.95, k [1]")
+    assert line("runtime", None, 0.0, None, (1,), [1]) == (
+        "n 1, temperature 0, top_p unset, k [1]: matches greedy")
+    assert line("runtime", None, 0.8, None, (1,), [5]) == (
+        "n 5, temperature 0.8, top_p unset, k [1]: matches no published protocol")
+    assert line("samples", None, None, None, (1, 2), [2, 3]) == (
+        "n varies, temperature unknown, k [1, 2]: a samples file says nothing of how it was sampled (label it with "
+        "params.protocol or params.temperature)")
+    assert line("samples", None, 0.2, 0.95, (1, 5), [2]) == (  # k the file cannot support is not reported
+        "n 2, temperature 0.2, top_p 0.95, k [1] (declared for the samples file): matches no published protocol")
+    assert protocol.describe("mock", None, 0.0, None, (1,), [1]) is None
+
+
+def test_the_local_vllm_example_gets_the_one_warning_the_readme_says():
+    config = load_config(Path(__file__).resolve().parent.parent / "examples" / "local-vllm.yaml")
+    params = config.params
+    found = protocol.pitfalls(params.n, params.temperature, params.k)
+    assert len(found) == 1 and found[0].startswith("pass@1 at temperature 0.8 is not comparable")
+    assert protocol.matches(params.n, params.temperature, params.top_p, params.k) == []
+
+
+# -- the config ----------------------------------------------------------------------------------------------
+
+RUNTIME = "target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m}\n"
+
+
+def config_at(tmp_path: Path, text: str, samples: int | None = None) -> Path:
+    if samples is not None:
+        problem = PROBLEMS[0]
+        (tmp_path / "s.jsonl").write_text("".join(json.dumps({"task_id": problem.task_id, "completion": "x"}) + "\n"
+                                                  for _ in range(samples)))
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(protocol.PRESETS))
+def test_a_preset_sets_n_temperature_top_p_and_k_and_crosses_to_workers(tmp_path, name):
+    preset = protocol.PRESETS[name]
+    config = load_config(config_at(tmp_path, RUNTIME + f"params: {{allow_code_execution: true, protocol: {name}}}\n"))
+    params = config.params
+    assert (params.protocol, params.n, params.temperature, params.top_p, params.k) == (
+        name, preset.n, preset.temperature, preset.top_p, preset.k)
+    assert config_from_json(config_to_json(config)) == config
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ("protocol: codex-pass1, temperature: 0.8",
+     "params.temperature: expected 0.2, as params.protocol codex-pass1 sets it (remove params.temperature or choose "
+     "another protocol), found 0.8"),
+    ("protocol: starcoder-passk, n: 20", "params.n: expected 200, as params.protocol starcoder-passk sets it (remove "
+                                         "params.n or choose another protocol), found 20"),
+    ("protocol: codex-pass1, top_p: 0.9", "params.top_p: expected 0.95, as params.protocol codex-pass1 sets it"),
+    ("protocol: greedy, top_p: 0.95", "params.top_p: expected unset (greedy decoding has no top_p), as "
+                                      "params.protocol greedy sets it (remove params.top_p or choose another "
+                                      "protocol), found 0.95"),
+    ("protocol: codex-passk, k: [1, 10, 100]", "params.k: expected a list [10, 100], as params.protocol codex-passk "
+                                               "sets it (remove params.k or choose another protocol), found a list "
+                                               "[1, 10, 100]"),
+    ("protocol: codex", "params.protocol: expected greedy | codex-pass1 | codex-passk | starcoder-pass1 | "
+                        "starcoder-passk, found 'codex'"),
+])
+def test_a_preset_plus_a_contradicting_key_is_one_error_naming_both(tmp_path, params, expected):
+    path = config_at(tmp_path, RUNTIME + f"params: {{allow_code_execution: true, {params}}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: {expected}") and "\n" not in str(info.value)
+
+
+def test_a_key_that_agrees_with_the_preset_is_fine(tmp_path):
+    config = load_config(config_at(tmp_path, RUNTIME + "params: {allow_code_execution: true, protocol: codex-passk, "
+                                                       "n: 200, temperature: 0.8, top_p: 0.95, k: [100, 10]}\n"))
+    assert config.params.k == (10, 100) and config.params.n == 200
+
+
+def test_sampling_of_a_samples_file_is_unknown_unless_labelled_and_a_mock_run_has_no_protocol(tmp_path):
+    samples = "target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true"
+    assert load_config(config_at(tmp_path, samples + "}\n", samples=1)).params.temperature is None
+    labelled = load_config(config_at(tmp_path, samples + ", temperature: 0.2, top_p: 0.95}\n", samples=1))
+    assert (labelled.params.temperature, labelled.params.top_p) == (0.2, 0.95)
+    preset = load_config(config_at(tmp_path, samples + ", protocol: codex-pass1}\n", samples=1))
+    assert (preset.params.temperature, preset.params.top_p, preset.params.k) == (0.2, 0.95, (1,))
+    for text, expected in (
+        (samples + ", top_p: 0.95}\n", "params.top_p: expected together with params.temperature (or params.protocol) "
+                                       "in mode samples, where they say how the file was sampled, found top_p 0.95 "
+                                       "alone"),
+        ("target: {mode: mock}\nparams: {execute: true, protocol: greedy}\n",
+         "params.protocol: expected only with mode runtime or samples (a mock run samples no model), found greedy "
+         "with mode mock"),
+    ):
+        path = config_at(tmp_path, text, samples=1)
+        with pytest.raises(ConfigError) as info:
+            load_config(path)
+        assert str(info.value) == f"{path}: {expected}"
+
+
+# -- real sessions: each preset against the loopback server --------------------------------------------------
+
+def honouring_n(request, index):
+    """Each problem's canonical solution, as many choices as the request's n."""
+    if request.method == "GET":
+        return models()
+    problem = next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+    text = f"```python\n{problem.prompt}{problem.canonical_solution}```"
+    return choices([text] * request.body.get("n", 1), usage={"prompt_tokens": 10, "completion_tokens": 5})
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+
+
+def runtime_config(pytester, server, params: str) -> str:
+    path = pytester.path / "live.yaml"
+    path.write_text(f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, "
+                    "credentials_ref: env:TEST_LLM_KEY}\n"
+                    f"params: {{allow_code_execution: true{params}}}\n")
+    return str(path)
+
+
+def junit_properties(path: Path) -> dict[str, str]:
+    suite = ET.parse(path).getroot().find("testsuite")
+    return {p.get("name"): p.get("value") for p in suite.find("properties")}
+
+
+@pytest.mark.parametrize(("name", "limit", "dist"), [
+    ("greedy", 3, ("-p", "no:xdist")),
+    ("codex-pass1", 1, ("-n", "2")),
+    ("codex-passk", 1, ("-p", "no:xdist")),
+    ("starcoder-pass1", 1, ("-p", "no:xdist")),
+    ("starcoder-passk", 1, ("-n", "2")),
+])
+def test_each_preset_sends_its_settings_and_labels_every_output(pytester, name, limit, dist):
+    preset = protocol.PRESETS[name]
+    with FakeOpenAI(honouring_n) as server:
+        cfg = runtime_config(pytester, server, f", protocol: {name}, limit: {limit}")
+        result = pytester.runpytest("--humaneval-config", cfg, *dist, "--humaneval-report", "r.json",
+                                    "--humaneval-markdown", "r.md", "--humaneval-html", "r.html",
+                                    "--junitxml", "junit.xml", *NO_CACHE)
+    result.assert_outcomes(passed=preset.n * limit)
+    posts = server.posts()
+    asked: dict[str, int] = {}
+    for post in posts:
+        problem = next(p for p in PROBLEMS[:limit] if p.prompt.strip() in post.prompt_text)
+        asked[problem.task_id] = asked.get(problem.task_id, 0) + post.body.get("n", 1)
+        assert post.body["temperature"] == preset.temperature
+        assert post.body.get("top_p") == preset.top_p and ("top_p" in post.body) == (preset.top_p is not None)
+    assert asked == {p.task_id: preset.n for p in PROBLEMS[:limit]}
+    assert len(posts) == limit * (1 if preset.n == 1 else 2)  # choices per request (at most 128 each)
+
+    described = read_report(pytester.path / "r.json")["run"]["protocol"]
+    assert described == {"name": name, "source": preset.source, "sampling": "generated", "n": preset.n,
+                         "temperature": preset.temperature, "top_p": preset.top_p, "k": list(preset.k),
+                         "matches": protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k),
+                         "warnings": []}
+    text = protocol.line(described)
+    assert text.startswith(f"{name} ({preset.source}): n {preset.n}, temperature {preset.temperature:g}")
+    result.stdout.fnmatch_lines([f"protocol  {text}"])
+    assert "pytest-humaneval: pass@" not in result.stdout.str()  # no pitfall warning
+    assert f"Protocol: {text}\n" in (pytester.path / "r.md").read_text()
+    assert f'<dd data-fact="protocol">{text}</dd>' in (pytester.path / "r.html").read_text()
+    assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == text
+
+
+def test_without_a_preset_the_run_is_described_by_what_it_used(pytester):
+    with FakeOpenAI(honouring_n) as server:
+        default = runtime_config(pytester, server, ", limit: 2")
+        result = pytester.runpytest("--humaneval-config", default, "-p", "no:xdist", "--junitxml", "junit.xml",
+                                    "--humaneval-report", "r.json", *NO_CACHE)
+        result.stdout.fnmatch_lines(["protocol  n 1, temperature 0, top_p unset, k [[]1[]]: matches greedy"])
+        assert read_report(pytester.path / "r.json")["run"]["protocol"]["matches"] == ["greedy"]
+        quiet = pytester.runpytest("--humaneval-config", default, "-p", "no:xdist", "-q", *NO_CACHE)
+        quiet.stdout.fnmatch_lines(["pass@1 1.000  coverage 2/2  [[]*[]]  protocol greedy"])
+        custom = runtime_config(pytester, server, ", limit: 2, n: 20, temperature: 0.5, top_p: 0.9")
+        result = pytester.runpytest("--humaneval-config", custom, "-n", "2", "--junitxml", "junit.xml", *NO_CACHE)
+    result.stdout.fnmatch_lines(["protocol  n 20, temperature 0.5, top_p 0.9, k [[]1[]]: matches no published "
+                                 "protocol"])
+    assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == (
+        "n 20, temperature 0.5, top_p 0.9, k [1]: matches no published protocol")
+
+
+# -- the three pitfalls: one warning line each ---------------------------------------------------------------
+
+def samples_config(pytester, samples: int, params: str, rows=None) -> str:
+    problem = PROBLEMS[2]
+    rows = rows or [{"task_id": problem.task_id, "completion": problem.canonical_solution}] * samples
+    (pytester.path / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = pytester.path / "labelled.yaml"
+    path.write_text(f"target: {{mode: samples, samples: s.jsonl}}\nparams: {{allow_code_execution: true{params}}}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(("samples", "params", "warning"), [
+    (10, ", temperature: 0.8", "*pytest-humaneval: pass@1 at temperature 0.8 is not comparable with a published "
+                               "pass@1 *: params.protocol codex-pass1 (or greedy) makes it comparable"),
+    (2, ", temperature: 0, k: [1, 2]", "*pytest-humaneval: pass@2 at temperature 0 is not comparable with a published "
+                                       "pass@k for k > 1 *: params.protocol codex-passk makes it comparable"),
+    (5, ", temperature: 0.2, top_p: 0.95", "*pytest-humaneval: pass@1 from 5 samples per problem at temperature 0.2 "
+                                           "is not comparable * params.protocol codex-pass1 (or greedy*"),
+])
+def test_each_pitfall_prints_its_warning(pytester, samples, params, warning):
+    cfg = samples_config(pytester, samples, params)
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=samples)
+    result.stdout.fnmatch_lines([warning])
+    assert result.stdout.str().count("pytest-humaneval: pass@") == 1  # that one, and no other
+    described = read_report(pytester.path / "r.json")["run"]["protocol"]
+    assert len(described["warnings"]) == 1
+    assert fnmatch.fnmatch(f"pytest-humaneval: {described['warnings'][0]}", warning.lstrip("*"))
+
+
+def test_a_hot_runtime_run_warns_before_its_pass_at_1_is_read(pytester):
+    with FakeOpenAI(honouring_n) as server:
+        cfg = runtime_config(pytester, server, ", limit: 1, n: 2, temperature: 0.8")
+        result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    assert result.stdout.str().count("pytest-humaneval: pass@") == 2
+    result.stdout.fnmatch_lines(["*pytest-humaneval: pass@1 at temperature 0.8 is not comparable*",
+                                 "*pytest-humaneval: pass@1 from 2 samples per problem at temperature 0.8*"])
+    result.stdout.fnmatch_lines(["protocol  n 2, temperature 0.8, top_p unset, k [[]1[]]: matches no published "
+                                 "protocol"])
+
+
+# -- a samples file labelled without generating anything ------------------------------------------------------
+
+def test_a_samples_file_is_labelled_by_its_preset_and_nothing_is_generated(pytester):
+    cfg = samples_config(pytester, 200, ", protocol: codex-pass1")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                "--junitxml", "junit.xml", *NO_CACHE)
+    result.assert_outcomes(passed=200)
+    described = read_report(pytester.path / "r.json")["run"]["protocol"]
+    assert (described["name"], described["sampling"], described["n"], described["matches"]) == (
+        "codex-pass1", "declared", 200, ["codex-pass1", "starcoder-pass1"])
+    assert read_report(pytester.path / "r.json")["run"]["temperature"] == 0.2
+    assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == (
+        "codex-pass1 (Codex, Chen et al. 2021, arXiv 2107.03374; declared for the samples file): n 200, "
+        "temperature 0.2, top_p 0.95, k [1]")
+
+
+def test_a_samples_file_that_does_not_have_the_presets_n_is_refused(pytester):
+    cfg = samples_config(pytester, 20, ", protocol: starcoder-pass1")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {cfg}: params.protocol: expected 200 samples per problem in "
+                                 f"{pytester.path / 's.jsonl'}, as starcoder-pass1 samples (label the file with "
+                                 "params.temperature and params.top_p instead), found 20 for HumanEval/2"])
+
+
+def test_an_unlabelled_samples_file_says_its_temperature_is_unknown(pytester):
+    cfg = samples_config(pytester, 2, "")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["protocol  n 2, temperature unknown, k [[]1[]]: a samples file says nothing of how "
+                                 "it was sampled (label it with params.protocol or params.temperature)"])
+    report = read_report(pytester.path / "r.json")
+    assert report["run"]["protocol"]["sampling"] == "unknown" and report["run"]["temperature"] is None
+    assert "declared" not in report["dataset"]["settings"]
+
+
+def test_a_preset_plus_a_contradicting_key_is_one_usage_error(pytester):
+    cfg = samples_config(pytester, 200, ", protocol: codex-pass1, temperature: 0.8")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR")]
+    assert errors == [f"ERROR: {cfg}: params.temperature: expected 0.2, as params.protocol codex-pass1 sets it "
+                      "(remove params.temperature or choose another protocol), found 0.8"]

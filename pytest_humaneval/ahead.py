@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from . import sandbox
-from .items import POOL_KEY, RUN_KEY, HumanEvalItem
+from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
 from .pool import VerdictPool, pool_size, window_size
 
 __all__ = ["PoolHooks"]
@@ -50,7 +50,7 @@ class PoolHooks:
             return  # without xdist the pool was fed the whole session when the loop started
         upcoming = [item] if nextitem is None else [item, nextitem]
         upcoming += self._queued(item.session, pool.window)
-        pool.feed(i for i in upcoming if isinstance(i, HumanEvalItem) and i.program() is not None)
+        pool.feed(_executed([i for i in upcoming if isinstance(i, HumanEvalItem) and i.program() is not None]))
 
     def _queued(self, session: pytest.Session, count: int) -> list[pytest.Item]:
         """The first ``count`` items xdist has already sent this worker, in the order it will run them.
@@ -93,8 +93,15 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
     boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
     pool = VerdictPool(boxes, run.limits, _program, window_size(size)).start()
     if not distributed:
-        pool.feed(items)
+        pool.feed(_executed(items))
     return pool
+
+
+def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem]:
+    """The items whose samples the pool runs: with ``params.dedupe``, the first of each identical program (its
+    repeats take that verdict in their own setup, ``items.Repeats``)."""
+    memo = repeats(items[0].config) if items else None
+    return items if memo is None else memo.first_of(items)
 
 
 def _program(item: HumanEvalItem) -> sandbox.Program:

@@ -86,6 +86,7 @@ class Params:
     workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
     plus: PlusParams | None = None  # EvalPlus datasets' time limits; None: not set (the defaults apply)
     protocol: str | None = None  # a published preset (protocol.PRESETS), which set n, temperature, top_p and k
+    dedupe: bool = True  # identical samples of a problem are executed once per process and reported each
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,7 @@ def _params(file: Path, data: Any) -> Params:
     r = _Reader(file, "params", data, (
         "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
         "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n", "plus", "workers", "protocol",
+        "extra_body", "request_n", "plus", "workers", "protocol", "dedupe",
     ))
     k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
@@ -266,6 +267,7 @@ def _params(file: Path, data: Any) -> Params:
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
         workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
+        dedupe=r.flag("dedupe", True),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
         protocol=r.text("protocol", None, tuple(PRESETS)),
     )

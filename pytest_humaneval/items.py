@@ -8,8 +8,9 @@ The verdict rides on ``user_properties`` as plain values, the only channel that 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pytest
 
@@ -21,8 +22,8 @@ from .sources import Plan, Sample
 if TYPE_CHECKING:
     from .pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Run", "gutter", "item_name",
-           "parse_item_name", "ungutter"]
+__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Repeats", "Run", "gutter",
+           "item_name", "parse_item_name", "repeats", "ungutter"]
 
 PROP = "humaneval."  # prefix of our user_properties
 
@@ -43,6 +44,52 @@ class Run:
 
 RUN_KEY = pytest.StashKey[Run]()
 POOL_KEY = pytest.StashKey["VerdictPool"]()  # while the run loop runs, when samples are executed ahead (ahead.py)
+
+
+class Repeats:
+    """Identical samples executed once per process (``params.dedupe``): sampling repeats itself (39% of the real
+    completions this project benchmarks on are an exact repeat of another sample of the same problem), and a
+    repeat's program is the same program: the same prompt, completion, test, entry point, limits and
+    HumanEval+ suites. The first sample's verdict is every repeat's; each repeat is still an item of its own,
+    whose results row says which sample's execution it carries. Verdicts the harness could not obtain are not
+    kept: a repeat of one runs itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._verdicts: dict[sandbox.Program, tuple[ExecResult, int]] = {}
+        self._fed: set[sandbox.Program] = set()
+
+    def get(self, program: sandbox.Program) -> tuple[ExecResult, int] | None:
+        """(the verdict, the sample whose execution it is) of an earlier identical sample, or None."""
+        with self._lock:
+            return self._verdicts.get(program)
+
+    def keep(self, program: sandbox.Program, result: ExecResult, sample: int) -> None:
+        if result.status.attempted:
+            with self._lock:
+                self._verdicts.setdefault(program, (result, sample))
+
+    def first_of(self, items: "Iterable[HumanEvalItem]") -> "list[HumanEvalItem]":
+        """The items whose program no item before them had (the ones to execute), remembered across calls."""
+        chosen = []
+        with self._lock:
+            for item in items:
+                program = item.program()
+                if program is not None and program not in self._fed:
+                    self._fed.add(program)
+                    chosen.append(item)
+        return chosen
+
+
+REPEATS_KEY = pytest.StashKey[Repeats]()
+
+
+def repeats(config: pytest.Config) -> Repeats | None:
+    """This process's memo of executed samples, None with ``params.dedupe: false``."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is None or not run.config.params.dedupe:
+        return None
+    return config.stash.setdefault(REPEATS_KEY, Repeats())
 
 
 def item_name(task_id: str, index: int) -> str:
@@ -79,6 +126,7 @@ class HumanEvalItem(pytest.Item):
         super().__init__(**kwargs)
         self.sample = sample
         self.result: ExecResult | None = None
+        self.repeat_of: int | None = None  # the sample of the same problem whose execution this verdict is
 
     def program(self) -> sandbox.Program | None:
         """What the sandbox runs for this sample; None when nothing is executed (replayed, or not_run)."""
@@ -104,8 +152,7 @@ class HumanEvalItem(pytest.Item):
             result = ExecResult(Status.NOT_RUN, 0.0, sample.not_run or "no completion")
         else:
             try:
-                pool = self.config.stash.get(POOL_KEY, None)  # executed ahead, or not: the same verdict
-                result = (pool.take(self) if pool is not None else None) or sandbox.run(program, run.limits)
+                result = self._verdict(program, run)
                 notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
                 if notes:
                     result = dataclasses.replace(result, detail=sandbox.clean_text(
@@ -120,6 +167,19 @@ class HumanEvalItem(pytest.Item):
             # Reported at the item, not at this line of the plugin.
             raise pytest.skip.Exception(f"not_run: {result.detail}", _use_item_location=True)
 
+    def _verdict(self, program: sandbox.Program, run: Run) -> ExecResult:
+        """The sample's verdict: an identical earlier sample's, else executed ahead by the pool, else now."""
+        memo = repeats(self.config)
+        known = memo.get(program) if memo is not None else None
+        if known is not None:
+            self.repeat_of = known[1]
+            return known[0]
+        pool = self.config.stash.get(POOL_KEY, None)  # executed ahead, or not: the same verdict
+        result = (pool.take(self) if pool is not None else None) or sandbox.run(program, run.limits)
+        if memo is not None:
+            memo.keep(program, result, self.sample.index)
+        return result
+
     def _record(self, result: ExecResult) -> None:
         # Whatever the verdict came from (the sandbox, a replayed fixture, an endpoint's note), its detail is
         # one inert line before any report shows it.
@@ -132,6 +192,8 @@ class HumanEvalItem(pytest.Item):
             (PROP + "duration_ms", round(result.duration_ms, 3)),
             (PROP + "detail", result.detail[:DETAIL_MAX]),
         ])
+        if self.repeat_of is not None:  # the verdict of an identical earlier sample's execution
+            self.user_properties.append((PROP + "repeat_of", self.repeat_of))
         for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])

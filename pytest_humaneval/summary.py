@@ -57,6 +57,7 @@ class Aggregator:
         self.details: dict[tuple[str, int], str] = {}
         self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
         self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
+        self.repeats: dict[tuple[str, int], int] = {}  # a repeat: the sample whose execution its verdict is
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self._results: IO[str] | None = None
@@ -104,6 +105,8 @@ class Aggregator:
             self.suites[key] = {f"{name}_{field}": verdict.get(f"{name}_{prop}") or None
                                 for name in ("base", "plus") for field, prop in (("status", "status"),
                                                                                  ("failure", "detail"))}
+        if verdict.get("repeat_of") is not None:
+            self.repeats[key] = verdict["repeat_of"]
         self._write_result(key, status, verdict.get("duration_ms"), detail)
 
     def record_crash(self, nodeid: str, what: str) -> None:
@@ -132,6 +135,8 @@ class Aggregator:
             line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
         line.update(self.suites.get(key, {}))
         line.update(self.outputs.get(key, {}))
+        if key in self.repeats:  # an identical earlier sample's verdict: the sample whose execution it carries
+            line["repeat_of"] = self.repeats[key]
         return line
 
     def _final_row(self, key: tuple[str, int]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 
 from . import sandbox
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
-from .pool import VerdictPool, pool_size, window_size
+from .pool import VerdictPool, pool_size, spare_size, window_size
 
 __all__ = ["PoolHooks"]
 
@@ -91,7 +91,9 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
     # fails its samples (harness_error): the report never says namespaces for a sample that ran without.
     isolation = "strict" if first.isolation.startswith("namespaces") else "basic"
     boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
-    pool = VerdictPool(boxes, run.limits, _program, window_size(size)).start()
+    # Spares, started on first use: one runs a sample only while another's has stalled (pool.VerdictPool).
+    spares = [sandbox.Sandbox(isolation) for _ in range(spare_size(size))]
+    pool = VerdictPool(boxes + spares, run.limits, _program, window_size(size), active=size).start()
     if not distributed:
         pool.feed(_executed(items))
     return pool

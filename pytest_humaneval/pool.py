@@ -13,6 +13,9 @@ Rules that keep a session's meaning unchanged:
   executed at most ``window`` samples it will not report. One exception: while a sample has been running for
   ``stall_s`` or more (a timeout, a slow HumanEval+ suite), the other sandboxes may run up to ``reach`` samples
   ahead instead of idling behind it, so a long sample costs its own sandbox's time, not the whole pool's;
+- at most ``active`` sandboxes run samples that have not stalled; the others are spares, each of which may take
+  a sample while one of the ``active`` ones is held by a stalled sample, so the CPU that sample leaves idle (it
+  sleeps, or waits for input) judges the samples behind it;
 - each verdict is handed out once, to the item that asks for it (``take``); an item the pool does not hold
   (or asks again) gets None and runs its sample itself, as without a pool;
 - ``close`` starts nothing more and closes every sandbox before it returns, so no sample runs after it. The
@@ -31,11 +34,12 @@ from typing import Callable, Hashable, Iterable, Protocol, Sequence
 
 from .sandbox import ExecResult, Limits, Program
 
-__all__ = ["PoolStats", "VerdictPool", "pool_size", "reach_size", "window_size"]
+__all__ = ["PoolStats", "VerdictPool", "pool_size", "reach_size", "spare_size", "window_size"]
 
 WINDOW_PER_SANDBOX = 4  # how far ahead of the items the pool may run, per sandbox
 MIN_WINDOW = 8
 STALL_S = 1.0  # a sample in flight this long lets the other sandboxes run up to `reach` samples ahead
+MAX_SPARES = 8  # each is a supervisor, a judge and a fork server: a few tens of MB
 REACH_PER_SANDBOX = 64
 MIN_REACH = 128
 # Past the sample's own limit, how long close() waits for a sample in flight before it kills its sandbox:
@@ -67,6 +71,11 @@ def pool_size(workers: int | None, distributed: bool) -> int:
         return os.cpu_count() or 1
 
 
+def spare_size(size: int) -> int:
+    """Sandboxes kept beside ``size`` for the samples behind stalled ones (one per stalled sample, at most)."""
+    return min(size, MAX_SPARES)
+
+
 def window_size(size: int) -> int:
     """How many samples the pool may run ahead of the last item that asked for its verdict."""
     return max(MIN_WINDOW, WINDOW_PER_SANDBOX * size)
@@ -90,8 +99,12 @@ class PoolStats:
 class VerdictPool:
     def __init__(self, boxes: Sequence[Box], limits: Limits, program: Callable[[Hashable], Program],
                  window: int | None = None, stop_grace_s: float = STOP_GRACE_S, stall_s: float = STALL_S,
-                 reach: int | None = None) -> None:
+                 reach: int | None = None, active: int | None = None) -> None:
         self._boxes = list(boxes)
+        # How many sandboxes may run a sample that has not stalled: the first ``active`` always may; the others
+        # (spares) only while a sample has run for stall_s or more, one for each, so the CPUs a stalled sample
+        # (a timeout, a slow HumanEval+ suite) leaves idle judge the samples behind it.
+        self.active = min(len(self._boxes), active if active is not None else len(self._boxes))
         self._limits = limits
         self._program = program  # a key's sample, built when it is about to run (in the sandbox's thread)
         self.window = window if window is not None else window_size(len(self._boxes))
@@ -184,7 +197,10 @@ class VerdictPool:
                         else:
                             wait = self.stall_s - running_for  # then look again: it may be stalling
                     if self._next < limit:
-                        break
+                        room, until_stall = self._room(index)
+                        if room:
+                            break
+                        wait = until_stall if wait is None or until_stall is None else min(wait, until_stall)
                 self._cond.wait(wait)
             if self._stopping:
                 return None
@@ -192,6 +208,17 @@ class VerdictPool:
             self._next += 1
             self._busy[index] = time.monotonic()
             return key
+
+    def _room(self, index: int) -> tuple[bool, float | None]:
+        """Whether sandbox ``index`` may start a sample now; if not, in how long a busy one will have stalled
+        (None: when a sandbox is free again)."""
+        now = time.monotonic()
+        running = [since for since in self._busy.values() if now - since < self.stall_s]
+        if len(running) >= self.active:
+            return False, self.stall_s - (now - min(running))
+        if index >= self.active and any(i not in self._busy for i in range(self.active)):
+            return False, None  # a first sandbox is free: it goes first
+        return True, None
 
     def _serve(self, index: int, box: Box) -> None:
         """One sandbox's thread: the next sample in order, its verdict (or what went wrong) kept for its item."""

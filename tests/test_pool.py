@@ -464,3 +464,27 @@ def test_xdist_workers_with_a_pool_each_give_the_serial_verdicts(pytester):
     lines = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
     assert sorted((line["sample"], line["status"]) for line in lines) == [
         (i, "passed" if i % 2 == 0 else "assertion_failed") for i in range(12)]
+
+
+def test_a_spare_sandbox_runs_the_samples_behind_a_stalled_one_and_only_then():
+    # Two sandboxes may run samples that have not stalled; the third is a spare: it takes a sample only while one
+    # of the first two is held by a sample that has run for stall_s or more, and one spare per stalled sample.
+    log: list = []
+    boxes = [FakeBox(log, delay=0.05), FakeBox(log, delay=0.05), FakeBox(log, delay=0.05)]
+    used = []
+    for index, box in enumerate(boxes):
+        box.run = (lambda run, i: lambda program, limits: (used.append(i), run(program, limits))[1])(box.run, index)
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=40, stall_s=0.5, active=2).start()
+    try:
+        pool.feed([f"s{i}" for i in range(6)])
+        for i in range(6):
+            assert pool.take(f"s{i}").detail == f"s{i}"
+        assert 2 not in used, "no sample stalled: the spare stays idle"
+        pool.feed(["hang", *(f"t{i}" for i in range(20))])
+        time.sleep(0.3)
+        assert 2 not in used[6:], "within stall_s the spare waits"
+        for i in range(20):
+            assert pool.take(f"t{i}").detail == f"t{i}"
+        assert 2 in used[6:], "past stall_s the spare takes samples behind the stalled one"
+    finally:
+        pool.close(abandon=True)

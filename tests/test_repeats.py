@@ -78,3 +78,26 @@ def test_a_repeat_of_a_sample_that_times_out_costs_one_timeout(pytester, tmp_pat
     assert [(row["status"], row.get("repeat_of")) for row in results] == [("timeout", None), ("timeout", 0),
                                                                           ("timeout", 0)]
     assert executions(ledger) == 1
+
+
+def test_the_same_text_from_a_live_endpoint_is_a_repeat_too(pytester, tmp_path, monkeypatch):
+    from fake_openai import MODEL, FakeOpenAI, chat, models
+
+    problem = load_problems()[1][0]
+    ledger = tmp_path / "ledger.log"
+    code = problem.prompt + counting(ledger, problem.canonical_solution)
+
+    def script(request, index):  # every request answered with the same function
+        return models() if request.method == "GET" else chat(f"```python\n{code}```")
+
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-test")
+    with FakeOpenAI(script) as server:
+        (pytester.path / "live.yaml").write_text(
+            f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, credentials_ref: env:TEST_LLM_KEY}}\n"
+            "params: {allow_code_execution: true, isolation: basic, limit: 1, n: 3, temperature: 0.8, "
+            "request_n: 1}\n")
+        pytester.runpytest("--humaneval-config", "live.yaml", "--humaneval-results", "results.jsonl", "-p",
+                           "no:xdist", *NO_CACHE)
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [(row["status"], row.get("repeat_of")) for row in rows] == [("passed", None), ("passed", 0), ("passed", 0)]
+    assert executions(ledger) == 1

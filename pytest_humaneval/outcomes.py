@@ -22,6 +22,7 @@ import pytest
 from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
 from .items import PROP, RUN_KEY, HumanEvalError, HumanEvalItem
+from .terminal import mark_sample
 
 __all__ = ["VERDICT_ATTR", "finish_report", "no_reruns", "reruns_note", "timeout_warning", "user_timeout",
            "verdict_of"]
@@ -36,6 +37,7 @@ NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also 
 
 def finish_report(item: HumanEvalItem, call: pytest.CallInfo, report: pytest.TestReport) -> None:
     """Called for each of a sample's three reports, as pytest makes them."""
+    mark_sample(report)  # so the terminal can leave it out of pytest's failure sections (terminal.py)
     if report.failed and report.when in ("setup", "call"):
         line = _failure_line(item, call)
         if line is not None:

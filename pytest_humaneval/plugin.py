@@ -21,6 +21,7 @@ from .plus import Suites
 from .outputs import OutputError, check_output
 from .sources import Plan, build_plan
 from .summary import Aggregator
+from .terminal import QuietSamples
 
 COLLECT_KEY = pytest.StashKey[Path]()
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
@@ -126,6 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None:
         baseline = _baseline(run_config, plan)
         if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
+            QuietSamples(config).register(config.pluginmanager)
             config.pluginmanager.register(
                 Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
                            config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),

@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - a pytest without it: no suite properti
 __all__ = ["Aggregator"]
 
 SLOWEST = 10
-FAILING_SHOWN = 15
+FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                   "generation_ms", "attempts", "cached")
@@ -292,7 +292,14 @@ class Aggregator:
                 detail = self.details.get(key, "").splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
             if len(failing) > FAILING_SHOWN:
-                tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more (see --humaneval-results)")
+                where = ("every sample is in the files below" if self.results_path or self.html_path else
+                         "--humaneval-results PATH or --humaneval-html PATH keeps every sample")
+                tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more: {where}")
+        quiet = tr.config.pluginmanager.get_plugin("humaneval-quiet")
+        if quiet is not None and quiet.hidden:  # left out of pytest's failure blocks (terminal.py)
+            more = "--tb=short or -v show their failure blocks" if quiet.lines else \
+                "-rf lists one line each, --tb=short or -v pytest's failure blocks"
+            tr.write_line(f"details   {quiet.hidden} failing samples are the score, not broken tests: {more}")
         for label, path in (("results", self.results_path), ("report", self.report_path),
                             ("markdown", self.markdown_path), ("html", self.html_path)):
             if path is not None:

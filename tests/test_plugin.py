@@ -102,9 +102,9 @@ def test_mock_replay_reproduces_recorded_verdicts_without_executing(pytester, mo
 def test_failure_message_shows_status_and_decisive_line(pytester):
     samples_file(pytester, [WRONG_0, CRASH_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
-    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--tb=short", *NO_CACHE)
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
+    result.stdout.fnmatch_lines([  # the failure blocks, which --tb asks for (test_terminal.py)
         "*HumanEval/0 sample 0*",
         "assertion_failed: AssertionError (at test line *: assert candidate(*",
         "runtime_error: ZeroDivisionError: float division by zero (at completion line 1: return number / 0)",

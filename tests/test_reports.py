@@ -57,7 +57,7 @@ def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytes
     monkeypatch.setattr(sandbox, "run", broken)
     cfg = samples_config(pytester, [SOLVED_0])
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
-                                *NO_CACHE)
+                                "--tb=short", *NO_CACHE)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["harness_error: the harness failed on this sample: KeyError: 'a bug in the harness'"])
     report = read_report(pytester.path / "r.json")

@@ -158,7 +158,8 @@ def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (or null), found 5"])
+    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (the code appended to the "
+                                 "prompt) or null, found 5"])
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])

@@ -92,6 +92,52 @@ def test_reruns_do_not_execute_a_sample_again(pytester, monkeypatch):
         assert read_report(pytester.path / "r.json")["counts"]["assertion_failed"] == 1
 
 
+# Counts, in each xdist worker, the requests pytest-rerunfailures's status database sends to the controller.
+COUNT_STATUS_DB = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-rerunfailures made its database
+def pytest_configure(config):
+    db = getattr(config, "failures_db", None)
+    if not hasattr(config, "workerinput") or db is None:
+        return
+    config.db_requests = 0
+    for name in ("_get", "_set"):
+        def counted(*args, real=getattr(db, name)):
+            config.db_requests += 1
+            return real(*args)
+        setattr(db, name, counted)
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "db_requests"):
+        worker = session.config.workerinput["workerid"]
+        with open(f"requests-{worker}.txt", "w") as handle:
+            handle.write(str(session.config.db_requests))
+"""
+
+
+def test_installed_rerunfailures_costs_an_xdist_run_nothing_unless_reruns_are_asked_for(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
+    pytester.makeconftest(COUNT_STATUS_DB)
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 20}\n")
+
+    def requests(*options: str) -> int:
+        for old in pytester.path.glob("requests-*.txt"):
+            old.unlink()
+        # A subprocess: under xdist, pytest-rerunfailures <= 16.6 leaves a thread spinning in the controller.
+        result = pytester.runpytest_subprocess("--humaneval-config", str(cfg), "-n", "2", *options, *NO_CACHE)
+        result.assert_outcomes(passed=20)
+        counts = [int(path.read_text()) for path in pytester.path.glob("requests-*.txt")]
+        assert len(counts) == 2, result.stdout.str()
+        return sum(counts)
+
+    assert requests() == 0, "no --reruns: the samples never reach pytest-rerunfailures's database"
+    assert requests("--reruns", "1") > 0, "asked for, reruns cost what they cost (and the count above is real)"
+
+
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_a_pytest_timeout_below_timeout_s_is_warned_about_and_the_sample_it_stops_says_so(pytester, dist):
     cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 3")

@@ -262,7 +262,11 @@ def _header(report: Mapping[str, Any]) -> str:
     if gate is not None:
         verdict = "PASS" if gate.get("passed") else "FAIL"
         badge = f' <span class="badge {verdict.lower()}" id="gate-verdict">gate {verdict}</span>'
-    facts = [("dataset", dataset.get("label")), ("digest", dataset.get("digest")), ("mode", run.get("mode")),
+    interrupted = report.get("interrupted")
+    if interrupted:
+        badge += ' <span class="badge interrupted" id="interrupted">interrupted</span>'
+    facts = [("interrupted", interrupted), ("dataset", dataset.get("label")), ("digest", dataset.get("digest")),
+             ("mode", run.get("mode")),
              ("isolation", run.get("isolation")), ("timeout", _seconds(run.get("timeout_s"))),
              ("samples per problem", run.get("n")), ("temperature", run.get("temperature")),
              ("api", run.get("api"))]

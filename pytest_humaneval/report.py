@@ -137,12 +137,17 @@ def _versions() -> dict[str, str]:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment."""
-    gate = report.get("gate")
+    gate, interrupted = report.get("gate"), report.get("interrupted")
     verdict = "" if gate is None else (" — gate **PASS**" if gate["passed"] else " — gate **FAIL**")
+    verdict += " — **interrupted**" if interrupted else ""
     run, dataset = report["run"], report["dataset"]
     lines = [f"## HumanEval: {run.get('model') or run['mode']}{verdict}", "",
-             f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}",
-             "", "| measure | value | interval |", "|---|---|---|"]
+             f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}"]
+    if interrupted:
+        ran = report["planned"] - report["counts"]["not_run"]
+        lines += ["", f"**Interrupted** ({interrupted}): {ran}/{report['planned']} planned samples ran; the others "
+                      "count as `not_run`, so this is not the benchmark's score."]
+    lines += ["", "| measure | value | interval |", "|---|---|---|"]
     for name, m in report["measurements"].items():
         interval = m.get("interval")
         shown = (f"{interval['low']:.3f} – {interval['high']:.3f} ({interval['confidence']:.0%}, "

@@ -195,3 +195,47 @@ def test_junit_xunit1_carries_the_per_sample_properties(pytester, dist):
     assert props["humaneval.task_id"] == "HumanEval/0" and props["humaneval.sample"] == "1"
     assert props["humaneval.status"] == "assertion_failed" and props["humaneval.detail"].startswith("AssertionError")
     assert float(props["humaneval.duration_ms"]) > 0
+
+
+INTERRUPT_AT_4 = """
+def pytest_runtest_setup(item):
+    if item.name == "HumanEval/4[0]":
+        raise KeyboardInterrupt  # Ctrl-C while the fifth sample starts
+"""
+
+
+def test_an_interrupted_run_says_so_in_every_output(pytester):
+    pytester.makeconftest(INTERRUPT_AT_4)
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 10}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                "--humaneval-results", "results.jsonl", "--humaneval-markdown", "r.md",
+                                "--humaneval-html", "r.html", "--junitxml", "junit.xml", *NO_CACHE,
+                                no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["INTERRUPTED (KeyboardInterrupt): 4/10 samples ran, the others count as not_run"])
+    report = read_report(pytester.path / "r.json")
+    assert report["interrupted"] == "KeyboardInterrupt" and report["counts"]["not_run"] == 6
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["passed"] * 4 + ["not_run"] * 6
+    assert {row["detail"] for row in rows[4:]} == {
+        "the run was interrupted (KeyboardInterrupt) before this sample ran"}
+    markdown = (pytester.path / "r.md").read_text()
+    assert markdown.splitlines()[0] == "## HumanEval: mock-execute — **interrupted**"
+    assert ("**Interrupted** (KeyboardInterrupt): 4/10 planned samples ran; the others count as `not_run`, so this "
+            "is not the benchmark's score.") in markdown
+    page = (pytester.path / "r.html").read_text()
+    assert '<span class="badge interrupted" id="interrupted">interrupted</span>' in page
+    assert '<dd data-fact="interrupted">KeyboardInterrupt</dd>' in page
+    properties = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "junit.xml").iter("property")}
+    assert properties["human-eval.interrupted"] == "KeyboardInterrupt"
+
+
+def test_a_run_that_ends_normally_is_not_interrupted_anywhere(pytester):
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-x", "--humaneval-report", "r.json",
+                                "--humaneval-markdown", "r.md", "--junitxml", "junit.xml", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK
+    assert read_report(pytester.path / "r.json")["interrupted"] is None
+    assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()

@@ -118,7 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
-    _point_collection_at(config, path)
+    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")))
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
@@ -281,9 +281,11 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, s
     return box.isolation, box.limits, box.ids
 
 
-def _point_collection_at(config: pytest.Config, path: Path) -> None:
-    """Without positional paths the session is exactly the benchmark; with them, the benchmark joins them."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
+def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -> None:
+    """``--humaneval-config`` without positional paths: the session is exactly the benchmark. With positional paths,
+    or with only the ini key (a project whose own ``pytest`` includes the benchmark), the benchmark joins what
+    pytest collects anyway (the paths, ``testpaths``, or the current folder): the project's tests still run."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS and from_option:
         config.args = [str(path)]
     elif all(Path(arg.split("::")[0]).resolve() != path for arg in config.args):
         config.args = [*config.args, str(path)]

@@ -172,14 +172,31 @@ def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist)
     assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
 
 
-def test_config_from_ini_key_and_positional_tests_run_alongside(pytester):
+def test_the_ini_key_adds_the_benchmark_to_the_projects_own_tests(pytester):
+    # A project's ini key makes the benchmark part of its `pytest`; it never replaces the project's suite.
     config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="bench/he.yaml")
     pytester.makeini("[pytest]\nhumaneval_config = bench/he.yaml\n")
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
-    only_benchmark = pytester.runpytest(*NO_CACHE)
-    only_benchmark.assert_outcomes(passed=3)
-    both = pytester.runpytest("test_plain.py", *NO_CACHE)
-    both.assert_outcomes(passed=4)
+    bare = pytester.runpytest(*NO_CACHE)
+    bare.assert_outcomes(passed=4)
+    given = pytester.runpytest("test_plain.py", *NO_CACHE)
+    given.assert_outcomes(passed=4)
+    left_out = pytester.runpytest("-o", "humaneval_config=", *NO_CACHE)  # this run without the benchmark
+    left_out.assert_outcomes(passed=1)
+    left_out.stdout.no_fnmatch_line("*HumanEval*")
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_the_ini_key_joins_testpaths_and_the_option_alone_runs_exactly_the_benchmark(pytester, dist):
+    config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="he.yaml")
+    pytester.makeini("[pytest]\ntestpaths = unit\nhumaneval_config = he.yaml\n")
+    (pytester.path / "unit").mkdir()
+    (pytester.path / "unit" / "test_unit.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    pytester.makepyfile(test_elsewhere="def test_not_in_testpaths():\n    pass\n")
+    with_testpaths = pytester.runpytest(*dist, *NO_CACHE)
+    with_testpaths.assert_outcomes(passed=5)
+    only = pytester.runpytest("--humaneval-config", "he.yaml", *dist, *NO_CACHE)
+    only.assert_outcomes(passed=3)
 
 
 def test_stopping_early_counts_the_rest_as_not_run(pytester):

@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .dataset import natural_key
-from .metrics import STATUSES, fmt, pass_at_k
+from .metrics import STATUSES, fmt, measure_label, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
            "summary_fragment"]
@@ -36,15 +36,6 @@ CURVE_POINTS = 40
 # The results fields with a place of their own on the page; any other field is shown as "name: value".
 ROW_FIELDS = ("task_id", "sample", "status", "passed", "completion", "duration_ms", "detail")
 TEXT_FIELDS = ("raw", "stdout", "stderr", "traceback")
-MEASURE_LABELS = {
-    "human-eval.avg_latency_ms": ("mean sandbox time per sample", "{:.1f} ms"),
-    "human-eval.avg_generation_ms": ("mean generation time per sample", "{:.0f} ms"),
-    "human-eval.total_tokens": ("tokens", "{:,.0f}"),
-    "human-eval.cost_usd": ("cost", "${:.4f}"),
-    "human-eval.retry_count": ("generation retries", "{:,.0f}"),
-    "human-eval.retry_overhead_ms": ("time spent retrying", "{:,.0f} ms"),
-    "human-eval.cached_generations": ("reused generations", "{:,.0f}"),
-}
 _PASS_AT = re.compile(r"^human-eval\.(?P<prefix>[a-z_]*?)pass_at_(?P<k>\d+)$")
 
 
@@ -318,9 +309,8 @@ def _scores(report: Mapping[str, Any]) -> str:
     for name, m in measurements.items():
         if _PASS_AT.match(name) or name == "human-eval.coverage":
             continue
-        label, pattern = MEASURE_LABELS.get(name, (name.removeprefix("human-eval."), "{}"))
         value = m.get("value")
-        shown = pattern.format(value) if isinstance(value, (int, float)) else str(value)
+        label, shown = measure_label(name, value)
         other.append(f'<div><dt>{esc(label)}</dt><dd data-measure="{esc(name)}" data-value="{esc(value)}">'
                      f'{esc(shown)}</dd></div>')
     for name in ("success_rate", "attempted_success_rate"):

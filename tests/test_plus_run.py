@@ -72,7 +72,8 @@ def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, x
     assert measurements["human-eval.base_pass_at_1"]["value"] == pytest.approx(5 / 6)
     assert measurements["human-eval.base_pass_at_1"]["official"] is False
     markdown = (plus_run.path / "summary.md").read_text()
-    assert "| pass_at_1 | 0.167 |" in markdown and "| base_pass_at_1 | 0.833 |" in markdown
+    assert "| pass@1 | 0.167 |" in markdown and "| base pass@1 | 0.833 |" in markdown
+    assert "- HumanEval/22: 0/1 passed, base tests 1/1 (assertion_failed 1)" in markdown
     suite = ET.parse(plus_run.path / "junit.xml").getroot().find("testsuite")
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert float(props["human-eval.base_pass_at_1"]) == pytest.approx(5 / 6)

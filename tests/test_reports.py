@@ -239,3 +239,19 @@ def test_a_run_that_ends_normally_is_not_interrupted_anywhere(pytester):
     assert result.ret == pytest.ExitCode.OK
     assert read_report(pytester.path / "r.json")["interrupted"] is None
     assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()
+
+
+def test_the_markdown_summary_is_written_for_people_and_lists_the_failing_problems(pytester):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], params=", k: [1, 2]")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-markdown", "r.md",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    lines = (pytester.path / "r.md").read_text().splitlines()
+    measures = [line.split(" | ")[0].lstrip("| ") for line in lines if line.startswith("| ") and " | " in line]
+    assert measures[:4] == ["measure", "pass@1", "pass@2", "coverage"]
+    assert "mean sandbox time per sample" in measures
+    assert not [line for line in lines if "pass_at_" in line or "avg_latency_ms" in line], "no raw keys"
+    assert lines[lines.index("### Failing problems (2 of 2)"):] == [
+        "### Failing problems (2 of 2)", "",
+        "- HumanEval/0: 1/2 passed (assertion_failed 1)",
+        "- HumanEval/2: 0/2 passed (runtime_error 1, not_run 1)"]

@@ -144,8 +144,8 @@ def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts)
     text_refs = {name: ref[name] for name in TEXT_FIELDS if ref.get(name) is not None}
     plain: dict[str, Any] = {}
     for name, value in row.items():
-        if name in ROW_FIELDS or name in TEXT_FIELDS:
-            continue
+        if name in ROW_FIELDS or name in TEXT_FIELDS or value is None or value == "":
+            continue  # a field without a value (no reasoning, no usage reported) has nothing to show
         if isinstance(value, str):
             text_refs[name] = texts.add(value)
         elif value is None or isinstance(value, (bool, int, float)):
@@ -425,7 +425,20 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
                      f'data-change="{esc(change)}" data-rate="{rate!r}" style="--rate:{colour}" title="{esc(tip)}">'
                      f'{esc(label)}</button>')
     mode = " by-change" if changes else ""
-    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>'
+    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>{_tile_legend(bool(changes))}'
+
+
+def _tile_legend(with_changes: bool) -> str:
+    """What a tile's colour means, for each way the grid is coloured (CSS shows the one in use)."""
+    ramp = ", ".join(f"hsl({rate * 130:.0f} 62% {40 + rate * 4:.0f}%)" for rate in (0, 0.25, 0.5, 0.75, 1))
+    rate = (f'<span class="by-rate">Tile colour: the share of the problem\'s samples that passed, '
+            f'0% <span class="ramp" style="background:linear-gradient(90deg, {ramp})"></span> 100%; '
+            f'<span class="swatch unrun"></span> hatched: none of its samples was attempted.</span>')
+    change = ('<span class="by-change">Tile colour: the change against the baseline\'s pass rate, '
+              + "; ".join(f'<span class="swatch {name}"></span> {name}' for name in ("regressed", "improved", "same",
+                                                                                   "new"))
+              + " (not in the baseline).</span>") if with_changes else ""
+    return f'<p class="tile-legend" id="tile-legend">{rate}{change}</p>'
 
 
 def summary_fragment(report: Mapping[str, Any]) -> str:

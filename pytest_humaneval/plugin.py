@@ -299,7 +299,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     path = parent.config.stash.get(COLLECT_KEY, None)
     if path is not None and file_path.resolve() == path:
-        return HumanEvalFile.from_parent(parent, path=file_path)
+        return HumanEvalFile.from_parent(parent, path=file_path)  # its samples once per session (items.py)
     return None
 
 

@@ -33,7 +33,7 @@ OUT = Path(__file__).resolve().parent / "out"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The same inputs as the paired comparison, and the same way of timing a whole command.
-from compare_reference import timed as timed_command, warn_about_slow_plugins, write_inputs  # noqa: E402
+from compare_reference import timed as timed_command, write_inputs  # noqa: E402
 
 
 def programs() -> list[sandbox.Program]:
@@ -70,7 +70,6 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    warn_about_slow_plugins()
     base = programs()
     codes = base * args.repeat
     count, workers = len(codes), args.workers

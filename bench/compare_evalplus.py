@@ -45,9 +45,6 @@ from pathlib import Path
 
 from pytest_humaneval.dataset import load_problems
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_reference import warn_about_slow_plugins  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 SHARED = ROOT.parent / "shared" / "data"
@@ -224,7 +221,6 @@ def main() -> int:
     parser.add_argument("--skip-counts", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
-    warn_about_slow_plugins()
     OUT.mkdir(exist_ok=True)
     files = sample_files()
     python = evalplus_venv() if args.only != "plugin" else None

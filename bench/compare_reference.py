@@ -108,17 +108,6 @@ def timed(command: list[str], cwd: Path) -> float:
     return elapsed
 
 
-def warn_about_slow_plugins() -> None:
-    """Say when the venv has pytest-rerunfailures (the test extra): under xdist it costs every item a loopback
-    round trip to the controller, whether or not --reruns is given."""
-    import importlib.util
-
-    if importlib.util.find_spec("pytest_rerunfailures") is not None:
-        print("bench: pytest-rerunfailures is installed in this venv (the test extra): every item of an -n run "
-              "pays it a loopback round trip (the 1,640 samples with -n 2 took 39 s instead of 10 s here); "
-              "pip uninstall pytest-rerunfailures for figures a user without it would see", file=sys.stderr)
-
-
 def reference_all_passed(samples: Path) -> bool:
     results = Path(str(samples) + "_results.jsonl")
     return all(json.loads(line)["passed"] for line in results.read_text().splitlines())
@@ -136,7 +125,6 @@ def main() -> int:
     parser.add_argument("--real", action="store_true", help="the real models' completions instead of canonical")
     parser.add_argument("--no-dedupe", action="store_true", help="params.dedupe: false for the plugin")
     args = parser.parse_args()
-    warn_about_slow_plugins()
     variants = args.plugin_args if args.plugin_args is not None else ["", "-n 2"]
 
     tool = reference_venv()

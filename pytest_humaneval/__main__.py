@@ -1,5 +1,6 @@
 """`python -m pytest_humaneval compare OLD.json NEW.json`: the gate's paired comparison of two saved reports.
 `python -m pytest_humaneval html REPORT.json RESULTS.jsonl -o PAGE.html`: the run's HTML page from saved files.
+`python -m pytest_humaneval datasets [--json]`: the datasets a config can name, and what each costs.
 
 compare exits 0 when NEW is not significantly worse than OLD (beyond --max-drop), 1 when it is, 2 when the
 reports cannot be compared (unreadable, or they measured different things: another dataset digest).
@@ -33,7 +34,15 @@ def main(argv: list[str] | None = None) -> int:
                            "when the report names it; otherwise the page has none)")
     page.add_argument("--baseline", default=None,
                       help="a baseline report JSON (default: the report's gate baseline, when that file exists)")
+    listing = commands.add_parser("datasets", help="the datasets `dataset:` can name: problems, inputs, size, "
+                                                   "where each lives")
+    listing.add_argument("--json", action="store_true", help="as JSON, one object per dataset")
     args = parser.parse_args(argv)
+    if args.command == "datasets":
+        from .catalog import entries, render
+
+        sys.stdout.write(render(entries(), as_json=args.json))
+        return 0
     if args.command == "html":
         from .html_cli import build_page  # the page's modules are loaded by this command only
         return build_page(args.report, args.results, args.output, args.dataset, args.baseline)

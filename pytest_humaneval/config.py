@@ -180,8 +180,14 @@ class _Reader:
         path = path if path.is_absolute() else (self.file.parent / path)
         if must_exist and not path.is_file():
             raise ConfigError(f"{self.file}: {self.key(name)}: expected an existing file, found {value!r} "
-                              f"(resolved to {path}, which does not exist)")
+                              f"(resolved to {path}, {_not_a_file(path)})")
         return path
+
+
+def _not_a_file(path: Path) -> str:
+    if path.is_dir():
+        return "which is a folder, not a file"
+    return "which is not a regular file" if path.exists() else "which does not exist"
 
 
 def _show(value: Any) -> str:
@@ -335,7 +341,7 @@ def _dataset(top: _Reader) -> tuple[Path | None, str | None]:
     path = top.path("dataset", must_exist=False)
     if not path.is_file():
         raise ConfigError(f"{top.file}: dataset: expected one of {names}, or the path of an existing JSONL(.gz) "
-                          f"file, found {value!r} (resolved to {path}, which does not exist)")
+                          f"file, found {value!r} (resolved to {path}, {_not_a_file(path)})")
     return path, None
 
 
@@ -469,10 +475,11 @@ def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
 def _check_consistency(config: RunConfig, data: dict) -> None:
     file, target, params = config.path, config.target, config.params
     if target.mode in ("runtime", "samples") and not params.allow_code_execution:
+        given = "allow_code_execution" in (data.get("params") or {}) and data["params"]["allow_code_execution"] is not None
         raise ConfigError(
             f"{file}: params.allow_code_execution: expected true for mode {target.mode} (model output is "
             "untrusted code that this run executes on this machine; opt in explicitly), found "
-            f"{_show(params.allow_code_execution)}"
+            + ("false" if given else "nothing (the key is not set)")
         )
     if params.system_prompt is not None and target.api != "chat":
         raise ConfigError(f"{file}: params.system_prompt: expected only with target.api chat (the completions API "

@@ -79,8 +79,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for each non-blank line; DatasetError names the file and line."""
     opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
+        with opener(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):  # lines end at "\n" only, as in _parse_lines
+                line = _utf8(path, number, raw)
                 if not line.strip():
                     continue
                 try:
@@ -88,8 +89,19 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 except ValueError as exc:
                     raise DatasetError(f"{path}:{number}: expected a JSON object, found invalid JSON ({exc})") \
                         from exc
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
+
+
+def _utf8(path: Path, number: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, number, raw[exc.start], exc.start) from exc
+
+
+def _not_utf8(path: Path, number: int, byte: int, offset: int) -> DatasetError:
+    return DatasetError(f"{path}:{number}: expected UTF-8 text, found byte 0x{byte:02x} at column {offset + 1}")
 
 
 def natural_key(task_id: str) -> tuple:
@@ -153,7 +165,9 @@ def _parse_lines(source: Path, content: bytes) -> Iterator[tuple[int, Any]]:
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DatasetError(f"{source}: cannot read: {exc}") from exc
+        line_start = content.rfind(b"\n", 0, exc.start) + 1
+        raise _not_utf8(source, content.count(b"\n", 0, exc.start) + 1, content[exc.start],
+                        exc.start - line_start) from exc
     # Lines as a text file has them ("\n"), not str.splitlines(), which also splits at U+2028 inside strings.
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():

@@ -6,9 +6,11 @@ example before the implementation, a first version and then "on second thought" 
 1. Reasoning is never code: ``<think>``/``<thinking>`` ... closing tag, an opening tag at the start that never
    closes (the answer was cut while thinking) and a closing tag with no opening one (the server's chat template
    opened it in the prompt) are set apart and kept as the reasoning.
-2. Among the fenced code blocks, the last one that defines the entry point wins (models revise), with the
-   imports and helper definitions it uses from the other blocks (found with ``ast``; the prompt's own imports
-   and helpers are in scope already and are never pulled in).
+2. Among the fenced code blocks, the last *complete* one that defines the entry point wins (models revise), with
+   the imports and helper definitions it uses from the other blocks (found with ``ast``; the prompt's own imports
+   and helpers are in scope already and are never pulled in). Complete: its fence closes and it compiles. A
+   block cut off by the token limit (a runaway answer that repeats the function until ``max_tokens``) never
+   wins over a complete one; without any complete one, the last that compiles, else the last that defines it.
 3. Without any definition of the entry point: the first Python block (```` ```python ````, ```` ```py ````,
    ```` ```python3 ```` or bare ```` ``` ````), else the first block, else the whole text: the rule used before
    (``bench/extraction_fidelity.py`` compares the two on real chat answers).
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 __all__ = ["Extraction", "extract", "split_reasoning", "unwrap_completion"]
 
 PYTHON_LANGS = ("python", "py", "python3", "")
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)  # (lang, code, closing fence)
 _TAG = r"think(?:ing)?"
 _CLOSED = re.compile(rf"<({_TAG})>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
 _UNCLOSED_AT_START = re.compile(rf"\A\s*<{_TAG}>(.*)\Z", re.DOTALL | re.IGNORECASE)
@@ -67,24 +69,45 @@ def _defines(code: str, entry_point: str) -> bool:
     return re.search(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE) is not None
 
 
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<answer>", "exec", dont_inherit=True)  # compiled only, never run
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _defining_block(blocks: list[tuple[str, str, str]], defining: list[int]) -> int:
+    """The last complete block (closed fence, compiles) among ``defining``; else the last that compiles; else the
+    last."""
+    compiling = [i for i in defining if _compiles(blocks[i][1])]
+    complete = [i for i in compiling if blocks[i][2]]
+    return (complete or compiling or defining)[-1]
+
+
 def extract(text: str, entry_point: str, prompt: str = "") -> Extraction:
     answer, reasoning = split_reasoning(text)
-    blocks = _FENCE.findall(answer)  # (language, code), in order
-    candidates = [i for i, (lang, _) in enumerate(blocks) if lang.lower() in PYTHON_LANGS] or \
+    blocks = _FENCE.findall(answer)  # (language, code, closing fence or ""), in order
+    candidates = [i for i, (lang, _, _) in enumerate(blocks) if lang.lower() in PYTHON_LANGS] or \
         list(range(len(blocks)))
     note = None
     if not candidates:
         code = answer
     else:
         defining = [i for i in candidates if _defines(blocks[i][1], entry_point)]
-        chosen = defining[-1] if defining else candidates[0]
+        chosen = _defining_block(blocks, defining) if defining else candidates[0]
         code = blocks[chosen][1]
         pulled: list[str] = []
         if defining:
             others = [blocks[i][1] for i in candidates if i != chosen]
             code, pulled = _with_dependencies(code, others, prompt, entry_point)
         if len(blocks) > 1:
+            passed_over = sum(1 for i in defining if i > chosen)
             why = f"the last that defines {entry_point}" if defining else f"none defines {entry_point}"
+            if passed_over:
+                why = (f"the last complete one that defines {entry_point}; {passed_over} later "
+                       + ("one is cut off or does not compile" if passed_over == 1 else
+                          "ones are cut off or do not compile"))
             note = f"took code block {chosen + 1} of {len(blocks)} ({why})"
             if pulled:
                 note += f", with {', '.join(pulled)} from the others"

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping
 
 from .dataset import natural_key
 from . import protocol
-from .metrics import STATUSES, fmt, pass_at_k
+from .metrics import STATUSES, fmt, measure_label, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
            "summary_fragment"]
@@ -37,15 +37,6 @@ CURVE_POINTS = 40
 # The results fields with a place of their own on the page; any other field is shown as "name: value".
 ROW_FIELDS = ("task_id", "sample", "status", "passed", "completion", "duration_ms", "detail")
 TEXT_FIELDS = ("raw", "stdout", "stderr", "traceback")
-MEASURE_LABELS = {
-    "human-eval.avg_latency_ms": ("mean sandbox time per sample", "{:.1f} ms"),
-    "human-eval.avg_generation_ms": ("mean generation time per sample", "{:.0f} ms"),
-    "human-eval.total_tokens": ("tokens", "{:,.0f}"),
-    "human-eval.cost_usd": ("cost", "${:.4f}"),
-    "human-eval.retry_count": ("generation retries", "{:,.0f}"),
-    "human-eval.retry_overhead_ms": ("time spent retrying", "{:,.0f} ms"),
-    "human-eval.cached_generations": ("reused generations", "{:,.0f}"),
-}
 _PASS_AT = re.compile(r"^human-eval\.(?P<prefix>[a-z_]*?)pass_at_(?P<k>\d+)$")
 
 
@@ -154,8 +145,8 @@ def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts)
     text_refs = {name: ref[name] for name in TEXT_FIELDS if ref.get(name) is not None}
     plain: dict[str, Any] = {}
     for name, value in row.items():
-        if name in ROW_FIELDS or name in TEXT_FIELDS:
-            continue
+        if name in ROW_FIELDS or name in TEXT_FIELDS or value is None or value == "":
+            continue  # a field without a value (no reasoning, no usage reported) has nothing to show
         if isinstance(value, str):
             text_refs[name] = texts.add(value)
         elif value is None or isinstance(value, (bool, int, float)):
@@ -263,7 +254,11 @@ def _header(report: Mapping[str, Any]) -> str:
     if gate is not None:
         verdict = "PASS" if gate.get("passed") else "FAIL"
         badge = f' <span class="badge {verdict.lower()}" id="gate-verdict">gate {verdict}</span>'
-    facts = [("dataset", dataset.get("label")), ("digest", dataset.get("digest")), ("mode", run.get("mode")),
+    interrupted = report.get("interrupted")
+    if interrupted:
+        badge += ' <span class="badge interrupted" id="interrupted">interrupted</span>'
+    facts = [("interrupted", interrupted), ("dataset", dataset.get("label")), ("digest", dataset.get("digest")),
+             ("mode", run.get("mode")),
              ("isolation", run.get("isolation")), ("timeout", _seconds(run.get("timeout_s"))),
              ("samples per problem", run.get("n")), ("temperature", run.get("temperature")),
              ("api", run.get("api"))]
@@ -317,9 +312,8 @@ def _scores(report: Mapping[str, Any]) -> str:
     for name, m in measurements.items():
         if _PASS_AT.match(name) or name == "human-eval.coverage":
             continue
-        label, pattern = MEASURE_LABELS.get(name, (name.removeprefix("human-eval."), "{}"))
         value = m.get("value")
-        shown = pattern.format(value) if isinstance(value, (int, float)) else str(value)
+        label, shown = measure_label(name, value)
         other.append(f'<div><dt>{esc(label)}</dt><dd data-measure="{esc(name)}" data-value="{esc(value)}">'
                      f'{esc(shown)}</dd></div>')
     for name in ("success_rate", "attempted_success_rate"):
@@ -434,7 +428,20 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
                      f'data-change="{esc(change)}" data-rate="{rate!r}" style="--rate:{colour}" title="{esc(tip)}">'
                      f'{esc(label)}</button>')
     mode = " by-change" if changes else ""
-    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>'
+    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>{_tile_legend(bool(changes))}'
+
+
+def _tile_legend(with_changes: bool) -> str:
+    """What a tile's colour means, for each way the grid is coloured (CSS shows the one in use)."""
+    ramp = ", ".join(f"hsl({rate * 130:.0f} 62% {40 + rate * 4:.0f}%)" for rate in (0, 0.25, 0.5, 0.75, 1))
+    rate = (f'<span class="by-rate">Tile colour: the share of the problem\'s samples that passed, '
+            f'0% <span class="ramp" style="background:linear-gradient(90deg, {ramp})"></span> 100%; '
+            f'<span class="swatch unrun"></span> hatched: none of its samples was attempted.</span>')
+    change = ('<span class="by-change">Tile colour: the change against the baseline\'s pass rate, '
+              + "; ".join(f'<span class="swatch {name}"></span> {name}' for name in ("regressed", "improved", "same",
+                                                                                   "new"))
+              + " (not in the baseline).</span>") if with_changes else ""
+    return f'<p class="tile-legend" id="tile-legend">{rate}{change}</p>'
 
 
 def summary_fragment(report: Mapping[str, Any]) -> str:

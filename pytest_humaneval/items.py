@@ -43,6 +43,7 @@ class Run:
 
 
 RUN_KEY = pytest.StashKey[Run]()
+COLLECTED_KEY = pytest.StashKey[bool]()  # the config file's samples were collected in this session
 POOL_KEY = pytest.StashKey["VerdictPool"]()  # while the run loop runs, when samples are executed ahead (ahead.py)
 
 
@@ -113,6 +114,11 @@ class SampleFailed(Exception):
 
 class HumanEvalFile(pytest.File):
     def collect(self):
+        # Once per session: the config's own path and a folder that holds it (the current folder, testpaths) can
+        # both reach it, and pytest before 8 collects a file given as an argument even when a folder had it.
+        if self.config.stash.get(COLLECTED_KEY, False):
+            return
+        self.config.stash[COLLECTED_KEY] = True
         run = self.config.stash[RUN_KEY]
         for sample in run.plan.samples:
             name = item_name(sample.task_id, sample.index)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 from typing import Iterable, Mapping
 
-__all__ = ["STATUSES", "Outcome", "Summary", "fmt", "pass_at_k", "summarize"]
+__all__ = ["MEASURE_LABELS", "STATUSES", "Outcome", "Summary", "fmt", "measure_label", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
@@ -16,6 +17,33 @@ ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout")
 def fmt(value: float | None) -> str:
     """A rate or score as every output shows it: three decimals, or n/a when it was not measured."""
     return "n/a" if value is None else f"{value:.3f}"
+
+
+# The report's measurements as people read them (Markdown, the HTML page): name -> (label, value format).
+MEASURE_LABELS = {
+    "human-eval.coverage": ("coverage", "{:.3f}"),
+    "human-eval.avg_latency_ms": ("mean sandbox time per sample", "{:.1f} ms"),
+    "human-eval.avg_generation_ms": ("mean generation time per sample", "{:.0f} ms"),
+    "human-eval.total_tokens": ("tokens", "{:,.0f}"),
+    "human-eval.reasoning_tokens": ("of them reasoning tokens", "{:,.0f}"),
+    "human-eval.cost_usd": ("cost", "${:.4f}"),
+    "human-eval.truncated": ("answers cut at max_tokens", "{:,.0f}"),
+    "human-eval.retry_count": ("generation retries", "{:,.0f}"),
+    "human-eval.retry_overhead_ms": ("time spent retrying", "{:,.0f} ms"),
+    "human-eval.cached_generations": ("reused generations", "{:,.0f}"),
+}
+_PASS_AT = re.compile(r"^human-eval\.(?P<prefix>base_)?pass_at_(?P<k>\d+)$")
+
+
+def measure_label(name: str, value: object) -> tuple[str, str]:
+    """(label, shown value) of a measurement: ``pass@1``, ``base pass@1``, ``mean sandbox time per sample`` and
+    ``4.5 ms``; an unknown one keeps its name without the prefix."""
+    match = _PASS_AT.match(name)
+    if match:
+        return f"{'base ' if match['prefix'] else ''}pass@{match['k']}", fmt(value)  # type: ignore[arg-type]
+    label, pattern = MEASURE_LABELS.get(name, (name.removeprefix("human-eval."), "{}"))
+    shown = pattern.format(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    return label, shown
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

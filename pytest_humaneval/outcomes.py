@@ -10,7 +10,9 @@
 - **Stopped from outside.** A sample that something outside the sandbox stopped (pytest-timeout) gets no
   verdict from the sandbox: it is a ``harness_error`` that says what stopped it, not a cut-short run.
 - **Reruns** (pytest-rerunfailures) never apply to a sample: a rerun would draw its verdict again and keep the
-  luckier one, which is not pass@k.
+  luckier one, which is not pass@k. When none is asked for, samples carry no marker for it, so it leaves them
+  alone and costs nothing (with a marker it takes over each item's protocol: two loopback round trips per item
+  under xdist).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import pytest
 from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
 from .items import PROP, RUN_KEY, HumanEvalError, HumanEvalItem
+from .terminal import mark_sample
 
-__all__ = ["VERDICT_ATTR", "finish_report", "no_reruns", "reruns_note", "timeout_warning", "user_timeout",
-           "verdict_of"]
+__all__ = ["VERDICT_ATTR", "finish_report", "no_reruns", "reruns_note", "reruns_requested", "timeout_warning",
+           "user_timeout", "verdict_of"]
 
 VERDICT_ATTR = "humaneval"
 PROPERTY_FAMILIES = ("xunit1", "legacy")  # JUnit families whose schema has test case properties
@@ -36,6 +39,7 @@ NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also 
 
 def finish_report(item: HumanEvalItem, call: pytest.CallInfo, report: pytest.TestReport) -> None:
     """Called for each of a sample's three reports, as pytest makes them."""
+    mark_sample(report)  # so the terminal can leave it out of pytest's failure sections (terminal.py)
     if report.failed and report.when in ("setup", "call"):
         line = _failure_line(item, call)
         if line is not None:
@@ -128,24 +132,32 @@ def timeout_warning(config: pytest.Config, timeout_s: float) -> str | None:
 
 # -- pytest-rerunfailures --------------------------------------------------------------------------------------
 
-def no_reruns(config: pytest.Config, items: list[pytest.Item]) -> None:
+def reruns_requested(config: pytest.Config) -> bool:
+    """Whether pytest-rerunfailures is there and asked to rerun (--reruns, --force-reruns or the reruns ini key)."""
     if not config.pluginmanager.hasplugin("rerunfailures"):
-        return  # the flaky marker is only registered with it
-    for item in items:
-        if isinstance(item, HumanEvalItem):
-            item.add_marker(NO_RERUN)
-
-
-def reruns_note(config: pytest.Config) -> str | None:
-    if not config.pluginmanager.hasplugin("rerunfailures"):
-        return None
+        return False
     requested = config.getoption("force_reruns", None) or config.getoption("reruns", None)
     if not requested:
         try:
             requested = int(config.getini("reruns") or 0)
         except (TypeError, ValueError):
             requested = 0
-    if not requested:
+    return bool(requested)
+
+
+def no_reruns(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Only when reruns are asked for: an item with a ``flaky`` marker (even ``reruns=0``) is one pytest-rerunfailures
+    runs through its own protocol, which under xdist asks the controller for the item's failure count and stores
+    its rerun count, two loopback round trips per item; an item without one it leaves to pytest."""
+    if not reruns_requested(config):
+        return
+    for item in items:
+        if isinstance(item, HumanEvalItem):
+            item.add_marker(NO_RERUN)
+
+
+def reruns_note(config: pytest.Config) -> str | None:
+    if not reruns_requested(config):
         return None
     return ("humaneval: reruns do not apply to benchmark samples: each is executed once (a rerun would draw its "
             "verdict again and keep the luckier one); your other tests are rerun as asked")

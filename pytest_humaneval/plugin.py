@@ -22,6 +22,7 @@ from .outputs import OutputError, check_output
 from .report import describe_protocol, planned_view
 from .sources import Plan, build_plan
 from .summary import Aggregator
+from .terminal import QuietSamples
 
 COLLECT_KEY = pytest.StashKey[Path]()
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
-    _point_collection_at(config, path)
+    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")))
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
         config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
@@ -129,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None:
         baseline = _baseline(run_config, plan)
         if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
+            QuietSamples(config).register(config.pluginmanager)
             config.pluginmanager.register(
                 Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
                            config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
@@ -291,9 +293,11 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, s
     return box.isolation, box.limits, box.ids
 
 
-def _point_collection_at(config: pytest.Config, path: Path) -> None:
-    """Without positional paths the session is exactly the benchmark; with them, the benchmark joins them."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
+def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -> None:
+    """``--humaneval-config`` without positional paths: the session is exactly the benchmark. With positional paths,
+    or with only the ini key (a project whose own ``pytest`` includes the benchmark), the benchmark joins what
+    pytest collects anyway (the paths, ``testpaths``, or the current folder): the project's tests still run."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS and from_option:
         config.args = [str(path)]
     elif all(Path(arg.split("::")[0]).resolve() != path for arg in config.args):
         config.args = [*config.args, str(path)]
@@ -307,7 +311,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     path = parent.config.stash.get(COLLECT_KEY, None)
     if path is not None and file_path.resolve() == path:
-        return HumanEvalFile.from_parent(parent, path=file_path)
+        return HumanEvalFile.from_parent(parent, path=file_path)  # its samples once per session (items.py)
     return None
 
 

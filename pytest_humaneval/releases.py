@@ -1,9 +1,13 @@
-"""HumanEval+ releases by name: where each comes from, its pinned sha256, and the user cache that keeps it.
+"""HumanEval+ releases by name: where each comes from, its pinned sha256, and where it is read from.
 
-``dataset: humanevalplus`` (or ``-mini``, ``-noextreme``) resolves to a file in the user cache; when it is absent
-it is downloaded once from EvalPlus's release with httpx, checked against the pinned sha256 before anything
-uses it, and renamed into place atomically: a failed, cut or tampered download caches nothing. A dataset given
-by path is recognised as one of these releases by its sha256 (of the .gz or of its decompressed content).
+``dataset: humanevalplus`` (or ``-mini``, ``-noextreme``) resolves to the copy bundled in the package
+(``fixtures/humanevalplus/``, the v0.1.10 release files byte for byte, Apache-2.0): no download at all. A release
+the package does not carry (a distribution that leaves the data out, or a release added to ``RELEASES`` without
+its files) resolves to a file in the user cache; when that is absent it is downloaded once from EvalPlus's
+release (or ``PYTEST_HUMANEVAL_EVALPLUS_URL``, a mirror) with httpx, checked against the pinned sha256 before
+anything uses it, and renamed into place atomically: a failed, cut or tampered download caches nothing. Every
+file is checked against its pin before it is used, the bundled one too. A dataset given by path is recognised as
+one of these releases by its sha256 (of the .gz or of its decompressed content).
 
 No pytest import: errors are :class:`DatasetError` (one line), which the plugin turns into a usage error.
 """
@@ -14,13 +18,14 @@ import hashlib
 import os
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import BinaryIO, Callable
 
 from .dataset import DatasetError
 
-__all__ = ["BASE_URL_ENV", "HUMANEVAL", "NAMES", "RELEASES", "RELEASE_VERSION", "Release", "cache_dir",
-           "recognise", "release_url", "resolve"]
+__all__ = ["BASE_URL_ENV", "HUMANEVAL", "NAMES", "RELEASES", "RELEASE_VERSION", "Release", "bundled_copy",
+           "cache_dir", "recognise", "release_url", "resolve"]
 
 RELEASE_VERSION = "v0.1.10"
 DEFAULT_BASE_URL = f"https://github.com/evalplus/humanevalplus_release/releases/download/{RELEASE_VERSION}/"
@@ -40,7 +45,7 @@ class Release:
     size: int  # bytes of the .gz
 
 
-# The hashes are those of shared/data/humanevalplus/PROVENANCE.md (the release files, byte for byte).
+# The hashes are those of fixtures/humanevalplus/PROVENANCE.md (the release files, byte for byte).
 RELEASES = {release.name: release for release in (
     Release("humanevalplus", "HumanEvalPlus.jsonl.gz",
             "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
@@ -53,6 +58,7 @@ RELEASES = {release.name: release for release in (
             "3c5aa88735e442f327030f7097f9443ee173419e0db2a75b1c12730415398e88", 925_392),
 )}
 NAMES = (HUMANEVAL, *RELEASES)
+BUNDLED_FOLDER = "humanevalplus"  # inside pytest_humaneval/fixtures/
 
 
 def cache_dir() -> Path:
@@ -74,10 +80,21 @@ def recognise(file_sha256: str, content_sha256: str) -> Release | None:
                  if file_sha256 == release.sha256 or content_sha256 == release.content_sha256), None)
 
 
+def bundled_copy(release: Release) -> Path | None:
+    """The package's own copy of ``release``, when the package carries one that matches its pin."""
+    path = Path(str(resources.files("pytest_humaneval.fixtures").joinpath(BUNDLED_FOLDER).joinpath(release.asset)))
+    if path.is_file() and path.stat().st_size == release.size and _sha256(path) == release.sha256:
+        return path
+    return None
+
+
 def resolve(name: str, where: str, progress: Progress | None = None) -> Path:
-    """The cached file of release ``name``, downloaded (and verified) first when it is not there. ``where``
-    prefixes errors (the config file and key)."""
+    """The file of release ``name``: the bundled copy, else the user cache's, downloaded (and verified) first when
+    it is not there. ``where`` prefixes errors (the config file and key)."""
     release = RELEASES[name]
+    bundled = bundled_copy(release)
+    if bundled is not None:
+        return bundled
     target = cache_dir() / "evalplus" / RELEASE_VERSION / release.asset
     if target.is_file() and _sha256(target) == release.sha256:
         return target

@@ -9,15 +9,17 @@ from typing import Any, Iterable
 
 from . import protocol
 from .config import RunConfig
+from .dataset import natural_key
 from .gate import GateResult
 from .items import Run
-from .metrics import STATUSES, Summary, fmt, pass_at_k
+from .metrics import STATUSES, Summary, fmt, measure_label, pass_at_k
 from .sources import Plan
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]
 
 REGRESSIONS_SHOWN = 30
+FAILING_PROBLEMS_SHOWN = 50
 
 
 def mode_label(run: Run | RunConfig) -> str:
@@ -162,22 +164,28 @@ def _versions() -> dict[str, str]:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment."""
-    gate = report.get("gate")
+    gate, interrupted = report.get("gate"), report.get("interrupted")
     verdict = "" if gate is None else (" — gate **PASS**" if gate["passed"] else " — gate **FAIL**")
+    verdict += " — **interrupted**" if interrupted else ""
     run, dataset = report["run"], report["dataset"]
     lines = [f"## HumanEval: {run.get('model') or run['mode']}{verdict}", "",
-             f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}",
-             "", "| measure | value | interval |", "|---|---|---|"]
+             f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}"]
     if run.get("protocol") is not None:  # None: a mock run, which samples no model
-        lines[3:3] = [f"Protocol: {protocol.line(run['protocol'])}", ""]
+        lines += ["", f"Protocol: {protocol.line(run['protocol'])}"]
+    if interrupted:
+        ran = report["planned"] - report["counts"]["not_run"]
+        lines += ["", f"**Interrupted** ({interrupted}): {ran}/{report['planned']} planned samples ran; the others "
+                      "count as `not_run`, so this is not the benchmark's score."]
+    lines += ["", "| measure | value | interval |", "|---|---|---|"]
     for name, m in report["measurements"].items():
         interval = m.get("interval")
         shown = (f"{interval['low']:.3f} – {interval['high']:.3f} ({interval['confidence']:.0%}, "
                  f"{interval['method']})") if interval else ""
-        value = m["value"] if isinstance(m["value"], int) else fmt(m["value"])
-        lines.append(f"| {name.removeprefix('human-eval.')} | {value} | {shown} |")
+        label, value = measure_label(name, m["value"])
+        lines.append(f"| {label} | {value} | {shown} |")
     lines += ["", "| " + " | ".join(STATUSES) + " |", "|" + "---|" * len(STATUSES),
               "| " + " | ".join(str(report["counts"][s]) for s in STATUSES) + " |"]
+    lines += _failing_problems(report.get("problems") or {})
     if gate is not None:
         lines += ["", "### Gate", "", "| condition | value | threshold | result |", "|---|---|---|---|"]
         for c in gate["conditions"]:
@@ -196,3 +204,20 @@ def render_markdown(report: dict[str, Any]) -> str:
                 shown = ", ".join(tasks[:REGRESSIONS_SHOWN]) + (" ..." if len(tasks) > REGRESSIONS_SHOWN else "")
                 lines.append(f"- {title} ({len(tasks)}): {shown or 'none'}")
     return "\n".join(lines) + "\n"
+
+
+def _failing_problems(problems: dict[str, Any]) -> list[str]:
+    """The problems not every sample of which passed, with their statuses (the first FAILING_PROBLEMS_SHOWN)."""
+    failing = sorted((task for task, p in problems.items() if p["c"] < p["n"]), key=natural_key)
+    if not failing:
+        return []
+    lines = ["", f"### Failing problems ({len(failing)} of {len(problems)})", ""]
+    for task in failing[:FAILING_PROBLEMS_SHOWN]:
+        problem = problems[task]
+        base = f", base tests {problem['c_base']}/{problem['n']}" if "c_base" in problem else ""
+        statuses = ", ".join(f"{status} {count}" for status, count in problem["statuses"].items()
+                             if status != "passed" and count)
+        lines.append(f"- {task}: {problem['c']}/{problem['n']} passed{base} ({statuses})")
+    if len(failing) > FAILING_PROBLEMS_SHOWN:
+        lines.append(f"- ... and {len(failing) - FAILING_PROBLEMS_SHOWN} more (the results file has every sample)")
+    return lines

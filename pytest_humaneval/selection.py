@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -58,15 +59,25 @@ def resolve(plan: list[Key], collected: list[Key] | None, by: tuple[str, ...]) -
     return collected, None
 
 
+_KIND = re.compile(r"^(?P<name>.*) (?:full|sample) \((?P<problems>\d+)/(?P<total>\d+) problems(?P<notes>.*)\)$")
+
+
 def mark_partial(report: dict[str, Any], partial: Partial | None, selected: Iterable[tuple[str, int]]) -> None:
-    """Label, digest and ``dataset.partial`` of a report built for the whole plan."""
+    """Label, digest and ``dataset.partial`` of a report built for the whole plan. The label's kind becomes
+    ``partial`` (never ``full``) and counts the problems the selection kept."""
     dataset = report["dataset"]
     dataset["partial"] = None if partial is None else partial.as_dict()
     if partial is None:
         return
+    selected = list(selected)
     label = dataset["label"]
-    note = f"partial: {partial.describe()}"
-    dataset["label"] = f"{label[:-1]}; {note})" if label.endswith(")") else f"{label} ({note})"
+    match = _KIND.match(label)
+    if match:
+        problems = len({task for task, _ in selected})
+        dataset["label"] = (f"{match['name']} partial ({problems}/{match['total']} problems{match['notes']}; "
+                            f"{partial.describe()})")
+    else:
+        dataset["label"] = f"{label} (partial: {partial.describe()})"
     keys = json.dumps(sorted(selected))
     dataset["digest"] = "sha256:" + hashlib.sha256(f"{dataset['digest']} {keys}".encode()).hexdigest()
     dataset["full"] = False

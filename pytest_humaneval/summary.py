@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - a pytest without it: no suite properti
 __all__ = ["Aggregator"]
 
 SLOWEST = 10
-FAILING_SHOWN = 15
+FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                   "generation_ms", "attempts", "cached")
@@ -60,6 +60,7 @@ class Aggregator:
         self.repeats: dict[tuple[str, int], int] = {}  # a repeat: the sample whose execution its verdict is
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
+        self.interrupted: str | None = None  # Ctrl-C or pytest.exit(): what stopped the session, said everywhere
         self._results: IO[str] | None = None
 
     def use(self, run: Run) -> None:
@@ -165,9 +166,18 @@ class Aggregator:
         self._results = None
 
     # -- the end of the session
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
+        """Ctrl-C (KeyboardInterrupt) or pytest.exit(): the session ends before its last sample."""
+        message = getattr(excinfo.value, "msg", None)
+        self.interrupted = f"{excinfo.typename}: {message}" if message else excinfo.typename
+
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = session.config
+        if self.interrupted is None and session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.interrupted = "interrupted"
+        if self.interrupted is not None and self.stop_reason is None:
+            self.stop_reason = f"the run was interrupted ({self.interrupted}) before this sample ran"
         self.planned, partial = resolve([sample.key for sample in self.run.plan.samples], self.planned,
                                         selected_by(config.option, config.args, self.run.config.path))
         planned = self.planned
@@ -178,6 +188,7 @@ class Aggregator:
             self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial)
         self.report = build_report(self.run, summary, self._generated(), self.gate_result)
         mark_partial(self.report, partial, planned)
+        self.report["interrupted"] = self.interrupted
         self._set_exit_status(session)
         if self._results is not None:
             for key in planned:
@@ -242,6 +253,8 @@ class Aggregator:
         partial = report["dataset"]["partial"]
         if partial is not None:
             xml.add_global_property("human-eval.partial", Partial(**partial).describe())
+        if self.interrupted is not None:
+            xml.add_global_property("human-eval.interrupted", self.interrupted)
         if self.gate_result is None:
             return
         xml.add_global_property("human-eval.gate", "PASS" if self.gate_result.passed else "FAIL")
@@ -263,15 +276,20 @@ class Aggregator:
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         described = self.report["run"]["protocol"]
+        interrupted = f"INTERRUPTED ({self.interrupted})" if self.interrupted is not None else None
         if tr.verbosity < 0:
             shown = "" if described is None else f"  protocol {_protocol_word(described)}"
-            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}")
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}" + (f"  {interrupted}" if interrupted else ""))
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
             return
         measured = self.report["measurements"]
         tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
+        if interrupted:
+            ran = summary.planned - summary.counts["not_run"]
+            tr.write_line(f"{interrupted}: {ran}/{summary.planned} samples ran, the others count as not_run",
+                          red=True, bold=True)
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
                       f"isolation {self.run.isolation}")
         if described is not None:
@@ -308,7 +326,14 @@ class Aggregator:
                 detail = self.details.get(key, "").splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
             if len(failing) > FAILING_SHOWN:
-                tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more (see --humaneval-results)")
+                where = ("every sample is in the files below" if self.results_path or self.html_path else
+                         "--humaneval-results PATH or --humaneval-html PATH keeps every sample")
+                tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more: {where}")
+        quiet = tr.config.pluginmanager.get_plugin("humaneval-quiet")
+        if quiet is not None and quiet.hidden:  # left out of pytest's failure blocks (terminal.py)
+            more = "--tb=short or -v show their failure blocks" if quiet.lines else \
+                "-rf lists one line each, --tb=short or -v pytest's failure blocks"
+            tr.write_line(f"details   {quiet.hidden} failing samples are the score, not broken tests: {more}")
         for label, path in (("results", self.results_path), ("report", self.report_path),
                             ("markdown", self.markdown_path), ("html", self.html_path)):
             if path is not None:

@@ -1,7 +1,7 @@
 """Where the tests find the HumanEval+ release files, and a warm cache of their expected outputs.
 
-The files are read from ``../shared/data/humanevalplus/`` beside the project (the layout of the worktrees and of
-CI: a clone with shared/ beside it), never copied into the project.
+The files are the package's own bundled copies (``pytest_humaneval/fixtures/humanevalplus/``), so the suite runs
+in any clone, with nothing beside it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import os
 import tempfile
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humanevalplus"
+import pytest_humaneval
+
+DATA = Path(pytest_humaneval.__file__).resolve().parent / "fixtures" / "humanevalplus"
 FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "humanevalplus-mini": "HumanEvalPlus-Mini.jsonl.gz",
          "humanevalplus-noextreme": "HumanEvalPlus-NoExtreme.jsonl.gz"}
 # An XDG_CACHE_HOME shared by the test sessions of this machine: the expected outputs of the full HumanEval+
@@ -20,8 +22,8 @@ FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "humanevalplus-mini": "Human
 WARM_XDG = Path(tempfile.gettempdir()) / f"pytest-humaneval-tests-{os.getuid()}" / "xdg"
 
 
-def shared_file(name: str) -> Path:
-    """The release file of ``name`` in the shared data folder."""
+def release_file(name: str) -> Path:
+    """The bundled release file of ``name``."""
     return DATA / FILES[name]
 
 

@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 that serves the HumanEval+ release files under their asset names.
 
-The files are read from ``../shared/data/humanevalplus/`` (``plus_data``). A test can make the server send other
+The files are the package's bundled copies (``plus_data``), as a mirror would serve them. A test can make the server send other
 bytes for a name, or a status instead; every request's path is recorded.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from plus_data import shared_file
+from plus_data import release_file
 from pytest_humaneval.releases import RELEASE_VERSION, RELEASES
 
 
@@ -30,7 +30,7 @@ class ReleaseServer:
                 if asset in server.status or release is None:
                     self.send_error(server.status.get(asset, 404))
                     return
-                body = server.replace.get(asset) or shared_file(release.name).read_bytes()
+                body = server.replace.get(asset) or release_file(release.name).read_bytes()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/gzip")
                 self.send_header("Content-Length", str(len(body)))

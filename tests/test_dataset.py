@@ -91,3 +91,15 @@ def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed
     assert plan.selection.digest == "sha256:0cdafb8bdd6a71f2e23a11243e9c974b4f4bc6663b1d823fc9608fc45d6e63bc"
     path.write_text(path.read_text().replace("limit: 3", "limit: 3, extra_body: {seed: 1}"))
     assert build_plan(load_config(path)).selection.digest != plan.selection.digest
+
+
+@pytest.mark.parametrize("name", ["mine.jsonl", "mine.jsonl.gz"])
+def test_a_byte_that_is_not_utf8_is_one_error_naming_its_line_and_column(tmp_path, name):
+    content = (json.dumps(row("T/0")) + "\n" + json.dumps(row("T/1")).replace("T/1", "T/\\u00e9") + "\n").encode()
+    content = content.replace(b"T/\\u00e9", b"T/\xe9")  # the task id as Latin-1, not UTF-8
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
+    column = content.split(b"\n")[1].index(b"\xe9") + 1
+    with pytest.raises(DatasetError) as info:
+        load_problems(path)
+    assert str(info.value) == f"{path}:2: expected UTF-8 text, found byte 0xe9 at column {column}"

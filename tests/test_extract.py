@@ -56,6 +56,30 @@ def test_a_draft_then_a_final_version_takes_the_final_one():
     assert extract(text, "add", PROMPT).completion == "\n" + RIGHT
 
 
+def runaway(code: str, cut_at: int, copies: int = 6) -> str:
+    """A runaway answer: a complete block, then the same function again and again until the token limit cut it,
+    mid-block."""
+    again = "".join("\nHere it is again, for clarity:\n" + fenced(code) for _ in range(copies))
+    return "Here is the function:\n" + fenced(code) + again + "\nHere it is again:\n```python\n" + code[:cut_at]
+
+
+@pytest.mark.parametrize(("cut_at", "why"), [(len("def add(a, b):\n    return a +"), "does not compile"),
+                                             (len("def add(a, b):\n    ret"), "compiles, but its fence never closed")])
+def test_a_runaway_answer_cut_mid_block_is_judged_by_its_last_complete_block(cut_at, why):
+    result = extract(runaway(RIGHT, cut_at), "add", PROMPT)
+    assert result.completion == "\n" + RIGHT, why
+    assert result.note == ("took code block 7 of 8 (the last complete one that defines add; 1 later one is cut off "
+                           "or does not compile)")
+
+
+def test_a_complete_block_wins_over_a_later_one_that_does_not_compile_and_cut_off_ones_still_run_alone():
+    text = fenced(DRAFT) + "\nFixed:\n" + fenced(RIGHT) + "\nOr shorter:\n" + fenced("def add(a, b) return a + b\n")
+    assert extract(text, "add", PROMPT).completion == "\n" + RIGHT
+    # Without a complete block, the last that compiles, else the last that defines the entry point, as before.
+    assert extract(fenced("def add(a, b):\n    return a +\n") + "```python\n" + RIGHT, "add").completion == "\n" + RIGHT
+    assert extract("```python\ndef add(a, b):\n    return (a +", "add").completion == "\ndef add(a, b):\n    return (a +"
+
+
 def test_thinking_with_a_draft_block_is_never_code():
     thinking = "<think>\nLet me try:\n" + fenced(DRAFT) + "\nNo, that subtracts.\n</think>\n\n"
     result = extract(thinking + fenced(RIGHT), "add", PROMPT)

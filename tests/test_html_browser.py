@@ -136,3 +136,33 @@ def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
     assert dots == [[k, pytest.approx(report["measurements"][f"human-eval.pass_at_{k}"]["value"])]
                     for k in (1, 2, 4)]
     save_screenshot(browser, tmp_path, "hostile.png")
+
+
+def test_the_tile_legend_follows_the_colouring_and_empty_fields_get_no_row(browser, tmp_path):
+    from pytest_humaneval import html_report
+
+    def row(task, status, **extra):
+        return {"task_id": task, "sample": 0, "status": status, "passed": status == "passed",
+                "completion": "    return 1\n", "duration_ms": 2.0, "detail": "" if status == "passed" else "boom",
+                "raw": "```python\n    return 1\n```", "reasoning": None, "finish_reason": "stop",
+                "prompt_tokens": None, "cached": False, **extra}
+
+    def report(rows):
+        problems = {r["task_id"]: {"n": 1, "c": int(r["passed"]), "pass_at_1": float(r["passed"]),
+                                   "statuses": {r["status"]: 1}} for r in rows}
+        return {"measurements": {}, "counts": {"passed": 1, "assertion_failed": 1}, "planned": 2, "attempted": 2,
+                "problems": problems, "dataset": {"label": "x", "digest": "sha256:0"}, "run": {"mode": "runtime"}}
+
+    rows = [row("HumanEval/0", "assertion_failed"), row("HumanEval/1", "passed")]
+    page = tmp_path / "page.html"
+    page.write_text(html_report.render(report(rows), rows, baseline=report(rows[::-1])), encoding="utf-8")
+    open_page(browser, page, "HumanEval/0")
+    browser.wait_for("return document.querySelector('#panel .sample .body')")
+    legend = "return document.getElementById('tile-legend').innerText"
+    assert browser.run(legend).startswith("Tile colour: the change against the baseline's pass rate")
+    browser.run("const s = document.getElementById('colour-by'); s.value = 'rate';"
+                "s.dispatchEvent(new Event('change'))")
+    assert browser.run(legend).startswith("Tile colour: the share of the problem's samples that passed, 0%")
+    facts = browser.run("return Array.from(document.querySelectorAll('#panel .sample dt')).map(d => d.textContent)")
+    assert "finish reason" in facts and "cached" in facts
+    assert "reasoning" not in facts and "prompt tokens" not in facts, facts

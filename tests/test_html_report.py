@@ -182,6 +182,27 @@ def test_humaneval_plus_fields_render_when_present():
     assert data["texts"][extra["t"]["plus_detail"]] == "first failing input: [1e9]"
 
 
+def test_fields_without_a_value_get_no_row_on_the_page():
+    # A runtime row of a server that reported no reasoning and no usage: those fields are null.
+    rows = [row("HumanEval/0", 0, "assertion_failed", raw="```python\n...\n```", reasoning=None, finish_reason=None,
+                prompt_tokens=None, completion_tokens=12, cached=False, reasoning_tokens=None, base_failure="")]
+    extra = html_report.data_island(rows)["problems"]["HumanEval/0"]["samples"][0][5]
+    assert extra["f"] == {"completion_tokens": 12, "cached": False}
+    assert extra["t"].keys() == {"raw"}
+
+
+def test_the_tile_colours_have_a_legend_for_each_way_of_colouring():
+    rows = [row("HumanEval/0", 0, "assertion_failed"), row("HumanEval/1", 0, "passed")]
+    plain = html_report.render(report_for(rows), rows)
+    legend = plain.split('<p class="tile-legend" id="tile-legend">', 1)[1].split("</p>", 1)[0]
+    assert "the share of the problem's samples that passed, 0%" in legend and "100%" in legend
+    assert "hatched: none of its samples was attempted" in legend and "by-change" not in legend
+    with_baseline = html_report.render(report_for(rows), rows, baseline=report_for(rows))
+    legend = with_baseline.split('<p class="tile-legend" id="tile-legend">', 1)[1].split("</p>", 1)[0]
+    assert all(f'<span class="swatch {name}"></span> {name}' in legend
+               for name in ("regressed", "improved", "same", "new"))
+
+
 def test_passing_samples_texts_are_kept_up_to_the_cap_and_failing_ones_always():
     kept = html_report.PASSED_TEXTS_KEPT
     rows = [row("HumanEval/0", i, "passed", f"    return {i}\n") for i in range(kept + 4)]

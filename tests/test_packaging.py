@@ -1,13 +1,19 @@
-"""How the package is found: from a checkout whatever the install mode, and its bundled data with it."""
+"""How the package is found: from a checkout whatever the install mode, and its bundled data with it; what its
+wheel and sdist contain."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
+import zipfile
 from pathlib import Path
+
+import pytest
 
 import pytest_humaneval
 
@@ -40,5 +46,59 @@ def test_python_m_pytest_from_a_checkout_finds_the_bundled_data_of_the_checkout(
 
 def test_bundled_data_lives_inside_the_package():
     package = Path(pytest_humaneval.__file__).resolve().parent
-    for name in ("HumanEval.jsonl.gz", "mock_samples.jsonl", "LICENSE-HumanEval", "PROVENANCE.md"):
-        assert (package / "fixtures" / name).is_file(), name
+    for name in DATA_FILES:
+        assert (package.parent / name).is_file(), name
+
+
+DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/fixtures/mock_samples.jsonl",
+              "pytest_humaneval/fixtures/LICENSE-HumanEval", "pytest_humaneval/fixtures/PROVENANCE.md",
+              "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus.jsonl.gz",
+              "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-Mini.jsonl.gz",
+              "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-NoExtreme.jsonl.gz",
+              "pytest_humaneval/fixtures/humanevalplus/LICENSE", "pytest_humaneval/fixtures/humanevalplus/PROVENANCE.md",
+              "pytest_humaneval/assets/report.css", "pytest_humaneval/assets/report.js", "pytest_humaneval/py.typed"]
+NOT_SOURCES = shutil.ignore_patterns(".git", "__pycache__", "*.py[cod]", "*.egg-info", "build", "dist", ".pytest_cache",
+                                     ".venv", "out")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[list[str], list[str], str, str]:
+    """(wheel members, sdist members without the top folder, the build's log, the wheel's METADATA), built by the
+    project's own backend (setuptools.build_meta) from a copy of the checkout."""
+    work = tmp_path_factory.mktemp("build")
+    source = work / "src"
+    shutil.copytree(CHECKOUT, source, ignore=NOT_SOURCES)
+    script = ("import sys\nfrom setuptools import build_meta as backend\n"  # (the backend rewrites sys.argv)
+              "out = sys.argv[1]\nprint('SDIST', backend.build_sdist(out))\nprint('WHEEL', backend.build_wheel(out))\n")
+    run = subprocess.run([sys.executable, "-c", script, str(work / "dist")], cwd=source, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    names = dict(line.split(" ", 1) for line in run.stdout.splitlines() if line.startswith(("SDIST ", "WHEEL ")))
+    with zipfile.ZipFile(work / "dist" / names["WHEEL"]) as wheel:
+        members = wheel.namelist()
+        metadata = wheel.read(next(name for name in members if name.endswith(".dist-info/METADATA"))).decode()
+    with tarfile.open(work / "dist" / names["SDIST"]) as sdist:
+        sources = [name.split("/", 1)[1] for name in sdist.getnames() if "/" in name]
+    return members, sources, run.stdout + run.stderr, metadata
+
+
+def test_the_wheel_carries_every_bundled_dataset_with_its_licence(built):
+    members, _, log, metadata = built
+    missing = [name for name in DATA_FILES if name not in members]
+    assert missing == [], missing
+    licences = [name.split(".dist-info/licenses/", 1)[1] for name in members if ".dist-info/licenses/" in name]
+    assert sorted(licences) == ["pytest_humaneval/fixtures/LICENSE-HumanEval",
+                                "pytest_humaneval/fixtures/humanevalplus/LICENSE"]
+    assert "License-Expression: MIT AND Apache-2.0" in metadata.splitlines()
+    assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"
+
+
+def test_the_sdist_is_the_whole_project_its_tests_run_from(built):
+    _, sources, _, _ = built
+    needed = [str(path.relative_to(CHECKOUT)) for folder in ("tests", "examples", "bench")
+              for path in sorted((CHECKOUT / folder).rglob("*"))
+              if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+              and "out" not in path.relative_to(CHECKOUT).parts]
+    missing = [name for name in [*needed, *DATA_FILES, "pyproject.toml", "README.md"] if name not in sources]
+    assert missing == [], missing
+    assert "tests/conftest.py" in needed and "tests/data/junit-10.xsd" in needed

@@ -102,9 +102,9 @@ def test_mock_replay_reproduces_recorded_verdicts_without_executing(pytester, mo
 def test_failure_message_shows_status_and_decisive_line(pytester):
     samples_file(pytester, [WRONG_0, CRASH_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
-    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--tb=short", *NO_CACHE)
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
+    result.stdout.fnmatch_lines([  # the failure blocks, which --tb asks for (test_terminal.py)
         "*HumanEval/0 sample 0*",
         "assertion_failed: AssertionError (at test line *: assert candidate(*",
         "runtime_error: ZeroDivisionError: float division by zero (at completion line 1: return number / 0)",
@@ -158,7 +158,8 @@ def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (or null), found 5"])
+    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (the code appended to the "
+                                 "prompt) or null, found 5"])
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
@@ -171,14 +172,31 @@ def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist)
     assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
 
 
-def test_config_from_ini_key_and_positional_tests_run_alongside(pytester):
+def test_the_ini_key_adds_the_benchmark_to_the_projects_own_tests(pytester):
+    # A project's ini key makes the benchmark part of its `pytest`; it never replaces the project's suite.
     config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="bench/he.yaml")
     pytester.makeini("[pytest]\nhumaneval_config = bench/he.yaml\n")
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
-    only_benchmark = pytester.runpytest(*NO_CACHE)
-    only_benchmark.assert_outcomes(passed=3)
-    both = pytester.runpytest("test_plain.py", *NO_CACHE)
-    both.assert_outcomes(passed=4)
+    bare = pytester.runpytest(*NO_CACHE)
+    bare.assert_outcomes(passed=4)
+    given = pytester.runpytest("test_plain.py", *NO_CACHE)
+    given.assert_outcomes(passed=4)
+    left_out = pytester.runpytest("-o", "humaneval_config=", *NO_CACHE)  # this run without the benchmark
+    left_out.assert_outcomes(passed=1)
+    left_out.stdout.no_fnmatch_line("*HumanEval*")
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_the_ini_key_joins_testpaths_and_the_option_alone_runs_exactly_the_benchmark(pytester, dist):
+    config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="he.yaml")
+    pytester.makeini("[pytest]\ntestpaths = unit\nhumaneval_config = he.yaml\n")
+    (pytester.path / "unit").mkdir()
+    (pytester.path / "unit" / "test_unit.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    pytester.makepyfile(test_elsewhere="def test_not_in_testpaths():\n    pass\n")
+    with_testpaths = pytester.runpytest(*dist, *NO_CACHE)
+    with_testpaths.assert_outcomes(passed=5)
+    only = pytester.runpytest("--humaneval-config", "he.yaml", *dist, *NO_CACHE)
+    only.assert_outcomes(passed=3)
 
 
 def test_stopping_early_counts_the_rest_as_not_run(pytester):

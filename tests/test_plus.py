@@ -14,9 +14,9 @@ import pytest
 
 from pytest_humaneval import _wire, plus
 from pytest_humaneval.dataset import DatasetError, Problem, load_dataset
-from plus_data import WARM_XDG, evalplus_row, shared_file, write_jsonl
+from plus_data import WARM_XDG, evalplus_row, release_file, write_jsonl
 
-FULL = shared_file("humanevalplus")
+FULL = release_file("humanevalplus")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_evalplus_rows_load_with_their_inputs_and_humaneval_rows_are_unchanged(f
 def test_the_three_releases_load_and_mini_has_no_test():
     counts = {}
     for name in ("humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme"):
-        loaded = load_dataset(shared_file(name))
+        loaded = load_dataset(release_file(name))
         assert loaded.evalplus and len(loaded.problems) == 164
         counts[name] = (sum(len(p.base_input) for p in loaded.problems),
                         sum(len(p.plus_input) for p in loaded.problems))

@@ -12,10 +12,10 @@ import pytest
 from pytest_humaneval import _wire, plus
 from pytest_humaneval.config import ConfigError, load_config
 from pytest_humaneval.sources import Plan, build_plan
-from plus_data import evalplus_row, shared_file, write_jsonl
+from plus_data import evalplus_row, release_file, write_jsonl
 from sessions import NO_CACHE
 
-FULL = shared_file("humanevalplus")
+FULL = release_file("humanevalplus")
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def test_the_digest_separates_humaneval_from_humanevalplus_and_covers_the_file_a
     assert humaneval_label == "as_humaneval full (2/2 problems)" and plus_label == "as_evalplus full (2/2 problems)"
 
     full, label = digest(str(FULL))
-    noextreme, _ = digest(str(shared_file("humanevalplus-noextreme")))
+    noextreme, _ = digest(str(release_file("humanevalplus-noextreme")))
     assert full != noextreme, "same prompts and tests, other inputs: another dataset"
     slower, slower_label = digest(str(FULL), ", plus: {min_time_limit_s: 1.0}")
     assert slower != full and slower_label == (

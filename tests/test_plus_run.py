@@ -1,6 +1,6 @@
 """HumanEval+ end to end: a samples file judged by the base and plus suites of real tasks, as a pytest run.
 
-The rows come from the HumanEval+ release in the shared data folder (written to a temporary file); the expected
+The rows come from the bundled HumanEval+ release (written to a temporary file); the expected
 outputs from the warm test cache (plus_data.WARM_XDG), computed on first use.
 """
 
@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_humaneval.dataset import load_problems
-from plus_data import WARM_XDG, shared_file, write_jsonl
+from plus_data import WARM_XDG, release_file, write_jsonl
 from sessions import NO_CACHE
 
 TASKS = ("HumanEval/0", "HumanEval/22", "HumanEval/32")
@@ -35,7 +35,7 @@ NEWTON = """    x = 7.0
 @pytest.fixture
 def plus_run(pytester, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(WARM_XDG))
-    rows = [json.loads(line) for line in gzip.decompress(shared_file("humanevalplus").read_bytes()).splitlines()]
+    rows = [json.loads(line) for line in gzip.decompress(release_file("humanevalplus").read_bytes()).splitlines()]
     write_jsonl(pytester.path / "plus.jsonl", [row for row in rows if row["task_id"] in TASKS])
     openai = {p.task_id: p.canonical_solution for p in load_problems()[1]}
     samples = [{"task_id": "HumanEval/0", "completion": openai["HumanEval/0"]},
@@ -72,7 +72,8 @@ def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, x
     assert measurements["human-eval.base_pass_at_1"]["value"] == pytest.approx(5 / 6)
     assert measurements["human-eval.base_pass_at_1"]["official"] is False
     markdown = (plus_run.path / "summary.md").read_text()
-    assert "| pass_at_1 | 0.167 |" in markdown and "| base_pass_at_1 | 0.833 |" in markdown
+    assert "| pass@1 | 0.167 |" in markdown and "| base pass@1 | 0.833 |" in markdown
+    assert "- HumanEval/22: 0/1 passed, base tests 1/1 (assertion_failed 1)" in markdown
     suite = ET.parse(plus_run.path / "junit.xml").getroot().find("testsuite")
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert float(props["human-eval.base_pass_at_1"]) == pytest.approx(5 / 6)

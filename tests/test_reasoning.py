@@ -110,6 +110,23 @@ def test_answers_cut_at_max_tokens_run_are_flagged_counted_and_warned_about(pyte
                                  "raise params.max_tokens (300)*"])
 
 
+def test_a_runaway_answer_cut_at_max_tokens_passes_by_its_last_complete_block(pytester):
+    def runaway(problem):  # the whole function, then again and again until max_tokens cut a copy mid-way
+        copies = "".join(f"\nAgain, the function:\n{fenced(right(problem))}" for _ in range(8))
+        return chat(f"Here is the function:\n{fenced(right(problem))}{copies}\nAgain:\n```python\n"
+                    f"{right(problem)[:-25]}", finish_reason="length")
+
+    shapes = dict(SHAPES, **{"HumanEval/2": runaway})
+    with FakeOpenAI(serve(shapes)) as server:
+        result = pytester.runpytest("--humaneval-config", config(pytester, server), "-p", "no:xdist",
+                                    "--humaneval-results", "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(passed=4)
+    row = results(pytester)["HumanEval/2"]
+    assert row["status"] == "passed" and row["finish_reason"] == "length"
+    assert row["detail"] == ("truncated at max_tokens (finish_reason: length); took code block 9 of 10 (the last "
+                             "complete one that defines truncate_number; 1 later one is cut off or does not compile)")
+
+
 def test_extra_body_and_system_prompt_reach_the_server_and_change_digest_and_label(pytester):
     plain = {task: (lambda p: chat(fenced(right(p)))) for task in SHAPES}
     reports = {}

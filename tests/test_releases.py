@@ -1,4 +1,5 @@
-"""HumanEval+ releases by name: download from a real loopback server, sha256 pin, user cache, errors."""
+"""HumanEval+ releases by name: the bundled copies, and for a release the package does not carry, the download from
+a real loopback server, sha256 pin, user cache, errors."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from pytest_humaneval import releases
 from pytest_humaneval.dataset import DatasetError, load_dataset
-from plus_data import shared_file
+from plus_data import release_file
 from release_server import ReleaseServer
 from sessions import NO_CACHE, read_report
 
@@ -25,7 +26,13 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def server(monkeypatch):
+def unbundled(monkeypatch) -> None:
+    """A package without its bundled copies (a distribution that leaves the data out): releases are downloaded."""
+    monkeypatch.setattr(releases, "bundled_copy", lambda release: None)
+
+
+@pytest.fixture
+def server(monkeypatch, unbundled):
     with ReleaseServer() as running:
         monkeypatch.setenv(releases.BASE_URL_ENV, running.url)
         yield running
@@ -39,11 +46,49 @@ class Lines:
         self.lines.append((text, final))
 
 
-def test_the_pins_are_the_shared_release_files():
+def test_the_pins_are_the_bundled_release_files():
     for name, release in releases.RELEASES.items():
-        data = shared_file(name).read_bytes()
+        data = release_file(name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == release.sha256 and len(data) == release.size
-        assert load_dataset(shared_file(name)).sha256 == release.content_sha256
+        assert load_dataset(release_file(name)).sha256 == release.content_sha256
+        assert releases.bundled_copy(release) == release_file(name)
+    folder = release_file("humanevalplus").parent
+    assert "Apache License" in (folder / "LICENSE").read_text() and (folder / "PROVENANCE.md").is_file()
+
+
+def test_a_named_release_is_the_bundled_copy_with_no_request_and_nothing_cached(cache, monkeypatch):
+    monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")  # nothing listens: no network
+    for name in releases.RELEASES:
+        progress = Lines()
+        assert releases.resolve(name, WHERE, progress) == release_file(name)
+        assert progress.lines == []
+    assert not cache.exists()
+
+
+def test_a_bundled_copy_that_does_not_match_its_pin_is_not_used(tmp_path, monkeypatch):
+    import importlib.resources
+
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "humanevalplus").mkdir(parents=True)
+    torn = fixtures / "humanevalplus" / "HumanEvalPlus-Mini.jsonl.gz"
+    edited = bytearray(release_file("humanevalplus-mini").read_bytes())
+    edited[1000] ^= 1  # same size, another sha256
+    torn.write_bytes(bytes(edited))
+    monkeypatch.setattr(importlib.resources, "files", lambda package: fixtures)
+    assert releases.bundled_copy(releases.RELEASES["humanevalplus-mini"]) is None
+    assert releases.bundled_copy(releases.RELEASES["humanevalplus"]) is None  # absent
+
+
+def test_a_session_with_a_named_release_runs_offline_with_no_download(pytester, cache, monkeypatch):
+    monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
+    config = pytester.path / "plus.yaml"
+    config.write_text("target: {mode: mock}\ndataset: humanevalplus-mini\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(config), "--humaneval-report", "report.json", *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    assert "download" not in result.stderr.str()
+    assert read_report(pytester.path / "report.json")["dataset"]["label"] == (
+        "humanevalplus-mini v0.1.10 sample (2/164 problems)")
+    assert not (cache / "evalplus").exists(), "nothing was fetched into the user cache"
 
 
 def test_the_default_url_is_evalplus_release_and_an_environment_variable_overrides_it(monkeypatch):
@@ -69,7 +114,7 @@ def test_a_release_is_downloaded_once_verified_and_then_read_from_the_cache(cach
     progress = Lines()
     path = releases.resolve("humanevalplus-mini", WHERE, progress)
     assert path == cache / "evalplus" / "v0.1.10" / "HumanEvalPlus-Mini.jsonl.gz"
-    assert path.read_bytes() == shared_file("humanevalplus-mini").read_bytes()
+    assert path.read_bytes() == release_file("humanevalplus-mini").read_bytes()
     assert server.requests == ["/releases/download/v0.1.10/HumanEvalPlus-Mini.jsonl.gz"]
     assert [name for name in path.parent.iterdir()] == [path], "no temporary file is left behind"
     assert progress.lines[0][0].startswith(f"humaneval: downloading HumanEvalPlus-Mini.jsonl.gz from {server.url}")
@@ -83,7 +128,7 @@ def test_a_release_is_downloaded_once_verified_and_then_read_from_the_cache(cach
 
 
 def test_a_download_with_another_sha256_is_one_error_naming_both_hashes_and_nothing_is_cached(cache, server):
-    tampered = bytearray(shared_file("humanevalplus-mini").read_bytes())
+    tampered = bytearray(release_file("humanevalplus-mini").read_bytes())
     tampered[100] ^= 1
     server.replace["HumanEvalPlus-Mini.jsonl.gz"] = bytes(tampered)
     with pytest.raises(DatasetError) as info:
@@ -101,11 +146,11 @@ def test_a_cached_release_that_no_longer_matches_its_pin_is_fetched_again(cache,
     path = releases.resolve("humanevalplus-mini", WHERE)
     path.write_bytes(path.read_bytes()[:-10])  # a torn or edited copy
     assert releases.resolve("humanevalplus-mini", WHERE) == path
-    assert path.read_bytes() == shared_file("humanevalplus-mini").read_bytes()
+    assert path.read_bytes() == release_file("humanevalplus-mini").read_bytes()
     assert len(server.requests) == 2
 
 
-def test_without_network_one_error_names_the_url_and_how_to_use_a_downloaded_file(cache, monkeypatch):
+def test_without_network_one_error_names_the_url_and_how_to_use_a_downloaded_file(cache, monkeypatch, unbundled):
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/releases/download/v0.1.10")  # nothing listens
     with pytest.raises(DatasetError) as info:
         releases.resolve("humanevalplus", WHERE)
@@ -129,10 +174,10 @@ def test_an_http_error_status_is_named(cache, server):
 def test_a_release_given_by_path_is_recognised_by_its_sha256_gzipped_or_not(tmp_path):
     import gzip
 
-    loaded = load_dataset(shared_file("humanevalplus-noextreme"))
+    loaded = load_dataset(release_file("humanevalplus-noextreme"))
     assert releases.recognise(loaded.file_sha256, loaded.sha256).name == "humanevalplus-noextreme"
     plain = tmp_path / "whatever-name.jsonl"
-    plain.write_bytes(gzip.decompress(shared_file("humanevalplus").read_bytes()))
+    plain.write_bytes(gzip.decompress(release_file("humanevalplus").read_bytes()))
     loaded = load_dataset(plain)
     assert loaded.evalplus and releases.recognise(loaded.file_sha256, loaded.sha256).name == "humanevalplus"
     edited = tmp_path / "edited.jsonl"
@@ -162,7 +207,7 @@ def test_a_session_with_dataset_humanevalplus_downloads_it_with_a_progress_line_
     assert len(server.requests) == 1, "the second session reads the release and its outputs from the user cache"
 
 
-def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypatch):
+def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypatch, unbundled):
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
     config = pytester.path / "plus.yaml"
     config.write_text("target: {mode: mock}\ndataset: humanevalplus-mini\nparams: {execute: true}\n")

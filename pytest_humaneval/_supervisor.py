@@ -52,6 +52,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
+CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
 WORK_DIR = "work"  # basic mode: each sample's working dir, under the supervisor's base dir
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -213,9 +214,9 @@ class Supervisor:
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
         self.serial = 0
-        self.judge = JudgeProcess()
+        self.judge = JudgeProcess(watch=isolation.shares_uid)
         self.zygote = _zygote.Zygote()
-        self.baseline = _contain.Baseline(base)
+        self.baseline = _contain.Baseline(base, watch=isolation.shares_uid)
 
     def start(self) -> None:
         """The fork server first: nothing of any sample has reached this process yet."""
@@ -299,10 +300,15 @@ class Supervisor:
         os.close(replies_r)
         data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
         duration_ms = (time.monotonic() - started) * 1000.0
-        # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment.
-        gone = data is not None and b'"candidate_gone": true' in data
+        # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
+        # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
+        # after a timeout it is still at work, and is killed now.
+        if data is None or b'"status": "timeout"' in data:
+            grace = 0.0
+        else:
+            grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
         try:
-            candidate_status, changed = self.zygote.finish(1.0 if gone else 0.0)
+            candidate_status, changed = self.zygote.finish(grace)
         except _zygote.ZygoteGone as exc:
             if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
                 raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
@@ -394,10 +400,11 @@ class JudgeProcess:
     this process is non-dumpable (as the supervisor is), so it can neither write here nor read or trace it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, watch: bool = True) -> None:
         self.pid: int | None = None
         self._sock = None
         self._known: set = set()  # problem numbers this judge process has the texts of
+        self._watch = watch  # check its own state after each sample (a candidate that shares its uid)
 
     def start(self) -> None:
         import socket
@@ -407,7 +414,7 @@ class JudgeProcess:
         if pid == 0:
             try:
                 ours.close()
-                _judge_main(theirs)
+                _judge_main(theirs, self._watch)
             finally:
                 os._exit(70)
         theirs.close()
@@ -501,14 +508,14 @@ class JudgeProcess:
         self.pid, self._sock = None, None
 
 
-def _judge_main(sock) -> None:
+def _judge_main(sock, watch: bool) -> None:
     """The judge process's loop: a request and the judge's ends of the candidate's two pipes in, a record out."""
     import socket
 
     fd = sock.fileno()
     os.closerange(3, fd)  # nothing of the harness's channel, nor of the sample being forked
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    baseline = _contain.Baseline()
+    baseline = _contain.Baseline(watch=watch)
     problems: dict = {}
     decoded: dict = {}
     _contain.Cgroups.protect_self()

@@ -28,7 +28,6 @@ import resource
 import select
 import signal
 import socket
-import struct
 import time
 
 try:
@@ -44,10 +43,10 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5) and its request (6)
 REQUEST_FD = CALLS_FD + 3
 SETUP_FAILED = 70  # the candidate's exit code when its set-up failed before the program started
-SPAWN, FINISH, ENDED = b"F", b"K", b"S"
+SPAWN, KILL, ENDED = b"F", b"K", b"S"
 DESCRIPTORS = 6  # what ``spawn`` hands over: request, stdout, stderr, the two call pipes, the set-up pipe
-_GRACE = struct.Struct(">d")
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_exit = os._exit  # bound here: a program that replaces os._exit in its own process changes nothing of this
 
 
 class ZygoteGone(Exception):
@@ -70,7 +69,7 @@ class Zygote:
                 ours.close()
                 _main(theirs, isolation, prefer_oom)
             finally:
-                os._exit(70)
+                _exit(70)
         theirs.close()
         self.pid, self._sock = pid, ours
 
@@ -83,14 +82,16 @@ class Zygote:
 
     def finish(self, grace_s: float) -> tuple[int | None, str]:
         """End the sample: the candidate's wait status if it ended on its own within ``grace_s`` (else None:
-        it was killed), after every process of its tree is gone; and what changed in the server's own state
-        since it started ("" when nothing did)."""
+        it was killed), once every process of its tree is gone; and what changed in the server's own state
+        since it started ("" when nothing did). The server says when the candidate ends without being asked
+        (it does when the judge closes its pipe): only one that outlives ``grace_s`` costs a request."""
         try:
-            self._sock.send(FINISH + _GRACE.pack(grace_s))
-            deadline = time.monotonic() + grace_s + 10.0
-            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                raise ZygoteGone("the candidates' fork server did not answer")
-            data = self._sock.recv(1 << 16)
+            data = self._ended(grace_s)
+            if data is None:
+                self._sock.send(KILL)
+                data = self._ended(10.0)
+                if data is None:
+                    raise ZygoteGone("the candidates' fork server did not answer")
         except OSError as exc:
             raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
         if not data.startswith(ENDED):
@@ -99,6 +100,11 @@ class Zygote:
         if reply.get("error"):
             raise ZygoteGone(f"the candidates' fork server failed: {reply['error']}")
         return reply.get("status"), reply.get("changed", "")
+
+    def _ended(self, wait_s: float) -> bytes | None:
+        if not select.select([self._sock], [], [], max(0.0, wait_s))[0]:
+            return None
+        return self._sock.recv(1 << 16)
 
     def stop(self) -> None:
         if self.pid is not None:
@@ -127,31 +133,27 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         if server:
             sock.close()
             _, status = os.waitpid(server, 0)
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            _exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _contain.mount_proc()
     else:
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
     #                                                           process that waits for it)
-    baseline = _contain.Baseline()
-    candidate = None
+    baseline = _contain.Baseline(watch=isolation.shares_uid)
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 64, DESCRIPTORS)
-        if not message:
-            os._exit(0)
-        if message == SPAWN:
-            candidate = _spawn(fds, isolation, prefer_oom)
-        elif message[:1] == FINISH:
-            reply = {"status": None, "changed": ""}
-            if isinstance(candidate, str):  # the fork itself failed
-                reply["error"] = candidate
-            elif candidate is not None:
-                reply["status"] = _end(candidate, _GRACE.unpack(message[1:])[0], isolation)
-            candidate = None
-            reply["changed"] = baseline.changed()
-            sock.send(ENDED + json.dumps(reply).encode())
+        if message != SPAWN:  # the supervisor is gone (or a KILL for a candidate that had already ended)
+            if not message:
+                _exit(0)
+            continue
+        candidate = _spawn(fds, isolation, prefer_oom)
+        reply = {"status": None}
+        if isinstance(candidate, str):  # the fork itself failed
+            reply["error"] = candidate
         else:
-            os._exit(0)
+            reply["status"] = _watch(candidate, sock)
+        reply["changed"] = baseline.changed()
+        sock.send(ENDED + json.dumps(reply).encode())
 
 
 def _spawn(fds, isolation, prefer_oom: bool):
@@ -166,7 +168,7 @@ def _spawn(fds, isolation, prefer_oom: bool):
         try:
             _candidate(fds, isolation)
         finally:
-            os._exit(SETUP_FAILED)
+            _exit(SETUP_FAILED)
     for handle in fds:
         os.close(handle)
     if prefer_oom:
@@ -174,10 +176,29 @@ def _spawn(fds, isolation, prefer_oom: bool):
     return pid
 
 
-def _end(candidate: int, grace_s: float, isolation) -> int | None:
-    """The candidate's wait status if it ends within ``grace_s``, else None; either way every process of its
-    tree is gone when this returns (with namespaces: every process of this namespace but this one)."""
-    status, _ = wait(candidate, time.monotonic() + grace_s)
+def _watch(candidate: int, sock: socket.socket) -> int | None:
+    """Until the candidate ends (its wait status) or the supervisor says KILL (None, once it is killed); either
+    way every process of its tree is gone when this returns (with namespaces: every process of this namespace
+    but this one). Nothing but this one wait happens here while the candidate lives: every page this process
+    writes meanwhile is copied."""
+    try:
+        pidfd = os.pidfd_open(candidate)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        status = None
+        while status is None:
+            ready = select.select([sock] if pidfd is None else [sock, pidfd], [], [], None if pidfd else 0.002)[0]
+            done, found = os.waitpid(candidate, os.WNOHANG)
+            if done:
+                status = found
+            elif sock in ready:
+                if sock.recv(64) == b"":
+                    _exit(0)
+                break  # KILL
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
     if status is None:
         try:
             os.killpg(candidate, signal.SIGKILL)
@@ -222,9 +243,9 @@ def _candidate(fds, isolation) -> None:
         os.close(CALLS_FD + 2)
     except BaseException as exc:
         os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
-        os._exit(SETUP_FAILED)
+        _exit(SETUP_FAILED)
     _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
-    os._exit(0)
+    _exit(0)
 
 
 def _read_all(fd: int) -> bytes:
@@ -337,26 +358,3 @@ def kill_descendants(spare=(), max_rounds: int = 1000) -> None:
                 os.waitpid(child, 0)
             except ChildProcessError:
                 pass
-
-
-def wait(pid: int, deadline: float) -> tuple[int | None, bool]:
-    """Wait for the child until the deadline; (wait status or None, timed_out)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status, False
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None, True
-            if pidfd is not None:
-                select.select([pidfd], [], [], remaining)
-            else:
-                time.sleep(min(remaining, 0.002))
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)

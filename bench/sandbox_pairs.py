@@ -1,0 +1,75 @@
+"""The sandbox alone, this checkout against another, as alternated pairs: what a sample costs, per build.
+
+    python bench/sandbox_pairs.py OTHER_CHECKOUT [--pairs 10] [--samples 492]
+
+Each side is a fresh process with the checkout first on PYTHONPATH: one warm sandbox (its supervisor and
+everything it forks), every HumanEval problem registered once, then `--samples` canonical samples (the 164
+problems in turn, judged by their tests) one after another, no pytest. It prints the wall time and the whole
+process tree's CPU per sample (bench/phases.py reads it), and the median of the per-pair ratios (other / this):
+above 1, this checkout is cheaper. A shared VM's figures drift by 10-15% from one run to the next: quote the
+median ratio of ten pairs or more, never one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+ONE_SIDE = r"""
+import json, sys, time
+sys.path.insert(0, {bench!r})
+from phases import tree_cpu
+from pytest_humaneval import sandbox
+from pytest_humaneval.dataset import load_problems
+problems = load_problems()[1]
+programs = [sandbox.Program(p.prompt, p.canonical_solution, p.test, p.entry_point) for p in problems]
+box = sandbox.Sandbox("auto").start()
+for program in programs:
+    box.run(program)
+count = {samples}
+cpu, wall = tree_cpu(box._proc.pid), time.perf_counter()
+for i in range(count):
+    assert box.run(programs[i % len(programs)]).status is sandbox.Status.PASSED
+wall, cpu = time.perf_counter() - wall, tree_cpu(box._proc.pid) - cpu
+print(json.dumps({{"wall_ms": wall / count * 1000, "cpu_ms": cpu / count * 1000, "where": sandbox.__file__}}))
+box.close()
+"""
+
+
+def side(checkout: Path, samples: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    code = ONE_SIDE.format(bench=str(HERE / "bench"), samples=samples)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    if done.returncode != 0:
+        sys.exit(f"{checkout}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("other", type=Path)
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=492)
+    args = parser.parse_args()
+    rows = []
+    for pair in range(args.pairs):
+        other, this = side(args.other, args.samples), side(HERE, args.samples)
+        rows.append((other, this))
+        print(f"pair {pair + 1}: other {other['wall_ms']:.2f} ms wall {other['cpu_ms']:.2f} ms CPU;  "
+              f"this {this['wall_ms']:.2f} ms wall {this['cpu_ms']:.2f} ms CPU")
+    for key, name in (("wall_ms", "wall"), ("cpu_ms", "CPU")):
+        ratio = statistics.median(o[key] / t[key] for o, t in rows)
+        print(f"{name} per sample: other median {statistics.median(o[key] for o, _ in rows):.2f} ms, this "
+              f"{statistics.median(t[key] for _, t in rows):.2f} ms; median per-pair ratio (other / this) "
+              f"{ratio:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

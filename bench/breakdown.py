@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 
 OUT = Path(__file__).resolve().parent / "out"
 sys.path.insert(0, str(Path(__file__).resolve().parent))

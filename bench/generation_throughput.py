@@ -26,11 +26,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from pytest_humaneval.batching import generate, plan_requests
-from pytest_humaneval.dataset import load_problems, select
-from pytest_humaneval.endpoint import Client
-from pytest_humaneval.sources import Plan, Sample
-from pytest_humaneval.store import GenerationStore
+from pytest_humaneval.completions.batching import generate, plan_requests
+from pytest_humaneval.data.dataset import load_problems, select
+from pytest_humaneval.completions.endpoint import Client
+from pytest_humaneval.completions.sources import Plan, Sample
+from pytest_humaneval.completions.store import GenerationStore
 
 PROMPT_TOKENS = 100
 

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 
 OUT = Path(__file__).resolve().parent.parent / "pytest_humaneval" / "fixtures" / "mock_samples.jsonl"
 KINDS = (  # (share out of 100, kind, completion)

@@ -16,7 +16,7 @@ import sys
 import time
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 
 
 def children_cpu() -> float:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .gate import BaselineError, check_digest, load_baseline
-from .stats import compare
+from .scoring.gate import BaselineError, check_digest, load_baseline
+from .scoring.stats import compare
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,12 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("--json", action="store_true", help="as JSON, one object per dataset")
     args = parser.parse_args(argv)
     if args.command == "datasets":
-        from .catalog import entries, render
+        from .data.catalog import entries, render
 
         sys.stdout.write(render(entries(), as_json=args.json))
         return 0
     if args.command == "html":
-        from .html_cli import build_page  # the page's modules are loaded by this command only
+        from .scoring.html_cli import build_page  # the page's modules are loaded by this command only
         return build_page(args.report, args.results, args.output, args.dataset, args.baseline)
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence: expected a number between 0 and 1 (exclusive), found {args.confidence:g}")

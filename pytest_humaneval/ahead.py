@@ -18,7 +18,7 @@ import pytest
 
 from . import sandbox
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
-from .pool import VerdictPool, pool_size, spare_size, window_size
+from .sandbox.pool import VerdictPool, pool_size, spare_size, window_size
 
 __all__ = ["PoolHooks"]
 

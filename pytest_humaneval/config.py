@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from .dataset import PLUS_DEFAULT_LIMITS
-from .protocol import PRESETS
-from .releases import HUMANEVAL, NAMES
+from .data.dataset import PLUS_DEFAULT_LIMITS
+from .scoring.protocol import PRESETS
+from .data.releases import HUMANEVAL, NAMES
 
 __all__ = ["ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig", "Target",
            "load_config"]

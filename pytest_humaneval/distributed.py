@@ -22,7 +22,7 @@ from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .items import RUN_KEY, parse_item_name
-from .sources import Plan
+from .completions.sources import Plan
 
 __all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
 

@@ -14,32 +14,20 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import pytest
 
-from . import plus, sandbox
-from .config import PlusParams, RunConfig
-from .sandbox import DETAIL_MAX, ExecResult, Limits, Status
-from .sources import Plan, Sample
+from .data import plus
+from . import sandbox
+from .config import PlusParams
+from .run import Run
+from .sandbox import DETAIL_MAX, ExecResult, Status
+from .completions.sources import Plan, Sample
 
 if TYPE_CHECKING:
-    from .pool import VerdictPool  # noqa: F401  (named in a string annotation)
+    from .sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Repeats", "Run", "gutter",
+__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Repeats", "gutter",
            "item_name", "parse_item_name", "repeats", "ungutter"]
 
 PROP = "humaneval."  # prefix of our user_properties
-
-
-@dataclass(frozen=True)
-class Run:
-    config: RunConfig
-    plan: Plan
-    isolation: str  # what the sandbox applied: "namespaces", "namespaces-userns", "basic",
-    #                 "none (replay)" or "unavailable"
-    sandbox_limits: str = ""  # how memory and processes are limited (a cgroup per sample, or rlimits)
-    candidate_ids: str = ""  # which uid candidates run as, and how it was chosen
-
-    @property
-    def limits(self) -> Limits:
-        return Limits(timeout_s=self.config.params.timeout_s, memory_mb=self.config.params.memory_mb)
 
 
 RUN_KEY = pytest.StashKey[Run]()

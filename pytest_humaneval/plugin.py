@@ -10,17 +10,19 @@ from typing import Any
 
 import pytest
 
-from . import html_report, outcomes, sandbox
+from .scoring import html_report
+from . import outcomes, sandbox
 from .ahead import PoolHooks
 from .config import ConfigError, Gate, RunConfig, load_config
-from .dataset import DatasetError
-from .gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
+from .data.dataset import DatasetError
+from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
-from .items import RUN_KEY, HumanEvalFile, HumanEvalItem, Run
-from .plus import Suites
-from .outputs import OutputError, check_output
-from .report import describe_protocol, planned_view
-from .sources import Plan, build_plan
+from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
+from .run import Run
+from .data.plus import Suites
+from .scoring.outputs import OutputError, check_output
+from .scoring.report import describe_protocol, planned_view
+from .completions.sources import Plan, build_plan
 from .summary import Aggregator
 from .terminal import QuietSamples
 
@@ -230,7 +232,7 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
 
 def _check_runtime_gates(run_config: RunConfig) -> None:
     """Before any request: the key's variable is set (never shown) and the URL passes the guard."""
-    from . import endpoint  # httpx and asyncio: imported by runtime sessions only
+    from .completions import endpoint  # httpx and asyncio: imported by runtime sessions only
     ref = run_config.target.credentials_ref
     if ref is not None and not os.environ.get(ref[4:]):
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
@@ -249,13 +251,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if (run is None or run.config.target.mode != "runtime" or hasattr(config, "workerinput")
             or config.option.collectonly):
         return
-    from . import generation  # httpx and asyncio: imported by runtime sessions only
+    from .completions import generation  # httpx and asyncio: imported by runtime sessions only
 
     aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
     try:
-        plan = generation.generate_completions(run, config.pluginmanager.get_plugin("terminalreporter"),
-                                               aggregator, _generations_folder(config),
-                                               config.getoption("humaneval_regenerate"))
+        plan = generation.generate_completions(run.config, run.plan,
+                                               config.pluginmanager.get_plugin("terminalreporter"), aggregator,
+                                               _generations_folder(config), config.getoption("humaneval_regenerate"))
     except generation.PreflightFailed as exc:
         raise pytest.UsageError(f"{run.config.path}: {exc}") from None
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)

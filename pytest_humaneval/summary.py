@@ -12,15 +12,16 @@ from typing import IO, Any
 
 import pytest
 
-from . import html_report, protocol
-from .gate import Baseline, GateResult, evaluate
-from .items import HumanEvalItem, Run, parse_item_name, ungutter
-from .outputs import open_private, publish
-from .metrics import STATUSES, Outcome, Summary, fmt, summarize
+from .scoring import html_report, protocol
+from .scoring.gate import Baseline, GateResult, evaluate
+from .items import HumanEvalItem, parse_item_name, ungutter
+from .run import Run
+from .scoring.outputs import open_private, publish
+from .scoring.metrics import STATUSES, Outcome, Summary, fmt, summarize
 from .outcomes import verdict_of
-from .report import build_report, mode_label, render_markdown, truncated_count
-from .selection import Partial, mark_partial, resolve, selected_by
-from .sources import Sample
+from .scoring.report import build_report, mode_label, render_markdown, truncated_count
+from .scoring.selection import Partial, mark_partial, resolve, selected_by
+from .completions.sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
     from _pytest.junitxml import xml_key as junit_xml_key

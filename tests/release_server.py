@@ -10,7 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from plus_data import release_file
-from pytest_humaneval.releases import RELEASE_VERSION, RELEASES
+from pytest_humaneval.data.releases import RELEASE_VERSION, RELEASES
 
 
 class ReleaseServer:

@@ -25,7 +25,7 @@ import pytest
 
 from hunter import TECHNIQUES, completion
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import bundled_path, load_problems
+from pytest_humaneval.data.dataset import bundled_path, load_problems
 from sessions import NO_CACHE
 
 PROBLEMS = 4

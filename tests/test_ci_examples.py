@@ -13,7 +13,7 @@ import yaml
 
 from fake_openai import FakeOpenAI, chat, models
 from pytest_humaneval.config import load_config
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, read_report
 
 CI = Path(__file__).resolve().parent.parent / "examples" / "ci"

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from programs import sample, script
-from pytest_humaneval import _contain, sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.sandbox import _contain
+from pytest_humaneval import sandbox
+from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.sandbox import Limits, Sandbox, Status
 from sessions import NO_CACHE
 
@@ -423,7 +424,7 @@ def test_rootless_containers_get_a_working_isolation_and_say_which(mapping, isol
     import subprocess
     import sys
 
-    repo = Path(sandbox.__file__).resolve().parents[1]
+    repo = Path(sandbox.__file__).resolve().parents[2]
     if not all(folder.stat().st_mode & 0o001 for folder in (repo / "pytest_humaneval", *repo.parents)):
         pytest.skip(f"{repo} is not readable by other users, as the mapped root of the namespace is")
     inside = _INSIDE.replace("REPO", repr(str(repo)))

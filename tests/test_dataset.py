@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval.dataset import DatasetError, bundled_path, load_problems, select
+from pytest_humaneval.data.dataset import DatasetError, bundled_path, load_problems, select
 
 BUNDLED_SHA256 = "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
 
@@ -82,7 +82,7 @@ def test_digest_covers_problems_and_measurement_settings_and_label_says_full_or_
 def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed(tmp_path):
     # Pinned from the code before system_prompt and extra_body: baselines made then still compare.
     from pytest_humaneval.config import load_config
-    from pytest_humaneval.sources import build_plan
+    from pytest_humaneval.completions.sources import build_plan
 
     path = tmp_path / "run.yaml"
     path.write_text("target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}\n"

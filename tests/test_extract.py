@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_humaneval.extract import extract, split_reasoning, unwrap_completion
+from pytest_humaneval.completions.extract import extract, split_reasoning, unwrap_completion
 
 PROMPT = 'from typing import List\n\n\ndef add(a, b):\n    """Add two numbers."""\n'
 RIGHT = "def add(a, b):\n    return a + b\n"

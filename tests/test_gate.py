@@ -11,9 +11,9 @@ from fake_openai import MODEL, FakeOpenAI, choices, models
 from pytest_humaneval.__main__ import main as cli
 from sessions import NO_CACHE, read_report
 from pytest_humaneval.config import Gate
-from pytest_humaneval.dataset import load_problems
-from pytest_humaneval.gate import Baseline, evaluate
-from pytest_humaneval.stats import (bootstrap_mean_interval, compare, mcnemar_worse_p, pass_at_k_interval,
+from pytest_humaneval.data.dataset import load_problems
+from pytest_humaneval.scoring.gate import Baseline, evaluate
+from pytest_humaneval.scoring.stats import (bootstrap_mean_interval, compare, mcnemar_worse_p, pass_at_k_interval,
                                     wilson_interval)
 
 PROBLEMS = load_problems()[1][:20]
@@ -280,7 +280,7 @@ def test_compare_names_the_settings_of_two_labelled_samples_files(pytester, caps
 
 
 def test_differences_say_what_differs_and_leave_out_what_follows_from_it():
-    from pytest_humaneval.gate import compared_settings, differences
+    from pytest_humaneval.scoring.gate import compared_settings, differences
 
     def report(**settings):
         return {"dataset": {"name": settings.pop("name", "openai_humaneval"), "settings": settings,

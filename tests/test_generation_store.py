@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, choices, models
-from pytest_humaneval.dataset import load_problems
-from pytest_humaneval.store import GenerationStore, normalise_endpoint
+from pytest_humaneval.data.dataset import load_problems
+from pytest_humaneval.completions.store import GenerationStore, normalise_endpoint
 from sessions import NO_CACHE, QUIET_REWRITE, interruptible_pytest, read_report
 
 KEY = "sk-test-SECRET-store-77aa"

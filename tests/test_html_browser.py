@@ -139,7 +139,7 @@ def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
 
 
 def test_the_tile_legend_follows_the_colouring_and_empty_fields_get_no_row(browser, tmp_path):
-    from pytest_humaneval import html_report
+    from pytest_humaneval.scoring import html_report
 
     def row(task, status, **extra):
         return {"task_id": task, "sample": 0, "status": status, "passed": status == "passed",

@@ -22,7 +22,7 @@ from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
 from programs import sample, script
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import bundled_path, load_problems
+from pytest_humaneval.data.dataset import bundled_path, load_problems
 from pytest_humaneval.sandbox import Limits, Program, Sandbox, SandboxError, Status
 
 FAST = Limits(timeout_s=2.0)
@@ -313,7 +313,7 @@ def test_basic_mode_skips_namespaces_and_strict_gets_them_as_root():
 def test_strict_refuses_a_supervisor_that_could_only_isolate_basically(monkeypatch):
     # The supervisor's own fallback is exercised by basic mode above; here the client's rule: strict accepts
     # nothing but namespaces, whatever the supervisor could do.
-    real_receive = sandbox._receive
+    real_receive = sandbox.harness._receive
 
     def supervisor_reports_basic(proc, timeout_s):
         reply = real_receive(proc, timeout_s)
@@ -321,7 +321,7 @@ def test_strict_refuses_a_supervisor_that_could_only_isolate_basically(monkeypat
             reply.update(isolation="basic", reason="unshare() refused: Operation not permitted")
         return reply
 
-    monkeypatch.setattr(sandbox, "_receive", supervisor_reports_basic)
+    monkeypatch.setattr(sandbox.harness, "_receive", supervisor_reports_basic)
     with pytest.raises(SandboxError, match="isolation strict needs namespace isolation.*unshare"):
         Sandbox("strict").start()
 
@@ -366,21 +366,21 @@ def unprivileged():
     proc = subprocess.Popen([SYSTEM_PYTHON, "-I", str(supervisor)], pass_fds=(theirs.fileno(),),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=demote,
                             env={"PATH": "/usr/bin:/bin"}, cwd=home)
-    sandbox._send(proc, {"base": str(home), "isolation": "auto", "files_fd": theirs.fileno()})
+    sandbox.harness._send(proc, {"base": str(home), "isolation": "auto", "files_fd": theirs.fileno()})
 
     numbers: dict = {}  # a problem's number, as the harness gives each (prompt, test) its own
 
     def run(program: str | Program, timeout_s: float = 3.0, memory_mb: int = 2048) -> dict:
         job = script(program) if isinstance(program, str) else program
         number = numbers.setdefault((job.prompt, job.test), len(numbers) + 1)
-        sandbox._send(proc, {"id": 1, "problem": number, "prompt": job.prompt, "completion": job.completion,
+        sandbox.harness._send(proc, {"id": 1, "problem": number, "prompt": job.prompt, "completion": job.completion,
                              "test": job.test,
                              "entry_point": job.entry_point, "timeout_s": timeout_s,
                              "limits": {"memory_mb": memory_mb, "file_size_mb": 16, "open_files": 256}})
-        return sandbox._receive(proc, 30 + timeout_s)
+        return sandbox.harness._receive(proc, 30 + timeout_s)
 
     try:
-        ready = sandbox._receive(proc, 30)
+        ready = sandbox.harness._receive(proc, 30)
         if ready.get("isolation") != "namespaces-userns":
             pytest.skip(f"unprivileged user namespaces are not available here: {ready.get('reason')}")
         yield run

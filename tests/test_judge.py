@@ -16,7 +16,7 @@ import pytest
 
 from programs import sample, script
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.sandbox import Limits, Sandbox, Status
 from sessions import NO_CACHE
 
@@ -376,12 +376,12 @@ PROGRAM = sample("    return x\n", "def check(c):\n    assert c(1) == 2\n", prom
 ])
 def test_an_invalid_reply_is_a_sandbox_error(reply, message):
     with pytest.raises(sandbox.SandboxError, match=message):
-        sandbox._result(reply, 1, PROGRAM)
+        sandbox.harness._result(reply, 1, PROGRAM)
 
 
 def test_a_reply_with_a_malformed_location_keeps_its_verdict_without_one():
     for where in (["test", "2"], ["test", 99], ["nowhere", 1], "test line 2", [None, None, None]):
-        result = sandbox._result({"id": 1, "status": "assertion_failed", "duration_ms": 1.0,
+        result = sandbox.harness._result({"id": 1, "status": "assertion_failed", "duration_ms": 1.0,
                                   "detail": "AssertionError", "where": where}, 1, PROGRAM)
         assert result.status is Status.ASSERTION_FAILED and result.detail == "AssertionError"
 
@@ -390,7 +390,7 @@ def test_text_from_a_candidate_is_made_safe_and_capped():
     reply = {"id": 1, "status": "runtime_error", "duration_ms": 1.0,
              "detail": "ValueError: bad \ud800 \x1b[2J\x1b]0;title\x07 \r==== 164 passed ====\x9b" + "x" * 5000,
              "stdout": "\x1b[31mred\x1b[0m\n\ttab", "stderr": "é\u2028 \u202egnp.exe \u2066x\u2069 a\u200bb"}
-    result = sandbox._result(reply, 1, PROGRAM)
+    result = sandbox.harness._result(reply, 1, PROGRAM)
     assert result.detail.startswith("ValueError: bad \\ud800 \\x1b[2J\\x1b]0;title\\x07 \\x0d==== 164 passed")
     assert len(result.detail) <= sandbox.DETAIL_MAX
     assert result.stdout == "\\x1b[31mred\\x1b[0m\n\ttab"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_humaneval.metrics import Outcome, pass_at_k, summarize
+from pytest_humaneval.scoring.metrics import Outcome, pass_at_k, summarize
 
 
 @pytest.mark.parametrize(

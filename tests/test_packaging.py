@@ -56,7 +56,7 @@ DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-Mini.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-NoExtreme.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/LICENSE", "pytest_humaneval/fixtures/humanevalplus/PROVENANCE.md",
-              "pytest_humaneval/assets/report.css", "pytest_humaneval/assets/report.js", "pytest_humaneval/py.typed"]
+              "pytest_humaneval/scoring/assets/report.css", "pytest_humaneval/scoring/assets/report.js", "pytest_humaneval/py.typed"]
 NOT_SOURCES = shutil.ignore_patterns(".git", "__pycache__", "*.py[cod]", "*.egg-info", "build", "dist", ".pytest_cache",
                                      ".venv", "out")
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_humaneval import sandbox
 from sessions import NO_CACHE, QUIET_REWRITE, read_report
-from pytest_humaneval.sources import mock_fixture_path
+from pytest_humaneval.completions.sources import mock_fixture_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -212,7 +212,7 @@ def test_stopping_early_counts_the_rest_as_not_run(pytester):
 
 
 def test_a_sandbox_that_cannot_start_makes_errors_not_failures(pytester, monkeypatch):
-    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                 "report.json", *NO_CACHE)

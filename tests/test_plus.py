@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval import _wire, plus
-from pytest_humaneval.dataset import DatasetError, Problem, load_dataset
+from pytest_humaneval.sandbox import _wire
+from pytest_humaneval.data import plus
+from pytest_humaneval.data.dataset import DatasetError, Problem, load_dataset
 from plus_data import WARM_XDG, evalplus_row, release_file, write_jsonl
 
 FULL = release_file("humanevalplus")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval import _wire, plus
+from pytest_humaneval.sandbox import _wire
+from pytest_humaneval.data import plus
 from pytest_humaneval.config import ConfigError, load_config
-from pytest_humaneval.sources import Plan, build_plan
+from pytest_humaneval.completions.sources import Plan, build_plan
 from plus_data import evalplus_row, release_file, write_jsonl
 from sessions import NO_CACHE
 
@@ -167,7 +168,7 @@ def test_xdist_workers_get_the_same_suites_as_the_controller(pytester, tmp_path,
 def test_the_suites_of_real_tasks_give_evalplus_verdicts_in_the_sandbox(tmp_path):
     # The data side meets the judge: OpenAI's canonical solutions pass HumanEval/0 and /8 (a tuple task) on both
     # suites, and pass /22's base suite but not its plus suite (EvalPlus: bools are not the ints it keeps).
-    from pytest_humaneval.dataset import load_problems
+    from pytest_humaneval.data.dataset import load_problems
     from pytest_humaneval.sandbox import Limits, Program, Sandbox, Suite
 
     plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\nparams: {{execute: true, limit: 23}}\n")

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from plus_data import WARM_XDG, release_file, write_jsonl
 from sessions import NO_CACHE
 

@@ -20,7 +20,7 @@ import pytest
 
 from procs import alive_with, marker
 from pytest_humaneval import sandbox
-from pytest_humaneval.pool import VerdictPool, pool_size, window_size
+from pytest_humaneval.sandbox.pool import VerdictPool, pool_size, window_size
 from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
 from sessions import NO_CACHE, interruptible_pytest, read_report
 

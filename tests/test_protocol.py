@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fake_openai import MODEL, FakeOpenAI, choices, models
-from pytest_humaneval import protocol
+from pytest_humaneval.scoring import protocol
 from pytest_humaneval.config import ConfigError, load_config
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.handoff import config_from_json, config_to_json
 from sessions import NO_CACHE, read_report
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fake_openai import MODEL, FakeOpenAI, chat, models
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, read_report
 
 PROBLEMS = load_problems()[1]

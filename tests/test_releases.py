@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval import releases
-from pytest_humaneval.dataset import DatasetError, load_dataset
+from pytest_humaneval.data import releases
+from pytest_humaneval.data.dataset import DatasetError, load_dataset
 from plus_data import release_file
 from release_server import ReleaseServer
 from sessions import NO_CACHE, read_report

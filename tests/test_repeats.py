@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE
 
 

@@ -33,7 +33,7 @@ def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = ""
 
 
 def test_a_harness_error_is_one_line_in_the_failure_block_and_in_the_summary(pytester, monkeypatch):
-    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rA", *NO_CACHE)
@@ -178,7 +178,7 @@ def test_junit_validates_against_the_schema_of_pytests_default_family(pytester, 
 
 
 def test_junit_with_a_harness_error_validates_too(pytester, monkeypatch):
-    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = samples_config(pytester, [SOLVED_0])
     pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--junitxml", "junit.xml", *NO_CACHE)
     case = validate(pytester.path / "junit.xml").find("testsuite").find("testcase")

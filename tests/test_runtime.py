@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, interruptible_pytest, read_report
 
 KEY = "sk-test-SECRET-4f1c9e"

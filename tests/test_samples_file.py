@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, read_report
 
 CONFIG = "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n"

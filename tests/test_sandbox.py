@@ -242,7 +242,7 @@ def test_a_working_dir_left_behind_is_cleared_before_the_next_sample():
 
 
 def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypatch):
-    from pytest_humaneval import _supervisor
+    from pytest_humaneval.sandbox import _supervisor
 
     work = tmp_path / "work"
     (work / "stuck").mkdir(parents=True)
@@ -272,7 +272,7 @@ def test_in_basic_mode_a_program_that_kills_the_sandbox_is_recorded_and_the_next
 
 
 def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
-    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     broken = Sandbox()
     with pytest.raises(SandboxError, match="did not start"):
         broken.run(script("pass"), FAST)
@@ -287,7 +287,7 @@ def test_a_supervisor_started_without_waiting_is_waited_for_by_the_first_run(mon
         assert box.isolation != "unknown"
     finally:
         box.close()
-    monkeypatch.setattr(sandbox, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
+    monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     broken = Sandbox().start(wait=False)  # launching works; the failure shows when a sample needs it
     with pytest.raises(SandboxError, match="did not start"):
         broken.run(script("pass"), FAST)
@@ -316,8 +316,8 @@ def test_descendants_are_found_and_killed_without_proc_children_files(tmp_path):
     script = tmp_path / "scan.py"
     script.write_text(f"""
 import builtins, os, sys, time
-sys.path.insert(0, {str(sandbox.SUPERVISOR.parent.parent)!r})
-from pytest_humaneval import _zygote as S
+sys.path.insert(0, {str(sandbox.SUPERVISOR.parents[2])!r})
+from pytest_humaneval.sandbox import _zygote as S
 real_open = builtins.open
 def no_children_files(path, *args, **kwargs):
     if isinstance(path, str) and path.endswith('/children'):

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.dataset import load_problems
+from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.sandbox import Limits, Sandbox, Status
 
 CORPUS = {

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from pytest_humaneval import _wire as wire
+from pytest_humaneval.sandbox import _wire as wire
 
 
 @pytest.mark.parametrize("value", [

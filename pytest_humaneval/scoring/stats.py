@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Mapping, Sequence
 
-from .dataset import natural_key
+from ..data.dataset import natural_key
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "SEED", "Comparison", "Interval", "bootstrap_mean_interval", "compare",
            "mcnemar_worse_p", "pass_at_k_interval", "wilson_interval"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import Gate
+from ..config import Gate
 from .metrics import fmt
 from .selection import Partial
 from .stats import Comparison, compare

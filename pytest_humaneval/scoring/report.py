@@ -8,12 +8,12 @@ from importlib import metadata
 from typing import Any, Iterable
 
 from . import protocol
-from .config import RunConfig
-from .dataset import natural_key
+from ..config import RunConfig
+from ..data.dataset import natural_key
 from .gate import GateResult
-from .items import Run
+from ..run import Run
 from .metrics import STATUSES, Summary, fmt, measure_label, pass_at_k
-from .sources import Plan
+from ..completions.sources import Plan
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
+from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
 from .html_report import render
 
 __all__ = ["InputError", "build_page", "load_report", "load_results"]

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Protocol, Sequence
 
-from .sandbox import ExecResult, Limits, Program
+from .harness import ExecResult, Limits, Program
 
 __all__ = ["PoolStats", "VerdictPool", "pool_size", "reach_size", "spare_size", "window_size"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .batching import generate, plan_requests
 from .endpoint import Client, EndpointError, Generation
-from .items import Run
+from ..config import RunConfig
 from .sources import Plan, with_generation
 from .store import GenerationStore
 
@@ -27,8 +27,8 @@ class PreflightFailed(Exception):
     """The endpoint refused the preflight call: wrong URL, key or model. Nothing was generated."""
 
 
-def make_client(run: Run) -> Client:
-    target, params = run.config.target, run.config.params
+def make_client(config: RunConfig) -> Client:
+    target, params = config.target, config.params
     ref = target.credentials_ref
     return Client(
         target.endpoint, target.model,
@@ -61,12 +61,12 @@ class _Progress:
             self.terminal.write_line(line)
 
 
-def generate_completions(run: Run, terminal: Any, aggregator: Any, store_folder: Path | None = None,
+def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregator: Any, store_folder: Path | None = None,
                          regenerate: bool = False) -> Plan:
     """Reuse what the store holds, request the rest (nothing at all when everything is stored)."""
-    client = make_client(run)
+    client = make_client(config)
     store = GenerationStore(store_folder, client.store_setting()) if store_folder is not None else None
-    requests = plan_requests(run.plan, client, store, regenerate)
+    requests = plan_requests(plan, client, store, regenerate)
     progress = _Progress(terminal, len(requests.missing), len(requests.cached))
     if store is not None and store.ignored_lines:
         progress.write(f"humaneval: {store.ignored_lines} unreadable line(s) in {store.path} ignored (a run cut "
@@ -74,20 +74,20 @@ def generate_completions(run: Run, terminal: Any, aggregator: Any, store_folder:
     if not requests.missing:
         progress.write(f"humaneval: all {len(requests.cached)} completions cached in {store_folder}, "
                        "nothing to generate (--humaneval-regenerate samples afresh)")
-        return generate(run.plan, client, run.config.params.concurrency, requests=requests)
+        return generate(plan, client, config.params.concurrency, requests=requests)
     try:
-        warning = asyncio.run(_preflight(client, run))
+        warning = asyncio.run(_preflight(client, config))
     except EndpointError as exc:
         raise PreflightFailed(f"the endpoint failed the preflight check (GET /models): {exc}") from None
     if warning:
         progress.write(f"humaneval: warning: {warning}")
     reused = f"{len(requests.cached)} cached in {store_folder}; " if requests.cached else ""
     progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
-                   f"{run.config.target.model} ({run.config.params.concurrency} requests at a time)")
+                   f"{config.target.model} ({config.params.concurrency} requests at a time)")
     done: dict[tuple[str, int], Generation] = {}
     try:
-        plan = generate(run.plan, make_client(run), run.config.params.concurrency, progress, done,
-                        requests=requests, store=store, request_n=run.config.params.request_n)
+        plan = generate(plan, make_client(config), config.params.concurrency, progress, done,
+                        requests=requests, store=store, request_n=config.params.request_n)
         if store is not None and store.error:
             progress.write(f"humaneval: warning: generation store: {store.error}; these completions will not "
                            "be reused")
@@ -98,10 +98,10 @@ def generate_completions(run: Run, terminal: Any, aggregator: Any, store_folder:
         if aggregator is not None:
             known = {**requests.cached, **done}
             aggregator.record_interrupted_generation(
-                [with_generation(s, known[s.key]) for s in run.plan.samples if s.key in known])
+                [with_generation(s, known[s.key]) for s in plan.samples if s.key in known])
         raise
 
 
-async def _preflight(client: Client, run: Run) -> str | None:
+async def _preflight(client: Client, config: RunConfig) -> str | None:
     async with client:
-        return await client.preflight(run.config.target.retries)
+        return await client.preflight(config.target.retries)

@@ -235,7 +235,7 @@ DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc
 # and, in fresh tmpfs: /tmp and /dev/shm (writable, emptied after every sample); the namespace's own /proc,
 # ptys and message queues. The interpreter's import path is added to it (``_interpreter``).
 TMPFS = {"/tmp": "mode=1777,size=1g,nr_inodes=262144", "/dev/shm": "mode=1777,size=64m,nr_inodes=16384"}
-PACKAGE = os.path.dirname(os.path.realpath(__file__))  # the harness's own package: never shown
+PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the harness's own package: never shown
 STAGE = "/tmp"  # where the new root is put together, on a tmpfs of this namespace's own over the host's /tmp
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "i386": 217, "i686": 217, "armv7l": 218}
 MNT_DETACH = 2
@@ -287,7 +287,7 @@ def _hidden(shown, import_path):
                     if os.path.isdir(site) and site not in import_path:
                         found.add(site)
                 copy = os.path.realpath(os.path.join(place, "pytest_humaneval"))
-                if os.path.isfile(os.path.join(copy, "_contain.py")):
+                if os.path.isfile(os.path.join(copy, "sandbox", "_contain.py")):
                     found.add(copy)
     found = {path for path in found if os.path.isdir(path) and any(_within(path, f) for f in shown)}
     return sorted(_outermost(found))

@@ -13,10 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import plus, releases
-from .config import ConfigError, PlusParams, RunConfig
-from .dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
-from .protocol import PRESETS
+from ..data import plus, releases
+from ..config import ConfigError, PlusParams, RunConfig
+from ..data.dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
+from ..scoring.protocol import PRESETS
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation

@@ -188,7 +188,7 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
     try:
         status = None
         while status is None:
-            ready = select.select([sock] if pidfd is None else [sock, pidfd], [], [], None if pidfd else 0.002)[0]
+            ready = select.select([sock] if pidfd is None else [sock, pidfd], [], [], 0.002 if pidfd is None else None)[0]
             done, found = os.waitpid(candidate, os.WNOHANG)
             if done:
                 status = found

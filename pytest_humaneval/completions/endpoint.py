@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .config import RetryPolicy
+from ..config import RetryPolicy
 from .extract import Extraction, extract, unwrap_completion
 from .store import normalise_endpoint
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
-from .dataset import natural_key
+from ..data.dataset import natural_key
 from . import protocol
 from .metrics import STATUSES, fmt, measure_label, pass_at_k
 
@@ -46,7 +46,7 @@ def esc(value: Any) -> str:
 
 @lru_cache(maxsize=None)
 def _asset(name: str) -> str:
-    return resources.files("pytest_humaneval").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("pytest_humaneval.scoring").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 # -- the data island -----------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 from urllib.parse import quote
 
-from . import _expected, _wire
+from ..sandbox import _expected, _wire
 from .dataset import DatasetError, Problem
 from .releases import cache_dir
 
@@ -270,7 +270,7 @@ class _State:
 
 def _worker(todo: queue.Queue, folder: Path, state: _State) -> None:
     """One child process; takes tasks until none is left or one has failed."""
-    from .sandbox import sandbox_env  # the environment every process the harness starts gets
+    from ..sandbox import sandbox_env  # the environment every process the harness starts gets
 
     with tempfile.TemporaryDirectory(prefix="humaneval-expected-") as home, \
             tempfile.TemporaryFile() as errors:

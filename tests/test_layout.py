@@ -1,0 +1,128 @@
+"""The package's layout is its architecture: imports flow one way, and the trust boundary imports nothing.
+
+Read from the sources (ast), not from a running interpreter: every ``import`` of a module of the package, at
+any depth (lazy imports in functions count).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
+# From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
+# that import nothing of the package) from anywhere.
+FAMILIES = ("sandbox", "data", "config", "completions", "run", "scoring", "pytest side")
+PYTEST_SIDE = {"plugin", "items", "outcomes", "terminal", "summary", "ahead", "distributed", "handoff", "__main__",
+               "__init__"}
+
+
+def name_of(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def family(module: str) -> str:
+    parts = module.split(".")[1:]
+    if parts[0] in ("sandbox", "data", "completions", "scoring"):
+        return parts[0]
+    if parts[0] in ("config", "run"):
+        return parts[0]
+    return "pytest side"
+
+
+def imports(path: Path) -> set[str]:
+    """The package's modules ``path`` imports (``from . import x`` counts as importing ``x``)."""
+    module = name_of(path)
+    here = module.split(".")[:-1] if path.name != "__init__.py" else module.split(".")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {resolve(alias.name) for alias in node.names if alias.name.startswith("pytest_humaneval")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("pytest_humaneval"):
+                target = node.module
+            else:
+                continue
+            for alias in node.names:  # a module of that package, else a name defined in the package itself
+                found.add(resolve(f"{target}.{alias.name}") or resolve(target))
+    found.discard(module)
+    found.discard(None)
+    return found
+
+
+def resolve(dotted: str) -> str | None:
+    """The module ``dotted`` names, as a key of MODULES (a package is its ``__init__``), or None."""
+    where = PACKAGE.parent / Path(*dotted.split("."))
+    if where.with_suffix(".py").exists():
+        return dotted
+    if (where / "__init__.py").exists():
+        return dotted + ".__init__"
+    return None
+
+
+MODULES = {name_of(path): path for path in PACKAGE.rglob("*.py")}
+GRAPH = {module: imports(path) for module, path in MODULES.items()}
+
+
+def test_every_module_imports_only_its_own_family_below_it_or_leaves():
+    rank = {name: index for index, name in enumerate(FAMILIES)}
+    leaves = {module for module, used in GRAPH.items() if not used}
+    upward = [(module, used) for module, targets in GRAPH.items() for used in targets
+              if used not in leaves and rank[family(used)] > rank[family(module)]]
+    assert upward == []
+
+
+def test_the_imports_have_no_cycle():
+    state: dict[str, int] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for used in GRAPH[module]:
+            if state.get(used) == 1:
+                raise AssertionError(" -> ".join([*path, module, used]))
+            if not state.get(used):
+                visit(used, [*path, module])
+        state[module] = 2
+
+    for module in GRAPH:
+        if not state.get(module):
+            visit(module, [])
+
+
+def test_the_trust_boundarys_own_files_import_nothing_of_the_package():
+    # The supervisor loads them by path in an interpreter of its own: nothing of the package may come in.
+    for path in (PACKAGE / "sandbox").glob("_*.py"):
+        outside = [used for used in GRAPH[name_of(path)] if not used.startswith("pytest_humaneval.sandbox._")]
+        assert outside == [], path.name
+        assert "import pytest" not in path.read_text(), path.name
+
+
+def test_only_the_pytest_side_imports_pytest():
+    for module, path in MODULES.items():
+        names = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, (ast.Import, ast.ImportFrom))
+                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+        if names & {"pytest", "_pytest"}:
+            assert family(module) == "pytest side", module
+
+
+def test_every_process_the_package_starts_and_every_exec_is_in_the_sandbox_folder():
+    # Running code (a candidate's, or the dataset's trusted canonical solutions) means a process the harness
+    # starts, or exec. Outside sandbox/ only data/plus.py starts one: sandbox/_expected.py, for HumanEval+'s
+    # expected outputs, in a process of its own.
+    starts = {}
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                named = (f"{func.value.id}.{func.attr}" if isinstance(func, ast.Attribute)
+                         and isinstance(func.value, ast.Name) else getattr(func, "id", ""))
+                if named in ("os.fork", "subprocess.Popen", "subprocess.run", "exec", "os.execv", "os.execve"):
+                    starts.setdefault(family(module), set()).add(module)
+    assert set(starts) == {"sandbox", "data"}, starts
+    assert starts["data"] == {"pytest_humaneval.data.plus"}
+    assert "pytest_humaneval.sandbox._zygote" in starts["sandbox"] and \
+        "pytest_humaneval.sandbox._judge" in starts["sandbox"]

@@ -1,0 +1,78 @@
+"""The config snippets of the README and docs/ are real configs: each is loaded as the plugin loads a config.
+
+A snippet that is a whole config (it has ``target``) is loaded as it stands; a fragment (``gate:`` alone) is
+loaded beside a minimal target. YAML blocks that are not configs (a CI job's steps: a list) must still parse.
+Every link from one page to another names a file that exists, and an anchor that one of its headings makes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_humaneval.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
+
+
+def snippets() -> list:
+    found = []
+    for page in PAGES:
+        for index, match in enumerate(BLOCK.finditer(page.read_text())):
+            text = "\n".join(line[len(match.group(1)):] for line in match.group(2).splitlines())
+            found.append(pytest.param(text, id=f"{page.relative_to(ROOT)}-{index}"))
+    return found
+
+
+def test_the_pages_have_config_snippets():
+    assert len(snippets()) >= 8
+
+
+@pytest.mark.parametrize("text", snippets())
+def test_every_config_snippet_loads(text, tmp_path, monkeypatch):
+    data = yaml.safe_load(text)
+    if isinstance(data, list):  # a CI job's steps: YAML, not a config
+        return
+    assert isinstance(data, dict), text
+    for name in re.findall(r"env:(\w+)", text):
+        monkeypatch.setenv(name, "sk-test")
+    if "target" not in data:
+        data = {"target": {"mode": "mock"}, **data}
+    folder = tmp_path / "humaneval"
+    folder.mkdir()
+    # The files a snippet names, where it names them (relative to the config's folder), as its user has them.
+    for named in ((data.get("gate") or {}).get("baseline"), (data.get("target") or {}).get("samples")):
+        if named:
+            (folder / named).parent.mkdir(parents=True, exist_ok=True)
+            (folder / named).touch()
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    config = load_config(path)
+    assert config.target.mode == data["target"]["mode"]
+
+
+LINK = re.compile(r"\]\(([^)#\s]*)(#[^)\s]*)?\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors a code host gives the page's headings."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", page.read_text(), re.M):
+        found.add("#" + re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_link_between_the_pages_leads_somewhere(page):
+    for target, anchor in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        destination = (page.parent / target).resolve() if target else page
+        assert destination.exists(), f"{page.name}: {target}"
+        if anchor and destination.suffix == ".md":
+            assert anchor in anchors(destination), f"{page.name}: {target}{anchor}"

@@ -33,7 +33,8 @@ OUT = Path(__file__).resolve().parent / "out"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The same inputs as the paired comparison, and the same way of timing a whole command.
-from compare_reference import timed as timed_command, write_inputs  # noqa: E402
+from compare_reference import timed as timed_command  # noqa: E402
+from compare_reference import write_inputs  # noqa: E402
 
 
 def programs() -> list[sandbox.Program]:

@@ -147,7 +147,7 @@ def main() -> int:
         rows.append((ref_s, times))
         print(f"pair {pair + 1}: reference {ref_s:.2f} s ({count / ref_s:.0f} samples/s)" + "".join(
             f"; pytest -q {extra or '(no -n)'}: {plug_s:.2f} s ({count / plug_s:.0f} samples/s, "
-            f"ratio {ref_s / plug_s:.2f}x)" for extra, plug_s in zip(variants, times)))
+            f"ratio {ref_s / plug_s:.2f}x)" for extra, plug_s in zip(variants, times, strict=True)))
     reports = [json.loads((OUT / f"plugin-report-{i}.json").read_text()) for i in range(len(variants))]
     if args.real:
         for i, extra in enumerate(variants):

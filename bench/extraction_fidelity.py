@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the loopback server of the test suite
 
 from fake_openai import FakeOpenAI, chat, models  # noqa: E402
 
-from pytest_humaneval.data.dataset import load_problems  # noqa: E402
 from pytest_humaneval.completions.extract import extract  # noqa: E402
+from pytest_humaneval.data.dataset import load_problems  # noqa: E402
 
 SOURCES = {"gpt-4-turbo": "UCLAshuxiao__human-eval__data__samples_gpt.jsonl.gz",
            "gemini-pro": "UCLAshuxiao__human-eval__data__samples_gemini.jsonl.gz"}
@@ -89,8 +89,9 @@ def before(name: str, answers: dict[str, str], workers: int) -> dict[str, dict]:
     """The legacy extraction of the same answers, as a samples file through the same sandbox."""
     problems = {p.task_id: p for p in load_problems()[1]}
     samples = OUT / f"{name}-legacy-samples.jsonl"
-    samples.write_text("".join(json.dumps({"task_id": task, "completion": legacy_unwrap(text, problems[task].entry_point)})
-                               + "\n" for task, text in answers.items()))
+    rows = ({"task_id": task, "completion": legacy_unwrap(text, problems[task].entry_point)}
+            for task, text in answers.items())
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
     config = OUT / f"{name}-legacy.yaml"
     config.write_text(f"target: {{mode: samples, samples: {samples.name}}}\nparams: {{allow_code_execution: true}}\n")
     return pytest_run(config, OUT / f"{name}-legacy.jsonl", workers)

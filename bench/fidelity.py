@@ -88,8 +88,10 @@ def main() -> int:
         differ = [(key, reference[key], plugin[key]) for key in sorted(reference, key=lambda k: (k[0], k[1]))
                   if reference[key]["passed"] != (plugin[key]["status"] == "passed")]
         total += len(reference)
-        print(f"{source.name:40} {len(reference):6} samples  reference passed {sum(r['passed'] for r in reference.values()):5}"
-              f"  plugin passed {sum(p['status'] == 'passed' for p in plugin.values()):5}  disagree {len(differ)}")
+        reference_passed = sum(r["passed"] for r in reference.values())
+        plugin_passed = sum(p["status"] == "passed" for p in plugin.values())
+        print(f"{source.name:40} {len(reference):6} samples  reference passed {reference_passed:5}"
+              f"  plugin passed {plugin_passed:5}  disagree {len(differ)}")
         for (task_id, index), ref, ours in differ:
             disagreements.append({"file": source.name, "task_id": task_id, "sample": index,
                                   "reference": ref["result"], "plugin": ours["status"], "detail": ours["detail"],

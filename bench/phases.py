@@ -70,6 +70,10 @@ def measure(box: sandbox.Sandbox, programs: list[sandbox.Program]) -> tuple[floa
     return wall / len(programs) * 1000, cpu / len(programs) * 1000
 
 
+def _minus(after: tuple[float, ...], before: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(a - b for a, b in zip(after, before, strict=True))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
@@ -79,7 +83,7 @@ def main() -> int:
     print(f"{sandbox.__file__}  isolation {box.isolation}")
     runs = phases(load_problems()[1])
     found: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
-    for name, programs in runs.items():  # a round first, not counted: every problem registered once
+    for programs in runs.values():  # a round first, not counted: every problem registered once
         measure(box, programs)
     for _ in range(args.rounds):
         for name, programs in runs.items():
@@ -87,8 +91,8 @@ def main() -> int:
     box.close()
     median = {name: tuple(statistics.median(v[i] for v in values) for i in (0, 1)) for name, values in found.items()}
     rows = [("spawn (fork, contain, judge's request, clean-up)", median["spawn"]),
-            ("load (compile + exec the program)", tuple(a - b for a, b in zip(median["load"], median["spawn"]))),
-            ("calls (the test, round trips)", tuple(a - b for a, b in zip(median["calls"], median["load"]))),
+            ("load (compile + exec the program)", _minus(median["load"], median["spawn"])),
+            ("calls (the test, round trips)", _minus(median["calls"], median["load"])),
             ("a whole sample", median["calls"])]
     for label, (wall, cpu) in rows:
         print(f"  {label:52} {wall:6.2f} ms wall  {cpu:6.2f} ms CPU")

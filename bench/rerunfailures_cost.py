@@ -47,7 +47,7 @@ def main() -> int:
         times = [timed(command, OUT) for command in commands.values()]
         rows.append(times)
         print(f"pair {pair + 1}: " + "; ".join(f"{name} {seconds:.2f} s ({count / seconds:.0f} samples/s)"
-                                               for name, seconds in zip(commands, times))
+                                               for name, seconds in zip(commands, times, strict=True))
               + f"; ratio {times[0] / times[1]:.2f}")
     for name in ("with", "without"):
         report = json.loads((OUT / f"reruns-{name}.json").read_text())

@@ -9,16 +9,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 
 from .data.dataset import PLUS_DEFAULT_LIMITS
-from .scoring.protocol import PRESETS
 from .data.releases import HUMANEVAL, NAMES
+from .scoring.protocol import PRESETS
 
 __all__ = ["ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig", "Target",
            "load_config"]
@@ -475,7 +476,7 @@ def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
 def _check_consistency(config: RunConfig, data: dict) -> None:
     file, target, params = config.path, config.target, config.params
     if target.mode in ("runtime", "samples") and not params.allow_code_execution:
-        given = "allow_code_execution" in (data.get("params") or {}) and data["params"]["allow_code_execution"] is not None
+        given = (data.get("params") or {}).get("allow_code_execution") is not None
         raise ConfigError(
             f"{file}: params.allow_code_execution: expected true for mode {target.mode} (model output is "
             "untrusted code that this run executes on this machine; opt in explicitly), found "

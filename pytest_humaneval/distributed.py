@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
+from .completions.sources import Plan
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .items import RUN_KEY, parse_item_name
-from .completions.sources import Plan
 
 __all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
 

@@ -60,5 +60,5 @@ def _build(kind: Any, data: Any) -> Any:
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_build(args[0], item) for item in data)
-        return tuple(_build(arg, item) for arg, item in zip(args, data))
+        return tuple(_build(arg, item) for arg, item in zip(args, data, strict=False))
     return data

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .data import plus
 from . import sandbox
+from .completions.sources import Sample
 from .config import PlusParams
+from .data import plus
 from .run import Run
 from .sandbox import DETAIL_MAX, ExecResult, Status
-from .completions.sources import Plan, Sample
 
 if TYPE_CHECKING:
     from .sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
@@ -58,7 +58,7 @@ class Repeats:
             with self._lock:
                 self._verdicts.setdefault(program, (result, sample))
 
-    def first_of(self, items: "Iterable[HumanEvalItem]") -> "list[HumanEvalItem]":
+    def first_of(self, items: Iterable[HumanEvalItem]) -> list[HumanEvalItem]:
         """The items whose program no item before them had (the ones to execute), remembered across calls."""
         chosen = []
         with self._lock:

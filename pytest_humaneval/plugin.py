@@ -10,19 +10,19 @@ from typing import Any
 
 import pytest
 
-from .scoring import html_report
 from . import outcomes, sandbox
 from .ahead import PoolHooks
+from .completions.sources import Plan, build_plan
 from .config import ConfigError, Gate, RunConfig, load_config
 from .data.dataset import DatasetError
-from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
+from .data.plus import Suites
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 from .run import Run
-from .data.plus import Suites
+from .scoring import html_report
+from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
 from .scoring.outputs import OutputError, check_output
 from .scoring.report import describe_protocol, planned_view
-from .completions.sources import Plan, build_plan
 from .summary import Aggregator
 from .terminal import QuietSamples
 

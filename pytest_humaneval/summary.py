@@ -12,16 +12,16 @@ from typing import IO, Any
 
 import pytest
 
+from .completions.sources import Sample
+from .items import HumanEvalItem, parse_item_name, ungutter
+from .outcomes import verdict_of
+from .run import Run
 from .scoring import html_report, protocol
 from .scoring.gate import Baseline, GateResult, evaluate
-from .items import HumanEvalItem, parse_item_name, ungutter
-from .run import Run
-from .scoring.outputs import open_private, publish
 from .scoring.metrics import STATUSES, Outcome, Summary, fmt, summarize
-from .outcomes import verdict_of
+from .scoring.outputs import open_private, publish
 from .scoring.report import build_report, mode_label, render_markdown, truncated_count
 from .scoring.selection import Partial, mark_partial, resolve, selected_by
-from .completions.sources import Sample
 
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
     from _pytest.junitxml import xml_key as junit_xml_key
@@ -280,7 +280,8 @@ class Aggregator:
         interrupted = f"INTERRUPTED ({self.interrupted})" if self.interrupted is not None else None
         if tr.verbosity < 0:
             shown = "" if described is None else f"  protocol {_protocol_word(described)}"
-            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}" + (f"  {interrupted}" if interrupted else ""))
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}"
+                          + (f"  {interrupted}" if interrupted else ""))
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
@@ -370,7 +371,8 @@ class Aggregator:
         tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
         for c in gate.conditions:
             detail = f"  ({c.detail})" if c.detail else ""
-            tr.write_line(f"{'PASS' if c.passed else 'FAIL'}  {c.name:28s} {fmt(c.value)} vs {fmt(c.threshold)}{detail}")
+            verdict = "PASS" if c.passed else "FAIL"
+            tr.write_line(f"{verdict}  {c.name:28s} {fmt(c.value)} vs {fmt(c.threshold)}{detail}")
         if gate.comparison is not None and gate.baseline is not None:
             cmp = gate.comparison
             tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "

@@ -14,7 +14,8 @@ both their failure blocks and their lines.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

@@ -73,7 +73,7 @@ class Browser:
             self.close()
             raise
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,9 +12,10 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 MODEL = "test-model"
 
@@ -146,7 +147,7 @@ class FakeOpenAI:
     def posts(self) -> list[Request]:
         return [r for r in self.requests if r.method == "POST"]
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
 

@@ -10,6 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from plus_data import release_file
+
 from pytest_humaneval.data.releases import RELEASE_VERSION, RELEASES
 
 
@@ -48,7 +49,7 @@ class ReleaseServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/releases/download/{RELEASE_VERSION}/"
 
-    def __enter__(self) -> "ReleaseServer":
+    def __enter__(self) -> ReleaseServer:
         self.thread.start()
         return self
 

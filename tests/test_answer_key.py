@@ -15,18 +15,17 @@ and its exposure is listed there.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
-
 from hunter import TECHNIQUES, completion
+from sessions import NO_CACHE
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
-from sessions import NO_CACHE
 
 PROBLEMS = 4
 MODES = {"serial": ("-p", "no:xdist"), "pool": ("-p", "no:xdist"), "xdist": ("-n", "2")}
@@ -83,7 +82,7 @@ def test_completions_that_hunt_for_their_answer_key_score_0(pytester, namespaces
         found.setdefault(technique, []).append(row["status"])
     assert found.pop("canonical") == ["passed"] * PROBLEMS
     assert {technique: statuses.count("passed") for technique, statuses in found.items()} == \
-        {technique: 0 for technique in TECHNIQUES}, found
+        dict.fromkeys(TECHNIQUES, 0), found
 
 
 # -- HumanEval+: the expected-output cache, the inputs sent ahead, the judge's own work -----------------------

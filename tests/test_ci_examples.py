@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fake_openai import FakeOpenAI, chat, models
+from sessions import NO_CACHE, read_report
+
 from pytest_humaneval.config import load_config
 from pytest_humaneval.data.dataset import load_problems
-from sessions import NO_CACHE, read_report
 
 CI = Path(__file__).resolve().parent.parent / "examples" / "ci"
 JOBS = sorted(CI.glob("*.yml"))

@@ -17,13 +17,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from programs import sample, script
-from pytest_humaneval.sandbox import _contain
+from sessions import NO_CACHE
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import load_problems
-from pytest_humaneval.sandbox import Limits, Sandbox, Status
-from sessions import NO_CACHE
+from pytest_humaneval.sandbox import Limits, Sandbox, Status, _contain
 
 FAST = Limits(timeout_s=3.0)
 ROOT = os.geteuid() == 0

@@ -81,8 +81,8 @@ def test_digest_covers_problems_and_measurement_settings_and_label_says_full_or_
 
 def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed(tmp_path):
     # Pinned from the code before system_prompt and extra_body: baselines made then still compare.
-    from pytest_humaneval.config import load_config
     from pytest_humaneval.completions.sources import build_plan
+    from pytest_humaneval.config import load_config
 
     path = tmp_path / "run.yaml"
     path.write_text("target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}\n"

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
-
 from plus_data import release_file
-from pytest_humaneval.data import plus, releases
+
 from pytest_humaneval.__main__ import main as cli
+from pytest_humaneval.data import plus, releases
 from pytest_humaneval.data.dataset import bundled_path, load_dataset
 
 

@@ -6,13 +6,20 @@ import asyncio
 import time
 
 import pytest
-
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
+
+from pytest_humaneval.completions.batching import generate as generate_plan
+from pytest_humaneval.completions.endpoint import (
+    CHAT_SYSTEM,
+    DEFAULT_STOP,
+    Client,
+    EndpointError,
+    check_url,
+    unwrap_completion,
+)
+from pytest_humaneval.completions.sources import Plan, Sample
 from pytest_humaneval.config import RetryPolicy
 from pytest_humaneval.data.dataset import load_problems, select
-from pytest_humaneval.completions.sources import Plan, Sample
-from pytest_humaneval.completions.batching import generate as generate_plan
-from pytest_humaneval.completions.endpoint import CHAT_SYSTEM, DEFAULT_STOP, Client, EndpointError, check_url, unwrap_completion
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 FAST_RETRY = RetryPolicy(max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.05)

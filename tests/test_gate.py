@@ -6,15 +6,20 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from fake_openai import MODEL, FakeOpenAI, choices, models
-from pytest_humaneval.__main__ import main as cli
 from sessions import NO_CACHE, read_report
+
+from pytest_humaneval.__main__ import main as cli
 from pytest_humaneval.config import Gate
 from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.scoring.gate import Baseline, evaluate
-from pytest_humaneval.scoring.stats import (bootstrap_mean_interval, compare, mcnemar_worse_p, pass_at_k_interval,
-                                    wilson_interval)
+from pytest_humaneval.scoring.stats import (
+    bootstrap_mean_interval,
+    compare,
+    mcnemar_worse_p,
+    pass_at_k_interval,
+    wilson_interval,
+)
 
 PROBLEMS = load_problems()[1][:20]
 
@@ -53,7 +58,7 @@ def test_paired_bootstrap_for_several_samples_is_deterministic():
     base = {f"T{i}": (4, 4) for i in range(30)}
     same = compare(base, dict(base))
     assert same.test.startswith("paired bootstrap") and same.p_worse == 1.0 and same.mean_difference == 0
-    worse = {task: (4, 1) for task in base}
+    worse = dict.fromkeys(base, (4, 1))
     result = compare(base, worse)
     assert result.p_worse == 0.0 and result.significant(0.99) and len(result.regressions) == 30
     assert compare(base, worse).interval == result.interval

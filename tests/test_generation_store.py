@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, choices, models
-from pytest_humaneval.data.dataset import load_problems
-from pytest_humaneval.completions.store import GenerationStore, normalise_endpoint
 from sessions import NO_CACHE, QUIET_REWRITE, interruptible_pytest, read_report
+
+from pytest_humaneval.completions.store import GenerationStore, normalise_endpoint
+from pytest_humaneval.data.dataset import load_problems
 
 KEY = "sk-test-SECRET-store-77aa"
 PROBLEMS = load_problems()[1]

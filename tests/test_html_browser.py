@@ -10,7 +10,6 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, missing
 from sessions import NO_CACHE, read_report
 

@@ -12,12 +12,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from sessions import NO_CACHE, read_report
 
-from pytest_humaneval.scoring import html_report
 from pytest_humaneval.__main__ import main as cli
 from pytest_humaneval.data.dataset import load_problems
+from pytest_humaneval.scoring import html_report
 from pytest_humaneval.scoring.metrics import pass_at_k
-from sessions import NO_CACHE, read_report
 
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><!--'
 

@@ -17,10 +17,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
 from programs import sample, script
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
 from pytest_humaneval.sandbox import Limits, Program, Sandbox, SandboxError, Status
@@ -460,7 +460,7 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
                 reply = unprivileged(Program(problem.prompt, completion(technique), problem.test,
                                              problem.entry_point), timeout_s=10.0)
                 passed[technique] = passed.get(technique, 0) + (reply["status"] == "passed")
-        assert passed == {technique: 0 for technique in TECHNIQUES}
+        assert passed == dict.fromkeys(TECHNIQUES, 0)
     finally:
         shutil.rmtree(workspace)
 

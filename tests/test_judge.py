@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from programs import sample, script
+from sessions import NO_CACHE
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.sandbox import Limits, Sandbox, Status
-from sessions import NO_CACHE
 
 FAST = Limits(timeout_s=2.0)
 ANY = '''
@@ -158,7 +158,7 @@ def test_no_hostile_completion_turns_a_wrong_answer_into_passed(pytester, worker
     result = pytester.runpytest(*args, *(["-n", workers] if workers else ["-p", "no:xdist"]))
     results = sorted((json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()),
                      key=lambda row: row["sample"])
-    verdicts = {name: row["status"] for name, row in zip(ATTACKS, results)}
+    verdicts = {name: row["status"] for name, row in zip(ATTACKS, results, strict=True)}
     assert [name for name, status in verdicts.items() if status == "passed"] == []
     assert set(verdicts.values()) <= {"assertion_failed", "runtime_error"}, verdicts
     assert results[-1]["status"] == "passed", results[-1]

@@ -6,8 +6,8 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.completions.sources import mock_fixture_path
+from pytest_humaneval.data.dataset import load_problems
 
 WORKERS = 4  # the fixture's few timeouts overlap instead of adding up
 

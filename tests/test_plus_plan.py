@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from pytest_humaneval.sandbox import _wire
-from pytest_humaneval.data import plus
-from pytest_humaneval.config import ConfigError, load_config
-from pytest_humaneval.completions.sources import Plan, build_plan
 from plus_data import evalplus_row, release_file, write_jsonl
 from sessions import NO_CACHE
+
+from pytest_humaneval.completions.sources import Plan, build_plan
+from pytest_humaneval.config import ConfigError, load_config
+from pytest_humaneval.data import plus
+from pytest_humaneval.sandbox import _wire
 
 FULL = release_file("humanevalplus")
 

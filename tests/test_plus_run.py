@@ -11,10 +11,10 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
-from pytest_humaneval.data.dataset import load_problems
 from plus_data import WARM_XDG, release_file, write_jsonl
 from sessions import NO_CACHE
+
+from pytest_humaneval.data.dataset import load_problems
 
 TASKS = ("HumanEval/0", "HumanEval/22", "HumanEval/32")
 # A root by Newton's method from x = 7: EvalPlus judges find_zero by |poly(xs, x)| <= 1e-4, not by the

@@ -13,16 +13,16 @@ import signal
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from procs import alive_with, marker
-from pytest_humaneval import sandbox
-from pytest_humaneval.sandbox.pool import VerdictPool, pool_size, window_size
-from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
 from sessions import NO_CACHE, interruptible_pytest, read_report
+
+from pytest_humaneval import sandbox
+from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
+from pytest_humaneval.sandbox.pool import VerdictPool, pool_size, window_size
 
 HAS_CLOSE = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
 
@@ -382,7 +382,7 @@ def test_a_supervisor_killed_mid_run_costs_its_sample_only(pytester, monkeypatch
     real_run = sandbox.Sandbox.run
     killed: list[int] = []
 
-    def run(self, program, limits=Limits()):
+    def run(self, program, *limits):
         if "KILL-MY-SUPERVISOR" in program.completion:
             def kill() -> None:
                 time.sleep(0.5)  # the sample is in flight: it sleeps for 3 s
@@ -390,7 +390,7 @@ def test_a_supervisor_killed_mid_run_costs_its_sample_only(pytester, monkeypatch
                 os.killpg(self._proc.pid, signal.SIGKILL)
 
             threading.Thread(target=kill, daemon=True).start()
-        return real_run(self, program, limits)
+        return real_run(self, program, *limits)
 
     monkeypatch.setattr(sandbox.Sandbox, "run", run)
     doomed = {"task_id": "HumanEval/0", "completion": "    # KILL-MY-SUPERVISOR\n    import time\n"

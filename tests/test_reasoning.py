@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fake_openai import MODEL, FakeOpenAI, chat, models
-from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, read_report
+
+from pytest_humaneval.data.dataset import load_problems
 
 PROBLEMS = load_problems()[1]
 KEY = "sk-test-SECRET-reasoning"

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from pytest_humaneval.data import releases
-from pytest_humaneval.data.dataset import DatasetError, load_dataset
 from plus_data import release_file
 from release_server import ReleaseServer
 from sessions import NO_CACHE, read_report
+
+from pytest_humaneval.data import releases
+from pytest_humaneval.data.dataset import DatasetError, load_dataset
 
 WHERE = "/cfg/run.yaml: dataset"
 
@@ -116,7 +116,7 @@ def test_a_release_is_downloaded_once_verified_and_then_read_from_the_cache(cach
     assert path == cache / "evalplus" / "v0.1.10" / "HumanEvalPlus-Mini.jsonl.gz"
     assert path.read_bytes() == release_file("humanevalplus-mini").read_bytes()
     assert server.requests == ["/releases/download/v0.1.10/HumanEvalPlus-Mini.jsonl.gz"]
-    assert [name for name in path.parent.iterdir()] == [path], "no temporary file is left behind"
+    assert list(path.parent.iterdir()) == [path], "no temporary file is left behind"
     assert progress.lines[0][0].startswith(f"humaneval: downloading HumanEvalPlus-Mini.jsonl.gz from {server.url}")
     assert progress.lines[-1] == (f"humaneval: downloaded HumanEvalPlus-Mini.jsonl.gz (56 KiB, sha256 verified) "
                                   f"into {path.parent}", True)

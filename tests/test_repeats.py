@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from sessions import NO_CACHE
 
 from pytest_humaneval.data.dataset import load_problems
-from sessions import NO_CACHE
 
 
 def counting(ledger: Path, body: str) -> str:

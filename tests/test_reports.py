@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import xmlschema
+from sessions import NO_CACHE, read_report
 
 from pytest_humaneval import sandbox
-from sessions import NO_CACHE, read_report
 
 # The JUnit schema of pytest's default family (xunit2), as pytest's own test suite validates against it: from
 # pytest 9.2.0's source distribution, testing/example_scripts/junit-10.xsd (MIT licence, in the file).

@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, completion, models
-from pytest_humaneval.data.dataset import load_problems
 from sessions import NO_CACHE, interruptible_pytest, read_report
+
+from pytest_humaneval.data.dataset import load_problems
 
 KEY = "sk-test-SECRET-4f1c9e"
 PROBLEMS = load_problems()[1]
@@ -116,7 +116,8 @@ def test_failed_generations_are_not_run_with_the_reason_and_the_key_appears_nowh
                  f"SKIPPED*not_run: generation failed: malformed JSON from {server.url}/chat/completions*",
                  "GENERATION FAILED for 2/4 samples (not_run)*"):
         result.stdout.fnmatch_lines([line])
-    lines = {json.loads(l)["task_id"]: json.loads(l) for l in (pytester.path / "results.jsonl").read_text().splitlines()}
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    lines = {row["task_id"]: row for row in rows}
     assert lines["HumanEval/3"]["status"] in ("assertion_failed", "runtime_error")
     assert lines["HumanEval/3"]["detail"].startswith("the model returned no code")
     assert lines["HumanEval/1"]["status"] == "not_run" and lines["HumanEval/1"]["completion"] is None

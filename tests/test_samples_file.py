@@ -4,12 +4,11 @@ row that is neither (real pytest sessions)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from sessions import NO_CACHE, read_report
 
 from pytest_humaneval.data.dataset import load_problems
-from sessions import NO_CACHE, read_report
 
 CONFIG = "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n"
 

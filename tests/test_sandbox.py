@@ -8,9 +8,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from procs import alive_with, marker
 from programs import sample, script
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.sandbox import Limits, Sandbox, SandboxError, Status
 

@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from sessions import NO_CACHE, QUIET_REWRITE, read_report
 
 from pytest_humaneval.__main__ import main as cli
-from sessions import NO_CACHE, QUIET_REWRITE, read_report
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SOLVED_0 = {"task_id": "HumanEval/0", "completion": "    return any(abs(a - b) < threshold for i, a in "

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from sessions import NO_CACHE
 
 FAILING = 150  # samples of a synthetic run in which every sample fails

@@ -9,8 +9,9 @@ the moment it arrives (so Ctrl-C or a crash loses nothing that was paid for).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .sources import Plan, Sample, with_generation
 from .store import GenerationStore, request_key
@@ -29,11 +30,11 @@ class Requests:
     """The samples of a plan by what they need: reused from the store, or still to be generated."""
 
     keys: dict[tuple[str, int], str]  # (task_id, sample) -> store key
-    cached: dict[tuple[str, int], "Generation"] = field(default_factory=dict)
+    cached: dict[tuple[str, int], Generation] = field(default_factory=dict)
     missing: list[Sample] = field(default_factory=list)
 
 
-def plan_requests(plan: Plan, client: "Client", store: GenerationStore | None, regenerate: bool) -> Requests:
+def plan_requests(plan: Plan, client: Client, store: GenerationStore | None, regenerate: bool) -> Requests:
     from .endpoint import stored_generation
 
     setting = client.store_setting()
@@ -51,9 +52,9 @@ def plan_requests(plan: Plan, client: "Client", store: GenerationStore | None, r
     return requests
 
 
-def generate(plan: Plan, client: "Client", concurrency: int,
+def generate(plan: Plan, client: Client, concurrency: int,
              progress: Callable[[int, int, int], None] | None = None,
-             done: dict[tuple[str, int], "Generation"] | None = None, *,
+             done: dict[tuple[str, int], Generation] | None = None, *,
              requests: Requests | None = None, store: GenerationStore | None = None,
              request_n: int | None = 1) -> Plan:
     """The plan with every sample's generation: reused (``requests.cached``) or requested now.
@@ -77,7 +78,7 @@ def generate(plan: Plan, client: "Client", concurrency: int,
 
 
 class _Sender:
-    def __init__(self, plan: Plan, client: "Client", concurrency: int, requests: Requests,
+    def __init__(self, plan: Plan, client: Client, concurrency: int, requests: Requests,
                  store: GenerationStore | None, finished: dict, progress: Callable[[int, int, int], None] | None,
                  request_n: int | None) -> None:
         self.plan, self.client, self.concurrency = plan, client, concurrency
@@ -131,13 +132,13 @@ class _Sender:
             return []
         if self.auto and len(batch) > 1:
             self.honoured = len(generations) > 1
-        for sample, generation in zip(batch, generations):
+        for sample, generation in zip(batch, generations, strict=False):
             self.record(sample, generation)
         if len(generations) < len(batch) and not self.auto:
             self.honoured = False
         return batch[len(generations):]
 
-    def record(self, sample: Sample, generation: "Generation") -> None:
+    def record(self, sample: Sample, generation: Generation) -> None:
         self.finished[sample.key] = generation
         if generation.completion is None:
             self.failed += 1

@@ -14,8 +14,9 @@ import json
 import random
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -165,7 +166,7 @@ class Client:
     def __repr__(self) -> str:  # never the key
         return f"Client(endpoint={self.endpoint!r}, model={self.model!r}, api={self.api!r})"
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         check_url(self.endpoint, self._resolve)
         self._client = httpx.AsyncClient(headers=self._headers, timeout=self._timeout, limits=self._limits,
                                          follow_redirects=True, event_hooks={"request": [self._guard]})

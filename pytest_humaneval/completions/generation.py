@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..config import RunConfig
 from .batching import generate, plan_requests
 from .endpoint import Client, EndpointError, Generation
-from ..config import RunConfig
 from .sources import Plan, with_generation
 from .store import GenerationStore
 
@@ -61,8 +61,8 @@ class _Progress:
             self.terminal.write_line(line)
 
 
-def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregator: Any, store_folder: Path | None = None,
-                         regenerate: bool = False) -> Plan:
+def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregator: Any,
+                         store_folder: Path | None = None, regenerate: bool = False) -> Plan:
     """Reuse what the store holds, request the rest (nothing at all when everything is stored)."""
     client = make_client(config)
     store = GenerationStore(store_folder, client.store_setting()) if store_folder is not None else None

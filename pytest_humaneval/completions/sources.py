@@ -7,21 +7,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from ..data import plus, releases
 from ..config import ConfigError, PlusParams, RunConfig
+from ..data import plus, releases
 from ..data.dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
 from ..scoring.protocol import PRESETS
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "solution_completion", "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "solution_completion",
+           "with_generation"]
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
@@ -70,7 +71,7 @@ class Plan:
         })
 
     @classmethod
-    def from_json(cls, text: str) -> "Plan":
+    def from_json(cls, text: str) -> Plan:
         data = json.loads(text)
         sel = data["selection"]
         selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
@@ -155,7 +156,8 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
         problems = problems[: config.params.limit]
     selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
     if mode == "samples":
-        samples = [Sample(p.task_id, i, text, why) for p in problems for i, (text, why) in enumerate(by_task[p.task_id])]
+        samples = [Sample(p.task_id, i, text, why)
+                   for p in problems for i, (text, why) in enumerate(by_task[p.task_id])]
     elif mode == "runtime":
         samples = [Sample(p.task_id, i, None, NOT_GENERATED) for p in problems for i in range(config.params.n)]
     elif config.params.execute:

@@ -12,10 +12,11 @@ import hashlib
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "bundled_path", "load_dataset",
            "load_problems", "natural_key", "read_jsonl", "select"]

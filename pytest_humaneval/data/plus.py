@@ -33,9 +33,8 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 from urllib.parse import quote
 
 from ..sandbox import _expected, _wire

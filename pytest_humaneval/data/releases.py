@@ -17,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from .dataset import DatasetError
 

@@ -33,9 +33,30 @@ What may cross, and where:
 from __future__ import annotations
 
 from . import harness
-from .harness import (DETAIL_MAX, ENV_ALLOW, ENV_FIXED, ISOLATION_MODES, SANDBOX_FILES, SUITE_CAP_S, SUPERVISOR,
-                      ExecResult, Limits, Program, Sandbox, SandboxError, Status, Suite, build_program, clean_text,
-                      configure, locate, run, sandbox_env, shared, shutdown)
+from .harness import (
+    DETAIL_MAX,
+    ENV_ALLOW,
+    ENV_FIXED,
+    ISOLATION_MODES,
+    SANDBOX_FILES,
+    SUITE_CAP_S,
+    SUPERVISOR,
+    ExecResult,
+    Limits,
+    Program,
+    Sandbox,
+    SandboxError,
+    Status,
+    Suite,
+    build_program,
+    clean_text,
+    configure,
+    locate,
+    run,
+    sandbox_env,
+    shared,
+    shutdown,
+)
 
 __all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_CAP_S", "SUPERVISOR",
            "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",

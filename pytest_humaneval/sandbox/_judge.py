@@ -24,8 +24,8 @@ import signal
 import struct
 import sys
 import termios
-from _signal import signal as _set_handler  # without signal.signal's enum wrapping: this runs every sample
 import traceback
+from _signal import signal as _set_handler  # without signal.signal's enum wrapping: this runs every sample
 
 try:
     from . import _wire as wire
@@ -325,7 +325,7 @@ def _update_in_place(arguments, after):
     if type(after) is not tuple or len(after) != 2:
         raise wire.WireError("arguments after the call: expected (args, kwargs)")
     (args, kwargs), (new_args, new_kwargs) = arguments, after
-    pairs = list(zip(args, new_args if type(new_args) is tuple else ()))
+    pairs = list(zip(args, new_args if type(new_args) is tuple else (), strict=False))
     if type(new_kwargs) is dict:
         pairs += [(kwargs[name], new_kwargs[name]) for name in kwargs if name in new_kwargs]
     for old, new in pairs:
@@ -474,7 +474,7 @@ def _restore_builtins(names, values):
     current = builtins.__dict__
     if list(current) == names and list(current.values()) == values:
         return
-    saved = dict(zip(names, values))
+    saved = dict(zip(names, values, strict=False))
     for name in [name for name in current if name not in saved]:
         del current[name]
     current.update(saved)

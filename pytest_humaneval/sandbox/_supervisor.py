@@ -333,8 +333,8 @@ class Supervisor:
         if self.isolation.namespaced:
             left = ", ".join(filter(None, [left, _contain.empty_shared(self.isolation)]))
         if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
-            raise Retire(f"the sandbox could not set up the candidate's process: "
-                         f"{reply['stderr'].strip() or _verdict(record, candidate_status, timeout_s, request)['detail']}")
+            why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
+            raise Retire(f"the sandbox could not set up the candidate's process: {why}")
         reply.update(_verdict(record, candidate_status, timeout_s, request))
         if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
             reply["detail"] = (f"the sample's process tree went over its memory limit "

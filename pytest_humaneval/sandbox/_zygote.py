@@ -28,7 +28,6 @@ import resource
 import select
 import signal
 import socket
-import time
 
 try:
     from . import _contain, _judge
@@ -188,7 +187,8 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
     try:
         status = None
         while status is None:
-            ready = select.select([sock] if pidfd is None else [sock, pidfd], [], [], 0.002 if pidfd is None else None)[0]
+            watched, wait = ([sock], 0.002) if pidfd is None else ([sock, pidfd], None)
+            ready = select.select(watched, [], [], wait)[0]
             done, found = os.waitpid(candidate, os.WNOHANG)
             if done:
                 status = found

@@ -205,7 +205,7 @@ class Sandbox:
         self._serial = 0  # request ids: a reply must carry the id of the request it answers
         self._candidate_ids: tuple[int, int] | None = None  # (uid, gid) of its candidates, as root with namespaces
 
-    def start(self, wait: bool = True) -> "Sandbox":
+    def start(self, wait: bool = True) -> Sandbox:
         """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
         until it is ready, so ``isolation`` is known and a failure is a SandboxError here; without, its start-up
         overlaps whatever the caller does next, and the first ``run`` waits for it instead."""
@@ -252,7 +252,7 @@ class Sandbox:
             tail = self._log_tail()
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
-                               f"{tail or 'no answer within %g s' % STARTUP_TIMEOUT_S}") from exc
+                               f"{tail or f'no answer within {STARTUP_TIMEOUT_S:g} s'}") from exc
         self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()

@@ -29,8 +29,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Protocol, Sequence
+from typing import Protocol
 
 from .harness import ExecResult, Limits, Program
 
@@ -124,7 +125,7 @@ class VerdictPool:
                                           daemon=True) for i, box in enumerate(self._boxes)]
         self.stats = PoolStats()
 
-    def start(self) -> "VerdictPool":
+    def start(self) -> VerdictPool:
         for thread in self._threads:
             thread.start()
         return self
@@ -178,7 +179,7 @@ class VerdictPool:
             for thread in self._threads:
                 thread.join(max(0.0, deadline - time.monotonic()))
         finally:
-            for thread, box in zip(self._threads, self._boxes):
+            for thread, box in zip(self._threads, self._boxes, strict=False):
                 if thread.is_alive():
                     box.kill()
             for thread in self._threads:

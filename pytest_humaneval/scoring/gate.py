@@ -7,9 +7,10 @@ wrong); ``evaluate`` turns a run's numbers into conditions, each with value, thr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..config import Gate
 from .metrics import fmt
@@ -137,10 +138,10 @@ def compared_settings(report: Mapping[str, Any]) -> dict[str, Any]:
 
 # A setting that exists on one side only because another differs (generation settings exist in runtime mode
 # only, an EvalPlus dataset's on EvalPlus datasets only) is said by that other one.
-_EXPLAINED_BY = {name: "target.mode" for name in ("params.max_tokens", "params.stop", "target.api",
-                                                  "params.system_prompt", "params.extra_body")}
-_EXPLAINED_BY.update({name: "dataset" for name in ("dataset sha256", "params.plus.min_time_limit_s",
-                                                   "params.plus.time_limit_factor")})
+_EXPLAINED_BY = dict.fromkeys(("params.max_tokens", "params.stop", "target.api", "params.system_prompt",
+                               "params.extra_body"), "target.mode")
+_EXPLAINED_BY.update(dict.fromkeys(("dataset sha256", "params.plus.min_time_limit_s",
+                                    "params.plus.time_limit_factor"), "dataset"))
 
 
 def _shown(name: str, value: Any) -> str:

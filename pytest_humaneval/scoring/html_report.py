@@ -18,9 +18,10 @@ import html
 import json
 import math
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
+from functools import cache
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..data.dataset import natural_key
 from . import protocol
@@ -44,7 +45,7 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _asset(name: str) -> str:
     return resources.files("pytest_humaneval.scoring").joinpath("assets", name).read_text(encoding="utf-8")
 
@@ -384,7 +385,7 @@ def _curve_svg(report: Mapping[str, Any], by_task: Mapping[str, list[Mapping[str
     grid += "".join(f'<text x="{x(k):.1f}" y="{height - lower + 16}" text-anchor="middle">{k}</text>' for k in ticks)
     grid += f'<text x="{(left + width - right) / 2}" y="{height - 4}" text-anchor="middle">k (log scale)</text>'
     lines, legend = [], []
-    for i, (label, css, points) in enumerate(series):
+    for label, css, points in series:
         path = " ".join(f"{'M' if j == 0 else 'L'}{x(k):.1f},{y(v):.1f}" for j, (k, v) in enumerate(points))
         lines.append(f'<path d="{path}" class="series {css}" data-series="{css}"/>')
         lines.extend(f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3.5" class="dot {css}" data-k="{k}" '
@@ -423,7 +424,8 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
         change = changes.get(task, "")
         label = task.rsplit("/", 1)[-1]
         tip = f"{task}: {c}/{n} passed" + (f", {change} against the baseline" if change else "")
-        tiles.append(f'<button type="button" class="tile{" unrun" if not attempted else ""}{f" {change}" if change else ""}" '
+        classes = "tile" + (" unrun" if not attempted else "") + (f" {change}" if change else "")
+        tiles.append(f'<button type="button" class="{classes}" '
                      f'data-task="{esc(task)}" data-statuses="{esc(" ".join(s for s, v in statuses.items() if v))}" '
                      f'data-change="{esc(change)}" data-rate="{rate!r}" style="--rate:{colour}" title="{esc(tip)}">'
                      f'{esc(label)}</button>')

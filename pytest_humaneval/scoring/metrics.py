@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
-from typing import Iterable, Mapping
 
 __all__ = ["MEASURE_LABELS", "STATUSES", "Outcome", "Summary", "fmt", "measure_label", "pass_at_k", "summarize"]
 

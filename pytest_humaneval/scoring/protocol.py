@@ -10,8 +10,9 @@ The README's "Comparable numbers" has the sentences each preset is taken from.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = ["PRESETS", "Preset", "describe", "line", "matches", "pitfalls"]
 

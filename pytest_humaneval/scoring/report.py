@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Any, Iterable
+from typing import Any
 
-from . import protocol
+from ..completions.sources import Plan
 from ..config import RunConfig
 from ..data.dataset import natural_key
-from .gate import GateResult
 from ..run import Run
+from . import protocol
+from .gate import GateResult
 from .metrics import STATUSES, Summary, fmt, measure_label, pass_at_k
-from ..completions.sources import Plan
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]
@@ -195,10 +196,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         comparison = gate.get("comparison")
         if comparison:
             iv = comparison["interval"]
-            lines += ["", f"Compared with **{gate['baseline']['label']}** ({gate['baseline'].get('model') or 'baseline'}): "
+            baseline = gate["baseline"]
+            lines += ["", f"Compared with **{baseline['label']}** ({baseline.get('model') or 'baseline'}): "
                           f"pass@1 {comparison['baseline_pass_at_1']:.3f} → {comparison['new_pass_at_1']:.3f}, "
                           f"mean difference {comparison['mean_difference']:+.3f} "
-                          f"[{iv['low']:+.3f}, {iv['high']:+.3f}], {comparison['test']} p = {comparison['p_worse']:.3g}"]
+                          f"[{iv['low']:+.3f}, {iv['high']:+.3f}], "
+                          f"{comparison['test']} p = {comparison['p_worse']:.3g}"]
             for title, tasks in (("Regressions", comparison["regressions"]),
                                  ("Improvements", comparison["improvements"])):
                 shown = ", ".join(tasks[:REGRESSIONS_SHOWN]) + (" ..." if len(tasks) > REGRESSIONS_SHOWN else "")

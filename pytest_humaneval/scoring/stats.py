@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Mapping, Sequence
 
 from ..data.dataset import natural_key
 

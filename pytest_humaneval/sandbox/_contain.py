@@ -605,7 +605,7 @@ class Baseline:
         self.state = self._read() if watch else None
 
     def _read(self):
-        state = {f"rlimit {which}": resource.getrlimit(which) for which in RLIMITS}
+        state: dict = {f"rlimit {which}": resource.getrlimit(which) for which in RLIMITS}
         state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
         state["scheduler"] = os.sched_getscheduler(0)
         state["cpus"] = os.sched_getaffinity(0)
@@ -624,8 +624,9 @@ class Baseline:
         now = self._read()
         if now == self.state:
             return ""
-        return "; ".join(_difference(key, self.state[key], now[key]) for key in self.state
-                         if now[key] != self.state[key])
+        # self.state is never None here: watch is set, so __init__ read it
+        return "; ".join(_difference(key, self.state[key], now[key]) for key in self.state  # type: ignore[index, union-attr]
+                         if now[key] != self.state[key])  # type: ignore[index]
 
 
 def _difference(key, before, after):
@@ -634,7 +635,7 @@ def _difference(key, before, after):
     return f"{key} {before} -> {after}"
 
 
-def remove_tree(path):
+def remove_tree(path: str) -> bool:
     """Remove ``path`` and everything in it, however deep (a candidate can nest folders deeper than the
     interpreter's recursion limit, and than any path may be long): with two folder descriptors at most, never
     following a symlink, what is inside a sub-folder is moved up into ``path`` until every sub-folder is empty.
@@ -808,14 +809,15 @@ class Cgroups:
         if not self.kind or self._memory_mb == memory_mb:
             return
         if self._overhead is None:
-            self._overhead = int(os.pread(self._usage, 64, 0)) + self.MARGIN_MB * 1024 * 1024
+            # _usage and _pids are open whenever kind is set (by _v1 or _v2)
+            self._overhead = int(os.pread(self._usage, 64, 0)) + self.MARGIN_MB * 1024 * 1024  # type: ignore[arg-type]
         value = str(memory_mb * 1024 * 1024 + self._overhead).encode()
         # v1 refuses a memory limit above the memory+swap one: when raising, memory+swap goes first.
         raising = self._memory_mb is not None and memory_mb > self._memory_mb
         for fd in (self._memory[::-1] if raising else self._memory):
             os.pwrite(fd, value, 0)
         # with the supervisor, its parent, the judge and the fork server (and, with namespaces, its parent)
-        os.pwrite(self._pids, str(processes + 5).encode(), 0)
+        os.pwrite(self._pids, str(processes + 5).encode(), 0)  # type: ignore[arg-type]
         self._memory_mb = memory_mb
 
     def oom_kills(self):
@@ -840,7 +842,7 @@ class Cgroups:
 
 def _cgroup_mounts():
     """{"cgroup2": mount point} and {controller: mount point} for the v1 hierarchies, from mountinfo."""
-    found = {}
+    found: dict = {}
     with open("/proc/self/mountinfo") as handle:
         for line in handle:
             left, _, right = line.partition(" - ")
@@ -871,7 +873,7 @@ def _write_file(path, text):
         handle.write(text)
 
 
-def remove_cgroups(paths, wait_s=1.0):
+def remove_cgroups(paths: list[str], wait_s: float = 1.0) -> None:
     """Remove a supervisor's cgroups once it has exited (a cgroup with no process left is an empty folder).
     A supervisor killed from outside takes its PID namespace with it, and for a moment the kernel may still be
     tearing down that namespace's last processes: a busy cgroup is retried for up to ``wait_s`` (it was left

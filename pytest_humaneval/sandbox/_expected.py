@@ -32,9 +32,10 @@ HEADER = struct.Struct(">Q32s")  # the blob's length and sha256, after MAGIC
 def _sibling(name):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{name}.py")
     spec = importlib.util.spec_from_file_location(f"_humaneval_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # a path that ends in .py always gets a spec, with a source loader
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
@@ -57,7 +58,7 @@ def _describe(exc):
 
 def compute(wire, code, entry_point, base, plus, atol, call_limit):
     """The encoded suites of one task (see the module docstring), or _Failed."""
-    namespace = {}
+    namespace: dict = {}
     try:
         exec(compile(code, "<canonical solution>", "exec", dont_inherit=True), namespace)
         function = namespace[entry_point]
@@ -86,8 +87,8 @@ def compute(wire, code, entry_point, base, plus, atol, call_limit):
     try:
         return wire.encode((base_in, base_out, base_s, plus_in, plus_out, plus_s, float(atol)))
     except wire.NotPlain:
-        for suite, outputs in (("base", base_out), ("plus", plus_out)):
-            for index, value in enumerate(outputs):
+        for suite, returned in (("base", base_out), ("plus", plus_out)):
+            for index, value in enumerate(returned):
                 try:
                     wire.encode(value)
                 except wire.NotPlain as exc:

@@ -25,12 +25,14 @@ import struct
 import sys
 import termios
 import traceback
-from _signal import signal as _set_handler  # without signal.signal's enum wrapping: this runs every sample
+
+# without signal.signal's enum wrapping: this runs every sample (and _signal has no type stub)
+from _signal import signal as _set_handler  # type: ignore[import-not-found]
 
 try:
     from . import _wire as wire
 except ImportError:  # loaded by path in the supervisor, next to _wire (registered under this name)
-    import _humaneval_wire as wire
+    import _humaneval_wire as wire  # type: ignore[import-not-found, no-redef]  # this same _wire.py
 
 CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the reference's program
 PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies
@@ -38,7 +40,8 @@ READY, LOAD_ERROR, VALUE, VALUE_AND_ARGS, RAISED, STOP = b"R", b"E", b"V", b"W",
 CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller never looks at its arguments
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
-_OWN_FILES = ()  # filled by the supervisor: frames of the harness's own files are left out of tracebacks
+# filled by the supervisor: frames of the harness's own files are left out of tracebacks
+_OWN_FILES: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------ the candidate
@@ -55,9 +58,9 @@ def serve(prompt, completion, entry_point, requests, replies):
     source = prompt + completion
     prompt_lines = prompt.count("\n")
     for stream in (sys.stdout, sys.stderr):  # what it printed before a timeout or a crash is not lost
-        stream.reconfigure(line_buffering=True)
+        stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # io.TextIOWrapper
     linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
-    namespace = {}
+    namespace: dict = {}
     try:
         exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
         if entry_point not in namespace:
@@ -68,6 +71,7 @@ def serve(prompt, completion, entry_point, requests, replies):
         while wire.read_frame(requests) is not None:
             pass
         return
+    iterators: dict
     iterators, pending = {}, bytearray()
     while True:
         frame = wire.read_frame(requests, pending)
@@ -204,6 +208,7 @@ def _part(filename, lineno, prompt_lines):
 
 
 def _builtin_name(kind):
+    cls: type
     for cls in kind.__mro__:
         if getattr(builtins, cls.__name__, None) is cls and issubclass(cls, BaseException):
             return cls.__name__
@@ -347,9 +352,10 @@ def _rebuilt(record):
     # Every field the judge reads again, checked here: the candidate chose them all.
     record = {"type": record.get("type") if type(record.get("type")) is str else "Exception",
               "message": record["message"][:MESSAGE_MAX], "where": _valid_where(record.get("where")),
-              "traceback": record.get("traceback")[-TRACEBACK_MAX:] if type(record.get("traceback")) is str else "",
+              "traceback": record.get("traceback")[-TRACEBACK_MAX:] if type(record.get("traceback")) is str else "",  # type: ignore[index]  # a str: checked
               "args": record.get("args") if type(record.get("args")) is tuple else None}
     message = record["message"]
+    exc: BaseException
     if record.get("type") == "Refused":
         exc = CandidateFailed(message)
     else:
@@ -361,7 +367,7 @@ def _rebuilt(record):
             exc = kind(*args) if type(args) is tuple else kind(message.partition(": ")[2])
         except BaseException:
             exc = kind.__new__(kind)
-    exc.humaneval_remote = record
+    exc.humaneval_remote = record  # type: ignore[attr-defined]  # a marker, read back with getattr
     return exc
 
 
@@ -424,7 +430,7 @@ def _judge(channel, prompt_code, test_code, entry_point):
         return channel.ask(CALL, request, (args, kwargs))
 
     candidate.__name__ = candidate.__qualname__ = entry_point
-    namespace = {}
+    namespace: dict = {}
     try:
         exec(prompt_code, namespace)
         namespace[entry_point] = candidate  # a test that names the entry point (HumanEval/33) gets the candidate

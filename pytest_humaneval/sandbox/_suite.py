@@ -22,14 +22,14 @@ Standard library only, no package import: the sandbox supervisor loads this file
 import math
 import signal
 import time
-from _signal import signal as _set_handler
+from _signal import signal as _set_handler  # type: ignore[import-not-found]  # no type stub
 
 try:
     from . import _judge
     from . import _wire as wire
 except ImportError:  # loaded by path in the supervisor, next to its siblings
-    import _humaneval_judge as _judge
-    import _humaneval_wire as wire
+    import _humaneval_judge as _judge  # type: ignore[import-not-found, no-redef]  # this same _judge.py
+    import _humaneval_wire as wire  # type: ignore[import-not-found, no-redef]  # this same _wire.py
 
 CAP_S, CAP_SLACK_S = 60.0, 1.0
 DEFAULT_ATOL, RTOL = 1e-6, 1e-7
@@ -173,14 +173,14 @@ def _is_root(xs, x, atol):
 def _shown(value):
     """At most SHOWN characters of ``repr(value)``, built piece by piece: a value a candidate returned can be
     tens of MB, and its whole repr would cost the judge far more than the few characters shown."""
-    out = []
+    out: list = []
     _bounded_repr(value, out, [SHOWN + 1])
     text = "".join(out)
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
 
-_BRACKETS = {list: ("[", "]"), tuple: ("(", ")"), set: ("{", "}"), frozenset: ("frozenset({", "})"),
-             dict: ("{", "}")}
+_BRACKETS: dict[type, tuple[str, str]] = {list: ("[", "]"), tuple: ("(", ")"), set: ("{", "}"),
+                                          frozenset: ("frozenset({", "})"), dict: ("{", "}")}
 
 
 def _bounded_repr(value, out, budget):

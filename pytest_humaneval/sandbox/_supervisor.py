@@ -39,6 +39,10 @@ import struct
 import sys
 import time
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing here: type checkers take it as True
+if TYPE_CHECKING:  # (not `import socket`: a module-level import would change how the lazy imports' calls compile)
+    from socket import socket as Socket
+
 FILES_FD = 5  # in the supervisor: the socket on which the harness hands over HumanEval+ suites files
 EXCERPT_BYTES = 4096
 # Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
@@ -64,9 +68,10 @@ def _sibling(name: str):
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{name}.py")
     spec = importlib.util.spec_from_file_location(f"_humaneval_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # a path that ends in .py always gets a spec, with a source loader
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
@@ -182,7 +187,7 @@ def _excerpt(fd: int) -> str:
 
 def _signal_detail(signum: int, request: dict) -> str:
     limits = request["limits"]
-    reasons = {
+    reasons: dict[int, str] = {
         signal.SIGXCPU: "CPU time limit exceeded",
         signal.SIGXFSZ: f"file size limit exceeded ({limits['file_size_mb']} MiB; output flood?)",
         signal.SIGSEGV: "segmentation fault (C stack overflow or a crash in native code)",
@@ -210,7 +215,7 @@ class Supervisor:
     def __init__(self, base: str, isolation, cgroups) -> None:
         self.base, self.isolation, self.cgroups = base, isolation, cgroups
         isolation.per_process = not cgroups.kind  # before the fork server is forked: its candidates know it
-        self.tmpfs_mb = None  # the size /tmp and /dev/shm were given (per-process limits, namespaces)
+        self.tmpfs_mb: int | None = None  # the size /tmp and /dev/shm were given (per-process limits, namespaces)
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
         self.serial = 0
@@ -326,7 +331,7 @@ class Supervisor:
         except BlockingIOError:
             set_up = False
         os.close(setup_r)
-        reply = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
+        reply: dict = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
         for fd in (out_fd, err_fd):
             os.close(fd)
         left = _clear(work, self.serial)
@@ -402,7 +407,7 @@ class JudgeProcess:
 
     def __init__(self, watch: bool = True) -> None:
         self.pid: int | None = None
-        self._sock = None
+        self._sock: Socket | None = None
         self._known: set = set()  # problem numbers this judge process has the texts of
         self._watch = watch  # check its own state after each sample (a candidate that shares its uid)
 
@@ -456,10 +461,11 @@ class JudgeProcess:
         supervisor does while the candidate lives: every page it writes meanwhile is copied (copy-on-write)."""
         import socket
 
-        message, extra = message
-        sent = socket.send_fds(self._sock, [message], [requests, replies, *extra])
-        if sent < len(message):
-            self._sock.sendall(message[sent:])
+        data, extra = message
+        # the judge was started by message(), called just before
+        sent = socket.send_fds(self._sock, [data], [requests, replies, *extra])  # type: ignore[arg-type]
+        if sent < len(data):
+            self._sock.sendall(data[sent:])  # type: ignore[union-attr]
 
     def receive(self, deadline: float) -> bytes | None:
         """The judge's record, unparsed; None when it did not come by the deadline, or the judge ended (it is
@@ -490,7 +496,7 @@ class JudgeProcess:
     def finish(self) -> None:
         """End the judge process the ordinary way (it exits when its socket closes), and reap it."""
         if self.pid is not None:
-            self._sock.close()
+            self._sock.close()  # type: ignore[union-attr]  # set by start(), with pid
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
@@ -504,7 +510,7 @@ class JudgeProcess:
                 os.waitpid(self.pid, 0)
             except OSError:
                 pass
-            self._sock.close()
+            self._sock.close()  # type: ignore[union-attr]  # set by start(), with pid
         self.pid, self._sock = None, None
 
 
@@ -533,7 +539,7 @@ def _judge_main(sock, watch: bool) -> None:
                 body += chunk
             request = json.loads(body)
             problem = _problem(request, problems, fds[2] if len(fds) > 2 else None)
-            linecache.cache.update(problem.lines)
+            linecache.cache.update(problem.lines)  # type: ignore[arg-type]  # compiled: lines are set
             requests, replies = fds[:2]
             if "suite" in request:
                 record = _suite.judge_suite(_suites(problem, decoded)[request["suite"]],
@@ -563,10 +569,11 @@ def _suites(problem: Problem, decoded: dict) -> dict:
     problems' are kept (some hold hundreds of MB)."""
     name = (problem.suite_fd, problem.suite_offset)
     if name not in decoded:
-        size = os.fstat(problem.suite_fd).st_size - problem.suite_offset
+        # only a HumanEval+ problem (suite_fd set) is asked for its suites
+        size = os.fstat(problem.suite_fd).st_size - problem.suite_offset  # type: ignore[arg-type]
         chunks, position = [], problem.suite_offset
         while size > 0:
-            chunk = os.pread(problem.suite_fd, min(size, 1 << 24), position)
+            chunk = os.pread(problem.suite_fd, min(size, 1 << 24), position)  # type: ignore[arg-type]
             if not chunk:
                 raise OSError("a suites file shorter than it was")
             chunks.append(chunk)

@@ -14,6 +14,10 @@ Standard library only, no package import: the sandbox supervisor loads this file
 import os
 import struct
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the supervisor, which loads this file, imports as little as it can
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["MAX_DEPTH", "MAX_FRAME", "NotPlain", "RemoteArray", "WireError", "decode", "encode",
            "read_frame", "write_frame"]
 
@@ -97,7 +101,7 @@ def _encode(value, out, depth, iterators):
 
 
 _TAG_Q, _TAG_D, _TAG_L = struct.Struct(">cq"), struct.Struct(">cd"), struct.Struct(">cI")
-_CONTAINER_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"Z"}
+_CONTAINER_TAGS: dict[type, bytes] = {list: b"l", tuple: b"t", set: b"S", frozenset: b"Z"}
 
 
 def _exact(value, kind, iterators):
@@ -130,7 +134,8 @@ def _exact(value, kind, iterators):
         dtype = getattr(value, "dtype", None)
         if (type(ndim) is int and getattr(dtype, "kind", None) in tuple(_NUMPY_KINDS)
                 and not kind.__flags__ & _HEAPTYPE):
-            return RemoteArray(str(dtype.str), tuple(int(n) for n in value.shape), value.ravel().tolist())
+            return RemoteArray(str(dtype.str),  # type: ignore[union-attr]  # a dtype: its kind was just read
+                               tuple(int(n) for n in value.shape), value.ravel().tolist())
     if not kind.__flags__ & _HEAPTYPE and hasattr(kind, "__next__") and iterators is not None:
         # A builtin lazy iterator (generator, map, filter, zip...): the reference lets a test consume it, so
         # it stays here and the judge gets a handle that asks for one item at a time.
@@ -160,7 +165,7 @@ class RemoteArray:
 # ---------------------------------------------------------------------------------------------- decoding
 
 
-def decode(data, iterator=None):
+def decode(data: bytes, iterator: "Any" = None) -> "Any":
     """The value in ``data`` (bytes), built from exact builtin types only. ``iterator(handle)`` makes the
     judge's stand-in for a lazy iterator that stayed in the candidate; without it a handle is refused."""
     view = memoryview(data)
@@ -210,7 +215,7 @@ def _decode(view, pos, depth, iterator):
             count *= 2
         if count > len(view) - pos:  # every item takes at least one byte
             raise WireError("a message shorter than its lengths say")
-        items = []
+        items: list = []
         append = items.append
         depth += 1
         for _ in range(count):
@@ -286,7 +291,7 @@ def _array(dtype, shape, items):
 # ---------------------------------------------------------------------------------------------- framing
 
 
-def write_frame(fd, kind, body=b""):
+def write_frame(fd: int, kind: bytes, body: bytes = b"") -> None:
     """One message: 4-byte big-endian length, a one-byte kind, the body."""
     data = _L.pack(len(body) + 1) + kind + body
     view = memoryview(data)
@@ -294,7 +299,7 @@ def write_frame(fd, kind, body=b""):
         view = view[os.write(fd, view):]
 
 
-def read_frame(fd, pending=None):
+def read_frame(fd: int, pending: "bytearray | None" = None) -> "tuple[bytes, bytes] | None":
     """(kind, body) of the next message, or None at end of file. WireError for a frame that is too large or
     cut short. ``pending`` (a bytearray kept by the caller between calls) lets one read take a whole small
     message, header and body together."""

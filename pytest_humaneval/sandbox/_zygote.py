@@ -32,8 +32,8 @@ import socket
 try:
     from . import _contain, _judge
 except ImportError:  # loaded by path in the supervisor, next to its siblings
-    import _humaneval_contain as _contain
-    import _humaneval_judge as _judge
+    import _humaneval_contain as _contain  # type: ignore[import-not-found, no-redef]  # this same _contain.py
+    import _humaneval_judge as _judge  # type: ignore[import-not-found, no-redef]  # this same _judge.py
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -75,7 +75,7 @@ class Zygote:
     def spawn(self, fds) -> None:
         """Fork a candidate that gets ``fds``: (request memfd, stdout, stderr, calls in, calls out, set-up)."""
         try:
-            socket.send_fds(self._sock, [SPAWN], list(fds))
+            socket.send_fds(self._sock, [SPAWN], list(fds))  # type: ignore[arg-type]  # set by start()
         except OSError as exc:
             raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
 
@@ -87,7 +87,7 @@ class Zygote:
         try:
             data = self._ended(grace_s)
             if data is None:
-                self._sock.send(KILL)
+                self._sock.send(KILL)  # type: ignore[union-attr]  # set by start()
                 data = self._ended(10.0)
                 if data is None:
                     raise ZygoteGone("the candidates' fork server did not answer")
@@ -101,9 +101,9 @@ class Zygote:
         return reply.get("status"), reply.get("changed", "")
 
     def _ended(self, wait_s: float) -> bytes | None:
-        if not select.select([self._sock], [], [], max(0.0, wait_s))[0]:
+        if not select.select([self._sock], [], [], max(0.0, wait_s))[0]:  # type: ignore[type-var]  # set by start()
             return None
-        return self._sock.recv(1 << 16)
+        return self._sock.recv(1 << 16)  # type: ignore[union-attr]
 
     def stop(self) -> None:
         if self.pid is not None:
@@ -112,7 +112,7 @@ class Zygote:
                 os.waitpid(self.pid, 0)
             except OSError:
                 pass
-            self._sock.close()
+            self._sock.close()  # type: ignore[union-attr]  # set by start(), with pid
         self.pid, self._sock = None, None
 
 
@@ -146,7 +146,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
                 _exit(0)
             continue
         candidate = _spawn(fds, isolation, prefer_oom)
-        reply = {"status": None}
+        reply: dict = {"status": None}
         if isinstance(candidate, str):  # the fork itself failed
             reply["error"] = candidate
         else:
@@ -188,7 +188,7 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
         status = None
         while status is None:
             watched, wait = ([sock], 0.002) if pidfd is None else ([sock, pidfd], None)
-            ready = select.select(watched, [], [], wait)[0]
+            ready = select.select(watched, [], [], wait)[0]  # type: ignore[type-var]  # a socket and an int: both selectable
             done, found = os.waitpid(candidate, os.WNOHANG)
             if done:
                 status = found
@@ -277,7 +277,7 @@ def children_of(pid: int) -> list[int]:
     """Direct children of ``pid``: /proc/PID/task/*/children where the kernel has it (CONFIG_PROC_CHILDREN),
     else a scan of every process's parent."""
     try:
-        found = []
+        found: list[int] = []
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/children") as handle:
                 found.extend(int(child) for child in handle.read().split())

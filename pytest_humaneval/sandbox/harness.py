@@ -31,6 +31,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, cast
 
 from . import _contain
 
@@ -119,7 +120,7 @@ class ExecResult:
     stderr: str = ""
     traceback: str = ""
     location: str | None = None  # the decisive line alone: "test line 3: assert candidate(3) == 4"
-    suites: dict | None = None  # HumanEval+: {"base": {"status", "detail"}, "plus": {...}}
+    suites: dict[str, dict[str, str]] | None = None  # HumanEval+: {"base": {"status", "detail"}, "plus": {...}}
 
 
 class SandboxError(RuntimeError):
@@ -146,11 +147,11 @@ def clean_text(text: str, cap: int, line: bool = False) -> str:
     return text[:cap]
 
 
-def _escaped(match: re.Match) -> str:
+def _escaped(match: re.Match[str]) -> str:
     return f"\\x{ord(match.group()):02x}"
 
 
-def _unseen(match: re.Match) -> str:
+def _unseen(match: re.Match[str]) -> str:
     char = match.group()
     return f"\\u{ord(char):04x}" if unicodedata.category(char) in _UNSEEN else char
 
@@ -187,6 +188,8 @@ def sandbox_env() -> dict[str, str]:
 class Sandbox:
     """One warm supervisor process; programs run one at a time, each in its own forked child."""
 
+    _files: socket.socket | None  # set by _start: the socket that hands the supervisor open files
+
     def __init__(self, isolation: str = "auto") -> None:
         if isolation not in ISOLATION_MODES:
             raise ValueError(f"isolation must be one of {ISOLATION_MODES}, got {isolation!r}")
@@ -198,7 +201,7 @@ class Sandbox:
         self._cgroups: list[str] = []  # the supervisor's cgroup folders, removed when it has exited
         self._mode = isolation  # what the supervisor is asked for: "auto" falls back to "basic" once
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
         self._base: str | None = None
         self._owner = os.getpid()
@@ -213,7 +216,7 @@ class Sandbox:
             self._supervisor(wait)
         return self
 
-    def _start(self, wait: bool) -> subprocess.Popen:
+    def _start(self, wait: bool) -> subprocess.Popen[bytes]:
         self._base = tempfile.mkdtemp(prefix="pytest-humaneval-")
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
         # Requests and replies go through the supervisor's stdin and stdout; open files (HumanEval+ suites)
@@ -238,14 +241,15 @@ class Sandbox:
             _send(proc, {"base": self._base, "isolation": self._mode, "files_fd": files})
         except _SupervisorGone:
             pass  # it ended at once: the handshake says why
-        self._problems: dict[tuple, int] = {}  # what this supervisor was sent, by number
+        # what this supervisor was sent, by number: (prompt, test, (suites path, offset) or None)
+        self._problems: dict[tuple[str, str, tuple[str, int] | None], int] = {}
         self._owner = os.getpid()
         if wait:
             self._handshake()
         return proc
 
     def _handshake(self) -> None:
-        proc = self._proc
+        proc = cast("subprocess.Popen[bytes]", self._proc)  # set by _start, which comes first
         try:
             ready = _receive(proc, STARTUP_TIMEOUT_S)
         except (_SupervisorGone, _NoReply) as exc:
@@ -278,13 +282,13 @@ class Sandbox:
 
     def _log_tail(self) -> str:
         try:
-            with open(os.path.join(self._base, "supervisor.log"), "rb") as handle:
+            with open(os.path.join(self._base, "supervisor.log"), "rb") as handle:  # type: ignore[arg-type]  # None once closed: TypeError, caught
                 lines = handle.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
         except (OSError, TypeError):
             return ""
         return lines[-1] if lines else ""
 
-    def _supervisor(self, wait: bool = True) -> subprocess.Popen:
+    def _supervisor(self, wait: bool = True) -> subprocess.Popen[bytes]:
         if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
             if self._proc is not None and self._owner == os.getpid():
                 self.close()
@@ -294,13 +298,13 @@ class Sandbox:
             self._handshake()
         return self._proc
 
-    def _request(self, program: Program, limits: Limits) -> tuple[dict, float, int | None]:
+    def _request(self, program: Program, limits: Limits) -> tuple[dict[str, Any], float, int | None]:
         """The supervisor's request for ``program``, how long its answer may take, and the suites file to hand
         over with it: a problem's texts (and HumanEval+ suites) go to a supervisor once, then only its number."""
         suite = program.suite
         key = (program.prompt, program.test, (suite.path, suite.offset) if suite else None)
         number = self._problems.get(key)
-        request = {
+        request: dict[str, Any] = {
             "id": self._serial,
             "problem": number or len(self._problems) + 1,
             "completion": program.completion,
@@ -322,11 +326,11 @@ class Sandbox:
             self._problems[key] = request["problem"]
         return request, wait_s, suite_fd
 
-    def _send(self, proc: subprocess.Popen, request: dict, suite_fd: int | None) -> None:
+    def _send(self, proc: subprocess.Popen[bytes], request: dict[str, Any], suite_fd: int | None) -> None:
         """The request, after the descriptor of its suites file when it has one (the supervisor reads it then)."""
         if suite_fd is not None:
             try:
-                socket.send_fds(self._files, [b"F"], [suite_fd])
+                socket.send_fds(cast(socket.socket, self._files), [b"F"], [suite_fd])  # set by _start
             except OSError as exc:
                 raise _SupervisorGone() from exc
             finally:
@@ -404,7 +408,7 @@ class Sandbox:
         if proc is not None and self._owner == os.getpid():
             for stream in (proc.stdin, proc.stdout):
                 try:
-                    stream.close()
+                    stream.close()  # type: ignore[union-attr]  # both are pipes: never None
                 except OSError:
                     pass
             try:
@@ -436,6 +440,7 @@ def _result(reply: object, request_id: int, program: Program) -> ExecResult:
     """The supervisor's reply as an ExecResult, validated field by field; SandboxError if anything is off."""
     if not isinstance(reply, dict) or reply.get("id") != request_id:
         raise SandboxError("the sandbox answered a request other than this sample's; its answer is void")
+    duration: Any  # whatever JSON value the supervisor sent: checked below
     status, duration = reply.get("status"), reply.get("duration_ms")
     if status not in VERDICTS:
         raise SandboxError(f"the sandbox answered with an unknown status ({clean_text(repr(status), 40)})")
@@ -459,11 +464,11 @@ def _result(reply: object, request_id: int, program: Program) -> ExecResult:
                       if location else None, suites=suites, **texts)
 
 
-def _suites(value: object, program: Program) -> dict:
+def _suites(value: object, program: Program) -> dict[str, dict[str, str]]:
     """A HumanEval+ reply's two suites, validated: each a verdict status and a detail."""
     if not isinstance(value, dict) or set(value) != {"base", "plus"}:
         raise SandboxError("the sandbox answered a HumanEval+ sample without both of its suites")
-    suites = {}
+    suites: dict[str, dict[str, str]] = {}
     for name, suite in value.items():
         if not isinstance(suite, dict) or suite.get("status") not in VERDICTS or \
                 not isinstance(suite.get("detail", ""), str):
@@ -484,17 +489,19 @@ class _NoReply(Exception):
     pass
 
 
-def _send(proc: subprocess.Popen, message: dict) -> None:
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
     body = json.dumps(message).encode()
+    stdin = cast("IO[bytes]", proc.stdin)  # a pipe (stdin=PIPE): never None
     try:
-        proc.stdin.write(struct.pack(">I", len(body)) + body)
-        proc.stdin.flush()
+        stdin.write(struct.pack(">I", len(body)) + body)
+        stdin.flush()
     except (BrokenPipeError, ValueError) as exc:
         raise _SupervisorGone() from exc
 
 
-def _receive(proc: subprocess.Popen, timeout_s: float) -> dict:
-    fd = proc.stdout.fileno()
+def _receive(proc: subprocess.Popen[bytes], timeout_s: float) -> Any:
+    """The supervisor's next message: a JSON value, not validated yet (``_result`` does)."""
+    fd = cast("IO[bytes]", proc.stdout).fileno()  # a pipe (stdout=PIPE): never None
     deadline = time.monotonic() + timeout_s
 
     def read_exact(size: int) -> bytes:

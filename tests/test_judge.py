@@ -158,7 +158,7 @@ def test_no_hostile_completion_turns_a_wrong_answer_into_passed(pytester, worker
     result = pytester.runpytest(*args, *(["-n", workers] if workers else ["-p", "no:xdist"]))
     results = sorted((json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()),
                      key=lambda row: row["sample"])
-    verdicts = {name: row["status"] for name, row in zip(ATTACKS, results, strict=True)}
+    verdicts = {name: row["status"] for name, row in zip(ATTACKS, results[:-1], strict=True)}
     assert [name for name, status in verdicts.items() if status == "passed"] == []
     assert set(verdicts.values()) <= {"assertion_failed", "runtime_error"}, verdicts
     assert results[-1]["status"] == "passed", results[-1]

@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Hashable, Iterator
+from typing import Any, cast
 
 import pytest
 
@@ -107,7 +107,7 @@ def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem]:
     return items if memo is None else memo.first_of(items)
 
 
-def _program(item: HumanEvalItem) -> sandbox.Program:
-    program = item.program()
+def _program(item: Hashable) -> sandbox.Program:
+    program = cast(HumanEvalItem, item).program()
     assert program is not None, "only items that execute are fed to the pool"
     return program

@@ -166,7 +166,8 @@ class _Reader:
         return value if value is default or integer else float(value)
 
     def flag(self, name: str, default: bool) -> bool:
-        return self.get(name, default, lambda v: isinstance(v, bool), "true or false")
+        value: bool = self.get(name, default, lambda v: isinstance(v, bool), "true or false")
+        return value
 
     def text(self, name: str, default: str | None = None, choices: tuple[str, ...] | None = None) -> Any:
         if choices:
@@ -270,20 +271,23 @@ def _params(file: Path, data: Any) -> Params:
         system_prompt=r.get("system_prompt", None, lambda v: isinstance(v, str),
                             "a string (the chat instruction; '' sends none)"),
         extra_body=_extra_body(r, data.get("extra_body")),
-        request_n=r.get("request_n", "auto", lambda v: v == "auto" or (
+        request_n=_auto_is_none(r.get("request_n", "auto", lambda v: v == "auto" or (
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
-            f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)"),
+            f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)")),
         workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
         dedupe=r.flag("dedupe", True),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
         protocol=r.text("protocol", None, tuple(PRESETS)),
     )
-    if params.request_n == "auto":
-        params = dataclasses.replace(params, request_n=None)
     return params
 
 
-def _sampling(file: Path, mode: str, params: Params, data: dict) -> Params:
+def _auto_is_none(request_n: Any) -> int | None:
+    """``params.request_n``: ``auto`` is None in Params (the server's n, once a reply shows it is honoured)."""
+    return None if request_n == "auto" else int(request_n)
+
+
+def _sampling(file: Path, mode: str, params: Params, data: dict[str, Any]) -> Params:
     """``params.protocol`` sets n, temperature, top_p and k as its source does; a key the config also sets must
     agree with it. A samples file was sampled elsewhere: there the protocol (or params.temperature) labels the
     run, and without either its temperature is not known (None), never the runtime default."""
@@ -340,6 +344,7 @@ def _dataset(top: _Reader) -> tuple[Path | None, str | None]:
     if not isinstance(value, str) or not value.strip():
         top.fail("dataset", f"one of {names}, or the path of a JSONL(.gz) file", value)
     path = top.path("dataset", must_exist=False)
+    assert path is not None  # a non-empty string is a path
     if not path.is_file():
         raise ConfigError(f"{top.file}: dataset: expected one of {names}, or the path of an existing JSONL(.gz) "
                           f"file, found {value!r} (resolved to {path}, {_not_a_file(path)})")
@@ -423,7 +428,7 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
     return gate
 
 
-def load_config(path: str | os.PathLike) -> RunConfig:
+def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
     file = Path(path).expanduser().resolve()
     text = _read_text(file)
@@ -473,7 +478,7 @@ def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
     return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
 
 
-def _check_consistency(config: RunConfig, data: dict) -> None:
+def _check_consistency(config: RunConfig, data: dict[str, Any]) -> None:
     file, target, params = config.path, config.target, config.params
     if target.mode in ("runtime", "samples") and not params.allow_code_execution:
         given = (data.get("params") or {}).get("allow_code_execution") is not None

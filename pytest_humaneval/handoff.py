@@ -28,7 +28,8 @@ def config_to_json(config: RunConfig) -> str:
 
 
 def config_from_json(text: str) -> RunConfig:
-    return _build(RunConfig, json.loads(text))
+    config: RunConfig = _build(RunConfig, json.loads(text))
+    return config
 
 
 def _plain(value: Any) -> Any:
@@ -51,7 +52,7 @@ def _build(kind: Any, data: Any) -> Any:
     if origin in (Union, types.UnionType):
         options = [arg for arg in args if arg is not type(None)]
         return _build(options[0], data) if len(options) == 1 else data
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         hints = typing.get_type_hints(kind)
         return kind(**{field.name: _build(hints[field.name], data[field.name])
                        for field in dataclasses.fields(kind) if field.init and field.name in data})

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,6 +23,8 @@ from .run import Run
 from .sandbox import DETAIL_MAX, ExecResult, Status
 
 if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
+
     from .sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
 __all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Repeats", "gutter",
@@ -101,7 +104,7 @@ class SampleFailed(Exception):
 
 
 class HumanEvalFile(pytest.File):
-    def collect(self):
+    def collect(self) -> Iterator[HumanEvalItem]:
         # Once per session: the config's own path and a folder that holds it (the current folder, testpaths) can
         # both reach it, and pytest before 8 collects a file given as an argument even when a folder had it.
         if self.config.stash.get(COLLECTED_KEY, False):
@@ -155,7 +158,7 @@ class HumanEvalItem(pytest.Item):
                 reason = str(exc) if isinstance(exc, sandbox.SandboxError) else \
                     f"the harness failed on this sample: {type(exc).__name__}: {exc}"
                 self._record(ExecResult(Status.HARNESS_ERROR, 0.0, sandbox.clean_text(reason, DETAIL_MAX)))
-                raise HumanEvalError(self.result.detail) from exc
+                raise HumanEvalError(sandbox.clean_text(reason, DETAIL_MAX)) from exc
         self._record(result)
         if result.status is Status.NOT_RUN:
             # Reported at the item, not at this line of the plugin.
@@ -208,14 +211,15 @@ class HumanEvalItem(pytest.Item):
                 self.add_report_section("call", title, gutter(text))
         raise SampleFailed()
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, SampleFailed) and self.result is not None:
             return f"{self.result.status.value}: {self.result.detail or '(no detail)'}"
         if isinstance(excinfo.value, HumanEvalError):
             return f"harness_error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.sample.task_id} sample {self.sample.index}"
 
 
@@ -233,6 +237,6 @@ def ungutter(text: str) -> str:
     return "\n".join(line[len(GUTTER):] if line.startswith(GUTTER) else line for line in text.split("\n"))
 
 
-def _replayed(recorded: dict) -> ExecResult:
+def _replayed(recorded: dict[str, Any]) -> ExecResult:
     return ExecResult(Status(recorded["status"]), float(recorded.get("duration_ms") or 0.0),
                       recorded.get("detail") or "")

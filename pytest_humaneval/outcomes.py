@@ -37,7 +37,7 @@ SAMPLE_OVERHEAD_S = 5.0
 NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also holds against --force-reruns
 
 
-def finish_report(item: HumanEvalItem, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+def finish_report(item: HumanEvalItem, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     """Called for each of a sample's three reports, as pytest makes them."""
     mark_sample(report)  # so the terminal can leave it out of pytest's failure sections (terminal.py)
     if report.failed and report.when in ("setup", "call"):
@@ -58,7 +58,7 @@ def verdict_of(report: pytest.TestReport) -> dict[str, Any] | None:
     return getattr(report, VERDICT_ATTR, None)
 
 
-def _failure_line(item: HumanEvalItem, call: pytest.CallInfo) -> str | None:
+def _failure_line(item: HumanEvalItem, call: pytest.CallInfo[None]) -> str | None:
     excinfo = call.excinfo
     if excinfo is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path 
     ini = config.getini(name)
     if ini:
         base = config.inipath.parent if config.inipath else config.rootpath
-        return (base / os.path.expanduser(ini)).resolve()
+        return (base / os.path.expanduser(str(ini))).resolve()
     return None
 
 
@@ -238,7 +239,7 @@ def _check_runtime_gates(run_config: RunConfig) -> None:
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
                                 f"{ref[4:]} to be set (the API key is read from it), found it unset or empty")
     try:
-        endpoint.check_url(run_config.target.endpoint)
+        endpoint.check_url(run_config.target.endpoint or "")
     except endpoint.EndpointError as exc:
         raise pytest.UsageError(f"{run_config.path}: target.endpoint: {exc}") from exc
 
@@ -318,7 +319,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     """One line per failing sample, and its verdict on the teardown report only (see outcomes.py)."""
     outcome = yield
     if isinstance(item, HumanEvalItem):
@@ -358,7 +359,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 class PytestHtmlHooks:
     """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
 
-    def pytest_html_results_summary(self, prefix: list, session: pytest.Session) -> None:
+    def pytest_html_results_summary(self, prefix: list[Any], session: pytest.Session) -> None:
         aggregator = session.config.pluginmanager.get_plugin("humaneval-aggregator")
         if aggregator is not None and aggregator.report:
             prefix.append(html_report.summary_fragment(aggregator.report))

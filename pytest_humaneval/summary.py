@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import pytest
 
@@ -26,7 +26,7 @@ from .scoring.selection import Partial, mark_partial, resolve, selected_by
 try:  # junitxml's handle, to add suite-level properties the way record_testsuite_property does
     from _pytest.junitxml import xml_key as junit_xml_key
 except ImportError:  # pragma: no cover - a pytest without it: no suite properties, nothing else lost
-    junit_xml_key = None
+    junit_xml_key = None  # type: ignore[assignment]
 
 __all__ = ["Aggregator"]
 
@@ -163,11 +163,12 @@ class Aggregator:
         for sample in generated:
             detail = sample.not_run if sample.completion is None else "interrupted before execution"
             self._write_result(sample.key, "not_run", None, detail or "")
+        assert self._results is not None  # opened by pytest_sessionstart
         self._results.close()
         self._results = None
 
     # -- the end of the session
-    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Ctrl-C (KeyboardInterrupt) or pytest.exit(): the session ends before its last sample."""
         message = getattr(excinfo.value, "msg", None)
         self.interrupted = f"{excinfo.typename}: {message}" if message else excinfo.typename
@@ -197,6 +198,7 @@ class Aggregator:
                     self._write_result(key, "not_run", None, self.stop_reason or CUT_SHORT)
             self._results.close()
             self._results = None
+            assert self.results_path is not None  # the results file is open only when it has a path
             publish(self.results_path)
         self._junit(session.config)
         for path, text in ((self.report_path, json.dumps(self.report, indent=2) + "\n"),
@@ -208,6 +210,7 @@ class Aggregator:
             self._write_html(planned)
 
     def _write_html(self, planned: list[tuple[str, int]]) -> None:
+        assert self.html_path is not None  # called only when it is set
         problems = {task: {"prompt": problem.prompt, "test": problem.test}
                     for task, problem in self.run.plan.problems.items() if task in self.report["problems"]}
         try:  # read at the start already; only its per-problem statuses are new here
@@ -218,7 +221,7 @@ class Aggregator:
         self.html_path.parent.mkdir(parents=True, exist_ok=True)
         self.html_path.write_text(page, encoding="utf-8")
 
-    def _generated(self) -> list[dict]:
+    def _generated(self) -> list[dict[str, Any]]:
         """The generation records of every sample of the plan (runtime mode only): generation covers the whole
         plan whatever -k or --lf select, and what it cost is what this run paid."""
         return [sample.generation for sample in self.samples.values() if sample.generation is not None]
@@ -261,8 +264,9 @@ class Aggregator:
         xml.add_global_property("human-eval.gate", "PASS" if self.gate_result.passed else "FAIL")
         nodeid = "humaneval::gate"
         longrepr = None if self.gate_result.passed else "gate FAILED: " + "; ".join(self.gate_result.failures())
-        for when, outcome in (("setup", "passed"), ("call", "passed" if longrepr is None else "failed"),
-                              ("teardown", "passed")):
+        phases: tuple[tuple[Literal["setup", "call", "teardown"], Literal["passed", "failed"]], ...] = (
+            ("setup", "passed"), ("call", "passed" if longrepr is None else "failed"), ("teardown", "passed"))
+        for when, outcome in phases:
             xml.pytest_runtest_logreport(pytest.TestReport(
                 nodeid, ("humaneval", None, "gate"), {}, outcome, longrepr if when == "call" else None, when))
 
@@ -317,7 +321,7 @@ class Aggregator:
             tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
                           f"{failures[0].not_run}")
         slow = sorted((o for o in self.outcomes.values() if o.duration_ms is not None),
-                      key=lambda o: o.duration_ms, reverse=True)[:SLOWEST]
+                      key=lambda o: o.duration_ms or 0.0, reverse=True)[:SLOWEST]
         if slow and tr.verbosity >= 0:
             tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
         failing = [(key, o) for key, o in sorted(self.outcomes.items(), key=lambda kv: self.positions[kv[0]])
@@ -386,7 +390,7 @@ class Aggregator:
 def _protocol_word(described: dict[str, Any]) -> str:
     """The -q line's protocol: the preset, the published ones it matches, or why it matches none."""
     if described["name"]:
-        return described["name"]
+        return str(described["name"])
     if described["temperature"] is None:
         return "unknown"
     return "/".join(described["matches"]) or "unpublished"

@@ -50,8 +50,8 @@ class QuietSamples:
         self.blocks = verbose or tb or "A" in chars or "P" in chars  # the samples' failure blocks are shown
         self.lines = self.blocks or chars != DEFAULT_REPORTCHARS  # the samples' FAILED/ERROR lines are shown
         self.hidden = 0  # failing or erroring samples left out of pytest's blocks (and lines, unless shown)
-        self._kept: dict[str, list] = {}
-        self._stats: dict[str, list] | None = None
+        self._kept: dict[str, list[Any]] = {}
+        self._stats: dict[str, list[Any]] | None = None
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside the terminal reporter's own wrapper
     def pytest_terminal_summary(self, terminalreporter: Any) -> Iterator[None]:
@@ -66,8 +66,8 @@ class QuietSamples:
         pluginmanager.register(self, "humaneval-quiet")
         pluginmanager.register(_LinesBack(self), "humaneval-quiet-lines")
 
-    def _leave_out(self, stats: dict[str, list]) -> None:
-        hidden = set()
+    def _leave_out(self, stats: dict[str, list[Any]]) -> None:
+        hidden: set[int] = set()
         for key in HIDDEN_STATS:
             reports = stats.get(key)
             if reports:

@@ -79,13 +79,13 @@ def generate(plan: Plan, client: Client, concurrency: int,
 
 class _Sender:
     def __init__(self, plan: Plan, client: Client, concurrency: int, requests: Requests,
-                 store: GenerationStore | None, finished: dict, progress: Callable[[int, int, int], None] | None,
-                 request_n: int | None) -> None:
+                 store: GenerationStore | None, finished: dict[tuple[str, int], Generation],
+                 progress: Callable[[int, int, int], None] | None, request_n: int | None) -> None:
         self.plan, self.client, self.concurrency = plan, client, concurrency
         self.requests, self.store, self.finished, self.progress = requests, store, finished, progress
         self.auto = request_n is None
         self.per_request = AUTO_MAX_CHOICES if request_n is None else request_n
-        self.honoured: bool | None = None if self.auto else request_n > 1
+        self.honoured: bool | None = None if request_n is None else request_n > 1
         self.failed = 0
         self.gate: asyncio.Semaphore | None = None
 

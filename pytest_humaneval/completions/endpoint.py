@@ -108,7 +108,7 @@ def check_url(url: str, resolve: Callable[[str], list[str]] | None = None) -> No
 
 def _resolve(host: str) -> list[str]:
     try:
-        return sorted({info[4][0] for info in socket.getaddrinfo(host, None)})
+        return sorted({str(info[4][0]) for info in socket.getaddrinfo(host, None)})
     except socket.gaierror:
         return []  # the request itself will report that the name does not resolve
 
@@ -187,7 +187,7 @@ class Client:
         self._guarded.add(origin)
 
     # -- requests
-    async def _send(self, method: str, path: str, payload: dict | None = None) -> dict:
+    async def _send(self, method: str, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         url = f"{self.endpoint}{path}"
         assert self._client is not None, "use the client as an async context manager"
         try:
@@ -214,7 +214,7 @@ class Client:
         return data
 
     async def _with_retries(self, policy: RetryPolicy | None,
-                            call: Callable[[], Awaitable[dict]]) -> tuple[dict, int, float]:
+                            call: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[dict[str, Any], int, float]:
         """(reply, attempts, ms spent on failed attempts and backoff); a final EndpointError carries
         ``attempts``. Only 429, 5xx, timeouts and connection errors are retried, within the policy."""
         attempts, overhead_started = 0, time.monotonic()
@@ -249,7 +249,7 @@ class Client:
             raise EndpointError(f"model {self.model!r} is not served by {self.endpoint} (it serves: {shown})")
         return None
 
-    def _payload(self, prompt: str) -> tuple[str, dict]:
+    def _payload(self, prompt: str) -> tuple[str, dict[str, Any]]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
                                    "temperature": self.temperature}
         if self.top_p is not None:
@@ -273,7 +273,7 @@ class Client:
                 payload[name] = value
         return path, payload
 
-    def request_body(self, prompt: str) -> tuple[str, dict]:
+    def request_body(self, prompt: str) -> tuple[str, dict[str, Any]]:
         """(path, body) of one sample's request: what determines its answer (the store's key)."""
         return self._payload(prompt)
 
@@ -284,7 +284,7 @@ class Client:
         body.pop("prompt", None)
         return {"endpoint": normalise_endpoint(self.endpoint), "api": self.api, "body": body}
 
-    def _answers(self, path: str, reply: dict) -> list[tuple[str, str | None, str | None]]:
+    def _answers(self, path: str, reply: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
         """(the answer's text, the reasoning field, the finish reason) of each choice, in index order."""
         url = f"{self.endpoint}{path}"
         choices = reply.get("choices")
@@ -329,7 +329,7 @@ class Client:
             error = f"request to {self.endpoint}{path} failed: {type(exc).__name__}: {exc}"
             return [Generation(None, None, error, None, None, elapsed, attempts, elapsed)]
         elapsed = (time.monotonic() - started) * 1000.0
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        usage: dict[str, Any] = reply["usage"] if isinstance(reply.get("usage"), dict) else {}
         details = usage.get("completion_tokens_details")
         billed = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
                   _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None)

@@ -47,7 +47,7 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     """(the answer without its reasoning, the reasoning or None)."""
     thoughts: list[str] = []
 
-    def keep(match: re.Match) -> str:
+    def keep(match: re.Match[str]) -> str:
         thoughts.append(match.group(2).strip())
         return ""
 
@@ -144,7 +144,8 @@ def _bound(node: ast.stmt) -> set[str]:
 def _free(tree: ast.AST) -> set[str]:
     """Names read but bound nowhere in ``tree`` (at any depth: a local of one function counts as bound, which
     errs on the side of pulling in less)."""
-    loaded, bound = set(), set()
+    loaded: set[str] = set()
+    bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)

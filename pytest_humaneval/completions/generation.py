@@ -29,6 +29,8 @@ class PreflightFailed(Exception):
 
 def make_client(config: RunConfig) -> Client:
     target, params = config.target, config.params
+    # load_config requires an endpoint and a model in runtime mode, where the temperature is always known
+    assert target.endpoint is not None and target.model is not None and params.temperature is not None
     ref = target.credentials_ref
     return Client(
         target.endpoint, target.model,

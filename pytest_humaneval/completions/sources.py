@@ -37,8 +37,8 @@ class Sample:
     index: int
     completion: str | None
     not_run: str | None = None  # why this sample will not be executed
-    recorded: dict | None = None  # mock replay: {"status", "detail", "duration_ms"}
-    generation: dict | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
+    recorded: dict[str, Any] | None = None  # mock replay: {"status", "detail", "duration_ms"}
+    generation: dict[str, Any] | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
     #   "attempts", "retry_overhead_ms", "reasoning", "finish_reason", "reasoning_tokens", "notes", "cached"}
 
     @property
@@ -81,7 +81,7 @@ class Plan:
                    plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})
 
 
-def _problem(data: dict) -> Problem:
+def _problem(data: dict[str, Any]) -> Problem:
     """A Problem from its JSON form: the argument lists' outer level is a tuple again."""
     for key in ("base_input", "plus_input"):
         if data.get(key) is not None:
@@ -149,6 +149,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     total = len(problems)
     mode = config.target.mode
     if mode == "samples":
+        assert config.target.samples is not None  # load_config requires it in samples mode
         by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems})
         _check_protocol_n(config, by_task)
         problems = [p for p in problems if p.task_id in by_task]
@@ -224,7 +225,7 @@ def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, li
     return by_task
 
 
-def _code_field(where: str, row: dict) -> str:
+def _code_field(where: str, row: dict[str, Any]) -> str:
     """Which field holds the sample's code: ``completion`` or ``solution``, exactly one of them."""
     present = [field for field in ("completion", "solution") if field in row]
     if len(present) == 1:

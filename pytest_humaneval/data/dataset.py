@@ -45,8 +45,8 @@ class Problem:
     canonical_solution: str | None = None
     # EvalPlus rows only: the argument lists of the base and plus suites, as loaded from JSON, and the task's
     # absolute tolerance. None for HumanEval rows, which are judged by their `test`.
-    base_input: tuple | None = None
-    plus_input: tuple | None = None
+    base_input: tuple[Any, ...] | None = None
+    plus_input: tuple[Any, ...] | None = None
     atol: float = 0.0
 
     @property
@@ -105,7 +105,7 @@ def _not_utf8(path: Path, number: int, byte: int, offset: int) -> DatasetError:
     return DatasetError(f"{path}:{number}: expected UTF-8 text, found byte 0x{byte:02x} at column {offset + 1}")
 
 
-def natural_key(task_id: str) -> tuple:
+def natural_key(task_id: str) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", task_id))
 
 
@@ -179,7 +179,7 @@ def _parse_lines(source: Path, content: bytes) -> Iterator[tuple[int, Any]]:
             raise DatasetError(f"{source}:{number}: expected a JSON object, found invalid JSON ({exc})") from exc
 
 
-def _strings(where: str, row: dict, keys: tuple[str, ...]) -> None:
+def _strings(where: str, row: dict[str, Any], keys: tuple[str, ...]) -> None:
     for key in keys:
         if not isinstance(row.get(key), str) or (key != "prompt" and not row[key].strip()):
             found = "nothing" if key not in row else repr(row[key])[:40]
@@ -188,7 +188,7 @@ def _strings(where: str, row: dict, keys: tuple[str, ...]) -> None:
         raise DatasetError(f"{where}: entry_point: expected a Python identifier, found {row['entry_point']!r}")
 
 
-def _humaneval_problem(where: str, row: dict) -> Problem:
+def _humaneval_problem(where: str, row: dict[str, Any]) -> Problem:
     if any(key in row for key in EVALPLUS_KEYS):
         raise DatasetError(f"{where}: expected a HumanEval row like the file's first (no base_input/plus_input), "
                            f"found an EvalPlus row")
@@ -201,7 +201,7 @@ def _humaneval_problem(where: str, row: dict) -> Problem:
     return Problem(row["task_id"], row["prompt"], row["entry_point"], row["test"], solution)
 
 
-def _evalplus_problem(where: str, row: dict) -> Problem:
+def _evalplus_problem(where: str, row: dict[str, Any]) -> Problem:
     """An EvalPlus row: judged by its inputs and the canonical solution's outputs, so `test` is optional."""
     missing = [key for key in EVALPLUS_KEYS if key not in row]
     if missing:

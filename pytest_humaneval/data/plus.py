@@ -35,6 +35,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import IO, Any
 from urllib.parse import quote
 
 from ..sandbox import _expected, _wire
@@ -145,7 +146,7 @@ class Suites(Mapping[str, bytes]):
     def __repr__(self) -> str:
         return f"Suites({self.dataset_sha256[:12]}..., {len(self)} tasks)"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"dataset_sha256": self.dataset_sha256}
 
 
@@ -157,7 +158,7 @@ def suite_blobs(problems: Iterable[Problem], dataset_sha256: str, *, root: Path 
     return {task: suites[task] for task in suites}
 
 
-def _silent(*args, **kwargs) -> None:
+def _silent(*args: Any, **kwargs: Any) -> None:
     pass
 
 
@@ -267,7 +268,7 @@ class _State:
             self.error = self.error or error
 
 
-def _worker(todo: queue.Queue, folder: Path, state: _State) -> None:
+def _worker(todo: queue.Queue[Any], folder: Path, state: _State) -> None:
     """One child process; takes tasks until none is left or one has failed."""
     from ..sandbox import sandbox_env  # the environment every process the harness starts gets
 
@@ -287,6 +288,7 @@ def _worker(todo: queue.Queue, folder: Path, state: _State) -> None:
                     return
                 state.finished()
         finally:
+            assert child.stdin is not None and child.stdout is not None  # started with both as pipes
             child.stdin.close()
             try:
                 child.wait(timeout=10)
@@ -296,7 +298,7 @@ def _worker(todo: queue.Queue, folder: Path, state: _State) -> None:
             child.stdout.close()
 
 
-def _one(child: subprocess.Popen, problem: Problem, folder: Path, errors) -> DatasetError | None:
+def _one(child: subprocess.Popen[bytes], problem: Problem, folder: Path, errors: IO[bytes]) -> DatasetError | None:
     """Compute one task into its cache file; the error that names the task and input, or None."""
     target = folder / _file_name(problem.task_id)
     fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
@@ -304,6 +306,7 @@ def _one(child: subprocess.Popen, problem: Problem, folder: Path, errors) -> Dat
     try:
         request = (problem.prompt + (problem.canonical_solution or ""), problem.entry_point,
                    problem.base_input, problem.plus_input, problem.atol, CALL_LIMIT_S, part)
+        assert child.stdin is not None and child.stdout is not None  # started with both as pipes
         try:
             _wire.write_frame(child.stdin.fileno(), b"Q", _wire.encode(request))
             reply = _wire.read_frame(child.stdout.fileno())

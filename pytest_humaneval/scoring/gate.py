@@ -114,7 +114,7 @@ def compared_settings(report: Mapping[str, Any]) -> dict[str, Any]:
     """{setting: value} of what a report (or report.planned_view) records; a setting it does not record is
     absent. Generation settings exist in runtime mode only, a samples file's sampling only when labelled."""
     out: dict[str, Any] = {}
-    dataset = report.get("dataset") if isinstance(report.get("dataset"), Mapping) else {}
+    dataset: Mapping[str, Any] = report["dataset"] if isinstance(report.get("dataset"), Mapping) else {}
     settings = dataset.get("settings")
     for name, where in _SETTINGS:
         value = _at(report, where)
@@ -208,7 +208,7 @@ class Condition:
     passed: bool
     detail: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "threshold": self.threshold, "passed": self.passed,
                 "detail": self.detail}
 
@@ -227,7 +227,7 @@ class GateResult:
         return [f"{c.name}: {fmt(c.value)} vs {fmt(c.threshold)}" + (f" ({c.detail})" if c.detail else "")
                 for c in self.conditions if not c.passed]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"passed": self.passed, "conditions": [c.as_dict() for c in self.conditions]}
         if self.comparison is not None and self.baseline is not None:
             out["baseline"] = {"path": str(self.baseline.path), "label": self.baseline.label,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from ..data.dataset import natural_key
 from . import protocol
@@ -47,7 +47,7 @@ def esc(value: Any) -> str:
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("pytest_humaneval.scoring").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("pytest_humaneval.scoring").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
 
 
 # -- the data island -----------------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
     ``statuses``, detail and completion references into ``texts`` (None: none; -1: left out), extra None or
     ``{"t": {field: text reference}, "f": {field: plain value}}``.
     """
-    by_task = rows if isinstance(rows, dict) else _sorted_rows(rows)
+    by_task = rows if isinstance(rows, dict) else _sorted_rows(cast("Iterable[Mapping[str, Any]]", rows))
     problems = problems or {}
     statuses = list(STATUSES)
     texts = _Texts(budget)
@@ -142,7 +142,7 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
     }
 
 
-def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts) -> dict | None:
+def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts) -> dict[str, Any] | None:
     text_refs = {name: ref[name] for name in TEXT_FIELDS if ref.get(name) is not None}
     plain: dict[str, Any] = {}
     for name, value in row.items():

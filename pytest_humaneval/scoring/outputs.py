@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TextIO
 
 __all__ = ["OutputError", "check_output", "open_private", "publish"]
 
@@ -56,7 +57,7 @@ def _remove(path: Path, created: list[Path]) -> None:
             return
 
 
-def open_private(path: Path):
+def open_private(path: Path) -> TextIO:
     """``path`` opened for writing (truncated), readable and writable by this user alone until ``publish``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT

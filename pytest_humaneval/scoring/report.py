@@ -50,7 +50,8 @@ def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
             "problems": {problem.task_id: {} for problem in selection.problems}}
 
 
-def build_report(run: Run, summary: Summary, generations: list[dict], gate: GateResult | None) -> dict[str, Any]:
+def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
+                 gate: GateResult | None) -> dict[str, Any]:
     config, selection = run.config, run.plan.selection
     confidence = (config.gate.confidence if config.gate and config.gate.confidence else None) or 0.95
     measurements: dict[str, Any] = {}
@@ -110,7 +111,7 @@ def build_report(run: Run, summary: Summary, generations: list[dict], gate: Gate
     }
 
 
-def generation_measurements(run: Run, records: Iterable[dict]) -> dict[str, Any]:
+def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     records = list(records)
     if not records:
         return {}
@@ -147,7 +148,7 @@ def generation_measurements(run: Run, records: Iterable[dict]) -> dict[str, Any]
     return out
 
 
-def truncated_count(records: Iterable[dict]) -> int:
+def truncated_count(records: Iterable[dict[str, Any]]) -> int:
     """Answers the server cut at max_tokens: they ran as they were, and their detail says so."""
     return sum(1 for r in records if r.get("finish_reason") == "length")
 

@@ -17,6 +17,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import Any
 
 from ..data.dataset import natural_key
 
@@ -34,7 +35,7 @@ class Interval:
     confidence: float
     method: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"low": self.low, "high": self.high, "confidence": self.confidence, "method": self.method}
 
 
@@ -100,7 +101,7 @@ def mcnemar_worse_p(regressions: int, improvements: int) -> float:
     if discordant == 0:
         return 1.0
     tail = sum(math.comb(discordant, i) for i in range(regressions, discordant + 1))
-    return tail / 2 ** discordant
+    return float(tail / 2 ** discordant)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class Comparison:
     def significant(self, confidence: float) -> bool:
         return self.p_worse < 1 - confidence
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"problems": self.problems, "baseline_pass_at_1": self.baseline_pass_at_1,
                 "new_pass_at_1": self.new_pass_at_1, "mean_difference": self.mean_difference,
                 "interval": self.interval.as_dict(), "test": self.test, "p_worse": self.p_worse,

@@ -258,13 +258,9 @@ class Supervisor:
                     "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
         return reply
 
-    def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float) -> dict:
-        """One candidate, judged once: the candidate in a fresh, isolated child of the fork server (in a fresh,
-        empty working dir, always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces,
-        ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
-        process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
-        the fork is asked for and covers both."""
-        work, judge = self.work, self.judge
+    def _fresh_work(self) -> str:
+        """The candidate's empty working dir, always at the same path, owned by the candidate's uid."""
+        work = self.work
         try:
             os.mkdir(work, 0o700)
         except FileExistsError:  # only a removal that failed after the previous sample leaves it behind
@@ -272,6 +268,39 @@ class Supervisor:
             os.mkdir(work, 0o700)
         if self.isolation.uid is not None:
             os.chown(work, self.isolation.uid, self.isolation.gid)
+        return work
+
+    def _end_candidate(self, data: bytes | None) -> int | None:
+        """The candidate's wait status if it ended by itself (None: it was killed), after checking that it left the
+        fork server as it was and no process of its behind. ``data``: the judge's reply, which says how long the
+        candidate may take to end by itself."""
+        # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
+        # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
+        # after a timeout it is still at work, and is killed now.
+        if data is None or b'"status": "timeout"' in data:
+            grace = 0.0
+        else:
+            grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
+        try:
+            candidate_status, changed = self.zygote.finish(grace)
+        except _zygote.ZygoteGone as exc:
+            if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
+                raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
+            raise Retire(str(exc)) from None
+        if changed:
+            raise Tampered(f"the program changed the sandbox fork server's own state ({changed})")
+        spare = (self.judge.pid, self.zygote.pid)
+        if _zygote.own_children(spare):  # only the judge and the fork server belong
+            _zygote.kill_descendants(spare=spare)
+        return candidate_status
+
+    def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float) -> dict:
+        """One candidate, judged once: the candidate in a fresh, isolated child of the fork server (in a fresh,
+        empty working dir, always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces,
+        ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
+        process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
+        the fork is asked for and covers both."""
+        work, judge = self._fresh_work(), self.judge
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
         own = _zygote.request_file({"prompt": problem.prompt, "completion": request["completion"],
                                     "entry_point": request["entry_point"], "timeout_s": timeout_s,
@@ -305,32 +334,11 @@ class Supervisor:
         os.close(replies_r)
         data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
         duration_ms = (time.monotonic() - started) * 1000.0
-        # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
-        # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
-        # after a timeout it is still at work, and is killed now.
-        if data is None or b'"status": "timeout"' in data:
-            grace = 0.0
-        else:
-            grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
-        try:
-            candidate_status, changed = self.zygote.finish(grace)
-        except _zygote.ZygoteGone as exc:
-            if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
-                raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
-            raise Retire(str(exc)) from None
-        if changed:
-            raise Tampered(f"the program changed the sandbox fork server's own state ({changed})")
-        if _zygote.own_children((judge.pid, self.zygote.pid)):  # only the judge and the fork server belong
-            _zygote.kill_descendants(spare=(judge.pid, self.zygote.pid))
+        candidate_status = self._end_candidate(data)
         record = judge.record(data, started + timeout_s)
         if record.get("tampered"):
             raise Tampered(f"the program changed the sandbox judge's own state ({record['tampered']})")
-        os.set_blocking(setup_r, False)
-        try:
-            set_up = os.read(setup_r, 1) == b"1"
-        except BlockingIOError:
-            set_up = False
-        os.close(setup_r)
+        set_up = _was_set_up(setup_r)
         reply: dict = {"duration_ms": round(duration_ms, 3), "stdout": _excerpt(out_fd), "stderr": _excerpt(err_fd)}
         for fd in (out_fd, err_fd):
             os.close(fd)
@@ -349,6 +357,18 @@ class Supervisor:
             reply.update(status="runtime_error", retire=True, where=None,
                          detail=f"the program left files the sandbox could not remove ({left[:200]})")
         return reply
+
+
+def _was_set_up(setup_r: int) -> bool:
+    """Whether the candidate's set-up finished (it writes b"1" to its set-up pipe just before the program
+    starts); closes the pipe."""
+    os.set_blocking(setup_r, False)
+    try:
+        return os.read(setup_r, 1) == b"1"
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(setup_r)
 
 
 def _combined(base: dict, plus: dict) -> dict:

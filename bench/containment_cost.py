@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pytest_humaneval import _contain  # noqa: E402
+from pytest_humaneval.sandbox import _contain  # noqa: E402
 
 
 def cpu_us(action, rounds: int) -> float:

@@ -158,7 +158,7 @@ class HumanEvalItem(pytest.Item):
                 reason = str(exc) if isinstance(exc, sandbox.SandboxError) else \
                     f"the harness failed on this sample: {type(exc).__name__}: {exc}"
                 self._record(ExecResult(Status.HARNESS_ERROR, 0.0, sandbox.clean_text(reason, DETAIL_MAX)))
-                raise HumanEvalError(sandbox.clean_text(reason, DETAIL_MAX)) from exc
+                raise HumanEvalError(self.result.detail if self.result else reason) from exc
         self._record(result)
         if result.status is Status.NOT_RUN:
             # Reported at the item, not at this line of the plugin.

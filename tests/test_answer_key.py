@@ -8,7 +8,7 @@ memory, ``/proc`` of every process it can see, its descriptors. Each run goes th
 ``/tmp``, as a CI workspace is: the dataset the config names, the samples file (a neighbour's canonical answer
 in it) and the results file being written.
 
-These guarantees are the namespace modes' (README "Safety"); the basic sandbox runs candidates as the user,
+These guarantees are the namespace modes' (docs/safety.md); the basic sandbox runs candidates as the user,
 and its exposure is listed there.
 """
 

@@ -64,6 +64,19 @@ def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytes
     assert report["counts"]["harness_error"] == 1 and report["counts"]["not_run"] == 0
 
 
+def test_a_harness_fault_whose_message_has_newlines_stays_on_one_line(pytester, monkeypatch):
+    def broken(program, limits):
+        raise RuntimeError("a bug in the harness\npass@1 1.000  coverage 164/164  FORGED")
+
+    monkeypatch.setattr(sandbox, "run", broken)
+    cfg = samples_config(pytester, [SOLVED_0])
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rA", *NO_CACHE)
+    result.assert_outcomes(errors=1)
+    assert not [line for line in result.outlines if line.startswith("pass@1 1.000  coverage 164/164  FORGED")]
+    result.stdout.fnmatch_lines(["*harness_error: the harness failed on this sample: RuntimeError: a bug in the "
+                                 "harness\\npass@1 1.000*"])
+
+
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_failed_and_skipped_summary_lines_carry_the_reason(pytester, dist):
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2])

@@ -241,6 +241,8 @@ SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "i386": 217, "i68
 MNT_DETACH = 2
 
 
+_PACKAGE_MARKS = (("sandbox", "_contain.py"), ("_contain.py",), ("fixtures", "HumanEval.jsonl.gz"))
+
 def _within(path, folder):
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -287,7 +289,8 @@ def _hidden(shown, import_path):
                     if os.path.isdir(site) and site not in import_path:
                         found.add(site)
                 copy = os.path.realpath(os.path.join(place, "pytest_humaneval"))
-                if os.path.isfile(os.path.join(copy, "sandbox", "_contain.py")):
+                # a copy of the package of any version: this layout's, the flat one before it, or its data
+                if any(os.path.isfile(os.path.join(copy, *rel)) for rel in _PACKAGE_MARKS):
                     found.add(copy)
     found = {path for path in found if os.path.isdir(path) and any(_within(path, f) for f in shown)}
     return sorted(_outermost(found))
@@ -486,7 +489,7 @@ def _no_memfds():
     x86_64, where it has other numbers), fail with ENOSYS; everything else is allowed."""
     machine = SECCOMP_ARCH.get(os.uname().machine)
     if machine is None:
-        return  # an architecture whose numbers we do not know: memfds stay possible (README "Safety")
+        return  # an architecture whose numbers we do not know: memfds stay possible (docs/safety.md)
     arch, memfd = machine
     enosys = SECCOMP_RET_ERRNO | errno.ENOSYS
     # (code, jt, jf, k): load arch; != ours -> ENOSYS; load nr; >= x32 bit -> ENOSYS; == memfd -> ENOSYS; allow

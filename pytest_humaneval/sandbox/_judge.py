@@ -330,7 +330,7 @@ def _update_in_place(arguments, after):
     if type(after) is not tuple or len(after) != 2:
         raise wire.WireError("arguments after the call: expected (args, kwargs)")
     (args, kwargs), (new_args, new_kwargs) = arguments, after
-    pairs = list(zip(args, new_args if type(new_args) is tuple else (), strict=False))
+    pairs = list(zip(args, new_args if type(new_args) is tuple else ()))  # noqa: B905 (a hot path)
     if type(new_kwargs) is dict:
         pairs += [(kwargs[name], new_kwargs[name]) for name in kwargs if name in new_kwargs]
     for old, new in pairs:
@@ -480,7 +480,7 @@ def _restore_builtins(names, values):
     current = builtins.__dict__
     if list(current) == names and list(current.values()) == values:
         return
-    saved = dict(zip(names, values, strict=False))
+    saved = dict(zip(names, values))  # noqa: B905 (a hot path)
     for name in [name for name in current if name not in saved]:
         del current[name]
     current.update(saved)

@@ -76,7 +76,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
         channel.send(_judge.LOADED, b"")
         if channel.receive()[0] != _judge.READY:  # or it raised what stopped the program from loading
             raise channel.fail("the candidate broke the call protocol: it answered a question not asked")
-        for index, (args, exp, limit) in enumerate(zip(inputs, expected, per_input, strict=False)):
+        for index, (args, exp, limit) in enumerate(zip(inputs, expected, per_input)):  # noqa: B905 (a hot path)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
@@ -128,7 +128,8 @@ def _matches(out, exp, state, oracle, args):
     if state["atol"] == 0 or type(out) is not type(exp):
         return False
     if isinstance(exp, (list, tuple)):
-        return len(out) == len(exp) and all(_close(a, b, state["atol"]) for a, b in zip(out, exp, strict=False))
+        atol = state["atol"]
+        return len(out) == len(exp) and all(_close(a, b, atol) for a, b in zip(out, exp))  # noqa: B905 (a hot path)
     return _close(out, exp, state["atol"])
 
 

@@ -259,7 +259,7 @@ def _hashed(tag, items):
     time, so the judge's deadline (a signal, which Python handles between bytecodes) stops it at once."""
     if tag == 0x64:
         if len(items) <= 2 * BULK:
-            return dict(zip(items[::2], items[1::2], strict=False))
+            return dict(zip(items[::2], items[1::2]))  # noqa: B905 (a hot path)
         return {items[index]: items[index + 1] for index in range(0, len(items), 2)}
     members = items if len(items) <= BULK else (item for item in items)
     return set(members) if tag == 0x53 else frozenset(members)

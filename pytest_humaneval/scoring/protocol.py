@@ -4,7 +4,7 @@ incomparable with a published one. Pure: no pytest, no I/O.
 A HumanEval number means something only next to the protocol that produced it. Codex (Chen et al. 2021) and
 StarCoder (Li et al. 2023) sample n = 200 completions per problem with nucleus sampling (top_p 0.95), pass@1 at
 temperature 0.2 and pass@k for k > 1 at 0.8; the EvalPlus leaderboard decodes greedily (one sample, temperature 0).
-The README's "Comparable numbers" has the sentences each preset is taken from.
+docs/live-models.md, "Comparable numbers", has the sentences each preset is taken from.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Uncertainty and paired comparison for pass@k. Pure: no pytest, no I/O, deterministic.
 
-Methods (also in the README):
+Methods (also in docs/ci-and-reports.md):
 - Interval for a pass@k mean over problems: Wilson score interval when it is a plain proportion (every problem
   has exactly one sample and k = 1); otherwise a percentile bootstrap over problems, BOOTSTRAP_RESAMPLES
   resamples from a fixed seed, so the same data always gives the same interval.

@@ -572,3 +572,20 @@ def test_the_candidates_argv_and_environment_name_no_folder_of_the_harness(isola
         assert box._base and "pytest-humaneval-" in box._base  # the folder the harness made for it
     finally:
         box.close()
+
+
+@pytest.mark.parametrize("layout", [("sandbox", "_contain.py"), ("_contain.py",), ("fixtures", "HumanEval.jsonl.gz")],
+                         ids=["this layout", "the flat layout before it", "its data alone"])
+def test_any_copy_of_the_package_inside_a_shown_folder_is_covered(tmp_path, layout):
+    # An older install elsewhere on a shown path carries the canonical solutions too: whatever its layout, the
+    # candidate's root covers it.
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    mark = site.joinpath("pytest_humaneval", *layout)
+    mark.parent.mkdir(parents=True)
+    mark.write_bytes(b"")
+    other = site / "some_library"
+    other.mkdir()
+    # An import path folder is itself shown (its packages are what a candidate may import).
+    hidden = _contain._hidden([str(tmp_path), str(site)], {os.path.realpath(site)})
+    assert os.path.realpath(site / "pytest_humaneval") in hidden
+    assert os.path.realpath(other) not in hidden

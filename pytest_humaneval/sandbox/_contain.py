@@ -241,7 +241,9 @@ SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "i386": 217, "i68
 MNT_DETACH = 2
 
 
+# What marks a folder named pytest_humaneval as a copy of the package, of this layout or an earlier one.
 _PACKAGE_MARKS = (("sandbox", "_contain.py"), ("_contain.py",), ("fixtures", "HumanEval.jsonl.gz"))
+
 
 def _within(path, folder):
     return path == folder or path.startswith(folder.rstrip("/") + "/")

@@ -184,11 +184,12 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
         pidfd = os.pidfd_open(candidate)
     except (AttributeError, OSError):
         pidfd = None
+    # Without a pidfd (an old kernel), the candidate's end is polled every 2 ms.
+    watched, wait = ([sock], 0.002) if pidfd is None else ([sock, pidfd], None)
     try:
         status = None
         while status is None:
-            watched, wait = ([sock], 0.002) if pidfd is None else ([sock, pidfd], None)
-            ready = select.select(watched, [], [], wait)[0]  # type: ignore[type-var]  # a socket and an int: both selectable
+            ready = select.select(watched, [], [], wait)[0]  # type: ignore[type-var]  # a socket, an int: selectable
             done, found = os.waitpid(candidate, os.WNOHANG)
             if done:
                 status = found

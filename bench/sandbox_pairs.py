@@ -26,7 +26,10 @@ import json, sys, time
 sys.path.insert(0, {bench!r})
 from phases import tree_cpu
 from pytest_humaneval import sandbox
-from pytest_humaneval.data.dataset import load_problems
+try:
+    from pytest_humaneval.data.dataset import load_problems
+except ImportError:  # a checkout from before the package had subfolders (the other side of a pair)
+    from pytest_humaneval.dataset import load_problems
 problems = load_problems()[1]
 programs = [sandbox.Program(p.prompt, p.canonical_solution, p.test, p.entry_point) for p in problems]
 box = sandbox.Sandbox("auto").start()

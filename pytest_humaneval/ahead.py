@@ -90,7 +90,8 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
         return None  # each item reports why, as without a pool
     # Fresh sandboxes beside it, whose start-up overlaps the first samples. Each isolates as the first did or
     # fails its samples (harness_error): the report never says namespaces for a sample that ran without.
-    isolation = "strict" if first.isolation.startswith("namespaces") else "basic"
+    isolation = {"namespaces": "namespaces", "namespaces-userns": "namespaces",
+                 "landlock": "landlock"}.get(first.isolation, "basic")
     boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
     # Spares, started on first use: one runs a sample only while another's has stalled (pool.VerdictPool).
     spares = [sandbox.Sandbox(isolation) for _ in range(spare_size(size))]

@@ -266,11 +266,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         aggregator.use(config.stash[RUN_KEY])
 
 
-def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, str, str]:
+def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, str, str, str]:
     """Start this process's sandbox now, so a strict request fails before anything runs: (the isolation, how
-    memory and processes are limited, which uid candidates get)."""
+    memory and processes are limited, which uid candidates get, what else confines them)."""
     if not run_config.executes:
-        return "none (replay)", "", ""
+        return "none (replay)", "", "", ""
     requested = run_config.params.isolation
     if hasattr(config, "workerinput"):
         # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
@@ -278,22 +278,22 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, s
         # collects; its first item waits for it, and a remote worker (--tx) that cannot meet a strict
         # request fails its items with the reason.
         sandbox.configure(requested, wait=False)
-        return "started by an xdist worker: the controller reports it", "", ""
+        return "started by an xdist worker: the controller reports it", "", "", ""
     try:
         box = sandbox.configure(requested)
     except sandbox.SandboxError as exc:
         if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
-        return "unavailable", "", ""  # each item then reports the sandbox failure as a harness_error
-    if not box.isolation.startswith("namespaces") and requested == "auto":
+        return "unavailable", "", "", ""  # each item then reports the sandbox failure as a harness_error
+    if box.isolation == "basic" and requested == "auto":
         config.issue_config_time_warning(pytest.PytestConfigWarning(
-            f"pytest-humaneval: namespace isolation unavailable ({box.isolation_reason}); "
-            "running candidates in the basic subprocess sandbox"), stacklevel=2)
+            f"pytest-humaneval: neither namespaces nor Landlock are available ({box.isolation_reason}); "
+            "running candidates in the basic subprocess sandbox, which can read your files"), stacklevel=2)
     if not box.limits.startswith("cgroup"):
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-humaneval: memory and process limits are per process, not per sample: {box.limits}"),
             stacklevel=2)
-    return box.isolation, box.limits, box.ids
+    return box.isolation, box.limits, box.ids, box.confinement
 
 
 def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -> None:

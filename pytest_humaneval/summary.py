@@ -297,7 +297,7 @@ class Aggregator:
             tr.write_line(f"{interrupted}: {ran}/{summary.planned} samples ran, the others count as not_run",
                           red=True, bold=True)
         tr.write_line(f"run       mode {mode_label(self.run)}  timeout {self.run.config.params.timeout_s:g} s  "
-                      f"isolation {self.run.isolation}")
+                      f"isolation {self.run.isolation_line}")
         if described is not None:
             tr.write_line(f"protocol  {protocol.line(described)}")
         if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it

@@ -95,6 +95,12 @@ def _consider_file(path, data=None):
 
 def fixture():
     roots = [p for p in sys.path if p]
+    try:  # where the import system says the package is (a wheel install, an editable one, a path hook)
+        import importlib.util
+        spec = importlib.util.find_spec("pytest_humaneval")
+        roots += list(spec.submodule_search_locations or ()) if spec is not None else []
+    except Exception:
+        pass
     for path in list(roots):
         try:
             for entry in os.listdir(path):

@@ -90,7 +90,7 @@ def test_the_starter_configs_make_a_baseline_and_gate_against_it(pytester, monke
         for name in ("candidate.yaml", "prod.yaml"):
             path = pytester.path / "humaneval" / name
             text = path.read_text().replace("https://dashscope.aliyuncs.com/compatible-mode/v1", server.url)
-            path.write_text(text if _namespaces() else text.replace("isolation: strict", "isolation: auto"))
+            path.write_text(text if _hides_tests() else text.replace("isolation: strict", "isolation: auto"))
         prod = pytester.runpytest("--humaneval-config", "humaneval/prod.yaml", "--humaneval-report",
                                   "baseline/prod.json", "-q", *NO_CACHE)
         prod.assert_outcomes(passed=164)
@@ -101,13 +101,14 @@ def test_the_starter_configs_make_a_baseline_and_gate_against_it(pytester, monke
     assert gate["passed"] is True and gate["baseline"]["model"] == "qwen-max"
 
 
-def _namespaces() -> bool:
-    """Whether this machine gives the sandbox namespaces (the configs ask for them: isolation strict)."""
+def _hides_tests() -> bool:
+    """Whether this machine gives the sandbox namespaces or Landlock (the configs ask for them: isolation strict);
+    any Linux 5.13+ does, in a container too, so the configs run as shipped wherever the suite runs."""
     from pytest_humaneval import sandbox
 
     box = sandbox.Sandbox("auto")
     try:
-        return box.start().isolation.startswith("namespaces")
+        return box.start().isolation in sandbox.harness.HIDDEN_TESTS
     except sandbox.SandboxError:
         return False
     finally:

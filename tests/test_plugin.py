@@ -254,7 +254,7 @@ def test_isolation_applied_is_in_the_summary_and_the_report(pytester):
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2, isolation: basic}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                 "basic.json", *NO_CACHE)
-    result.stdout.fnmatch_lines(["run * isolation basic"])
+    result.stdout.fnmatch_lines(["run * isolation basic + seccomp"])
     assert read_report(pytester.path / "basic.json")["run"]["isolation"] == "basic"
     if os.geteuid() != 0:
         return
@@ -262,8 +262,9 @@ def test_isolation_applied_is_in_the_summary_and_the_report(pytester):
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report", "strict.json",
                                 *NO_CACHE)
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["run * isolation namespaces"])
-    assert read_report(pytester.path / "strict.json")["run"]["isolation"] == "namespaces"
+    result.stdout.fnmatch_lines(["run * isolation namespaces + landlock ABI *, seccomp"])
+    run = read_report(pytester.path / "strict.json")["run"]
+    assert run["isolation"] == "namespaces" and run["confinement"].startswith("landlock ABI"), run
 
 
 def test_oversubscribed_workers_give_no_false_timeouts(pytester):

@@ -23,6 +23,18 @@ import resource
 import sys
 import time
 
+try:
+    from . import _confine
+except ImportError:  # loaded by path in the supervisor, next to its siblings, or run as a script (-I)
+    if "_humaneval_confine" not in sys.modules:
+        import importlib.util
+
+        _spec = importlib.util.spec_from_file_location(
+            "_humaneval_confine", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_confine.py"))
+        sys.modules["_humaneval_confine"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+        _spec.loader.exec_module(sys.modules["_humaneval_confine"])  # type: ignore[union-attr]
+    import _humaneval_confine as _confine  # type: ignore[import-not-found, no-redef]  # this same _confine.py
+
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -70,7 +82,13 @@ class Isolation:
     - 'namespaces-userns' (not root, or root whose uid map has no second uid, as in a rootless container): the
       same namespaces inside a new user namespace; there is no other uid to switch to, so candidates run with
       every capability dropped, no_new_privs, with the user's home folder hidden as well.
+    - 'landlock' (no namespace could be made: a default container, a user without user namespaces): candidates
+      run as the harness's user, confined by Landlock to a read-only allow-list of files and their own
+      working dir, without TCP, signals or abstract sockets outside their domain (``_confine``).
     - 'basic': a subprocess sandbox; candidates run as the harness's user.
+
+    Every level adds the candidate's seccomp filter (``_confine.seccomp_filter``) and, where the kernel has
+    Landlock, a Landlock domain (``plan``).
     """
 
     def __init__(self, level, reason="", uid=None, gid=None, drop_caps=False, ids="", nproc=None):
@@ -80,10 +98,21 @@ class Isolation:
         self.keyring = ""  # why the session keyring could not be replaced ("" when it was)
         self.keep = ()  # what emptying /tmp must leave: the supervisor's folder, import paths bound under /tmp
         self.per_process = True  # no cgroup limits the sample's tree: memory is limited per process only
+        self.plan = None  # the candidate's Landlock domain (``_confine.Plan``), where the kernel has Landlock
+        self.landlock = ""  # what that domain confines, or why there is none
 
     @property
     def namespaced(self):
         return self.level.startswith("namespaces")
+
+    @property
+    def confinement(self):
+        """What confines each candidate beyond its level, for the summary header and ``run.confinement``."""
+        parts = [self.landlock] if self.plan is not None else []
+        if os.uname().machine in _confine.ARCHES:
+            parts.append("seccomp (no keyrings, IPC, io_uring or reach into other processes"
+                         + ("" if self.namespaced else ", no sockets") + ")")
+        return "; ".join(parts)
 
     @property
     def shares_uid(self):
@@ -93,9 +122,14 @@ class Isolation:
 
 def isolate(requested):
     """Enter fresh namespaces and become PID 1 there, in a root of our own making (``enter_new_root``); on an
-    obstacle before the namespaces are entered, stay basic and say why."""
+    obstacle before the namespaces are entered, confine candidates with Landlock instead, or, without it,
+    stay basic; and say why. ``requested``: auto or strict (namespaces first), landlock (no namespaces), basic
+    (neither)."""
     if requested == "basic":
         return _basic("params.isolation is basic")
+    if requested == "landlock":
+        return _landlocked("")
+    # auto, strict, namespaces: namespaces first
     root = os.geteuid() == 0
     uid = gid = None
     ids = ""
@@ -108,7 +142,7 @@ def isolate(requested):
     if _LIBC.unshare(flags | (CLONE_NEWUSER if user_ns else 0)) != 0:
         errno = ctypes.get_errno()
         what = "unprivileged user namespaces are not available" if user_ns else "unshare() refused"
-        return _basic(f"{what}: {os.strerror(errno)}")
+        return _landlocked(f"{what}: {os.strerror(errno)}")
     if user_ns:
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {host_uid} 1"), ("gid_map", f"0 {host_gid} 1")):
             with open(f"/proc/self/{name}", "w") as handle:
@@ -129,6 +163,9 @@ def isolate(requested):
         isolation = Isolation("namespaces-userns", reason, drop_caps=True,
                               ids="the supervisor's uid, every capability dropped")
     isolation.keep = tuple(sorted({OWN, *kept}))
+    # Defence in depth: the root is already an allow-list; Landlock also keeps writes to the namespace's own
+    # /tmp and /dev, and scopes signals and abstract sockets to the sample.
+    _plan(isolation, [("/", _confine.READ)], [("/tmp", _confine.FS_ABI[5]), ("/dev", _confine.FS_ABI[5])])
     return isolation
 
 
@@ -136,6 +173,44 @@ def _basic(reason):
     """The basic sandbox: candidates run as this user, so their process count is counted with the user's."""
     return Isolation("basic", reason, nproc=_processes_of(os.getuid()) + 2 * SANDBOX_NPROC,
                      ids="the harness's own uid")
+
+
+def _landlocked(reason):
+    """No namespaces: candidates run as this user, confined by Landlock to what the namespace root would show
+    (read-only) and their own working dir; without Landlock, the basic sandbox, saying why."""
+    folders, files, _, hidden = shown_and_hidden()
+    read = _confine.read_rules(sorted(folders) + sorted(files), hidden)
+    devices = [(f"/dev/{name}", _confine.FS["read_file"] | _confine.FS["write_file"] | _confine.FS["ioctl_dev"])
+               for name in DEVICES if os.path.exists(f"/dev/{name}")]
+    isolation = Isolation("landlock", reason, nproc=_processes_of(os.getuid()) + 2 * SANDBOX_NPROC,
+                          ids="the harness's own uid, confined by Landlock")
+    _plan(isolation, read, devices)
+    if isolation.plan is None:
+        why = "; ".join(filter(None, [reason, f"no Landlock confinement ({isolation.landlock})"]))
+        isolation = _basic(why)
+        isolation.landlock = why
+    return isolation
+
+
+def _plan(isolation, read, write):
+    """Give ``isolation`` a Landlock plan, once a throwaway child has shown that the kernel applies it."""
+    abi = _confine.landlock_abi()
+    if abi < 1:
+        isolation.landlock = "the kernel has no Landlock (Linux 5.13+ with landlock among its LSMs)"
+        return
+    plan = _confine.Plan(abi, read, write)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            plan.apply("/")
+            code = 0
+        finally:
+            os._exit(code)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        isolation.landlock = f"Landlock ABI {abi} refused its rules"
+        return
+    isolation.plan, isolation.landlock = plan, _confine.describe(abi)
 
 
 def _processes_of(uid):
@@ -253,7 +328,16 @@ def _outermost(paths):
     return {path for path in paths if not any(path != other and _within(path, other) for other in paths)}
 
 
-def _interpreter():
+def shown_and_hidden(path=None):
+    """What a candidate's view is made of, with namespaces (the root's binds) or Landlock (its read rules), for
+    the import path ``path`` (sys.path): (folders, files, top-level links, what to cover inside the folders)."""
+    path = sys.path if path is None else path
+    folders, files, links = _system_and_interpreter(path)
+    import_path = {os.path.realpath(p) for p in path if p and os.path.isdir(p)}
+    return folders, files, links, _hidden(folders, import_path)
+
+
+def _interpreter(path):
     """(folders, files) of the interpreter a candidate needs: its import path (the standard library,
     lib-dynload, the site-packages it imports from) and its executable's folders, without the harness: a folder
     of the import path that holds the harness's package (an editable install's checkout) is left out. Inside
@@ -262,7 +346,7 @@ def _interpreter():
 
     paths = sysconfig.get_paths()
     sites = {os.path.realpath(paths[name]) for name in ("purelib", "platlib") if paths.get(name)}
-    folders = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    folders = {os.path.realpath(p) for p in path if p and os.path.isdir(p)}
     folders = {f for f in folders if f in sites or not _within(PACKAGE, f)}
     executable = os.path.abspath(sys.executable) if sys.executable else ""
     for path in (executable, os.path.realpath(executable)):
@@ -283,7 +367,10 @@ def _hidden(shown, import_path):
     import glob
 
     found = {PACKAGE}
-    for folder in shown:
+    # Every import path folder is a place a copy can be imported from, nested ones included (only the outermost
+    # folders are shown, so a site-packages inside another shown folder would be missed otherwise).
+    places = {*shown, *(p for p in import_path if any(_within(p, f) for f in shown))}
+    for folder in sorted(places):
         for pattern in ("", "*", "lib/python3*", "local/lib/python3*"):
             for place in glob.glob(os.path.join(folder, pattern)):
                 for name in ("site-packages", "dist-packages"):
@@ -298,16 +385,10 @@ def _hidden(shown, import_path):
     return sorted(_outermost(found))
 
 
-def enter_new_root():
-    """Make a root of our own and move this mount namespace into it, as bubblewrap and nsjail do: an empty
-    tmpfs, then read-only bind mounts of exactly what a candidate needs (``SYSTEM``, a few files of ``ETC``, a
-    few ``DEVICES``, the interpreter's import path) and fresh tmpfs where it may write; ``pivot_root`` into
-    it, and the host's tree is detached. An allow-list: whatever the harness or the user keeps anywhere else
-    (the package's data, datasets, caches, configs, samples, results, home folders, sockets) is not hidden, it
-    is simply not there, and so is anything added later. Returns the top folders under /tmp that hold a bound
-    import path (a CI venv made with mktemp), which emptying /tmp after a sample must leave."""
-    folders, files = _interpreter()
-    import_path = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+def _system_and_interpreter(path):
+    """(folders, files, links) a candidate may read: ``SYSTEM``, a few files of ``ETC`` and the interpreter
+    (``_interpreter``), the outermost of each; ``links``: the top-level symlinks among them (usrmerge)."""
+    folders, files = _interpreter(path)
     links = {}
     for path in SYSTEM + tuple(f"/etc/{name}" for name in ETC):
         if os.path.islink(path):
@@ -318,7 +399,18 @@ def enter_new_root():
             files.add(path)
     folders = _outermost(folders)
     files = {f for f in files if not any(_within(f, folder) for folder in folders)}
-    hidden = _hidden(folders, import_path)
+    return folders, files, links
+
+
+def enter_new_root():
+    """Make a root of our own and move this mount namespace into it, as bubblewrap and nsjail do: an empty
+    tmpfs, then read-only bind mounts of exactly what a candidate needs (``SYSTEM``, a few files of ``ETC``, a
+    few ``DEVICES``, the interpreter's import path) and fresh tmpfs where it may write; ``pivot_root`` into
+    it, and the host's tree is detached. An allow-list: whatever the harness or the user keeps anywhere else
+    (the package's data, datasets, caches, configs, samples, results, home folders, sockets) is not hidden, it
+    is simply not there, and so is anything added later. Returns the top folders under /tmp that hold a bound
+    import path (a CI venv made with mktemp), which emptying /tmp after a sample must leave."""
+    folders, files, links, hidden = shown_and_hidden()
     # Descriptors first: the host's /tmp (where a CI venv may live) is covered next.
     sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in (*sorted(folders), *sorted(files))}
     sources.update((f"/dev/{name}", os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC)) for name in DEVICES
@@ -336,6 +428,12 @@ def enter_new_root():
         os.symlink(target, root + path)
     for name, target in DEV_LINKS.items():
         os.symlink(target, f"{root}/dev/{name}")
+    # An import path under /tmp (a CI venv made with mktemp) is bound into a skeleton of folders of its own, a
+    # tmpfs made read-only once it is bound: kept when /tmp is emptied, so no candidate may write there.
+    kept = sorted({"/tmp/" + path[len("/tmp/"):].split("/")[0] for path in sources if path.startswith("/tmp/")})
+    for top in kept:
+        os.makedirs(root + top, 0o755, exist_ok=True)
+        _mount("tmpfs", root + top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k,nr_inodes=1024")
     for path, fd in sources.items():
         where = root + path
         if path in folders:
@@ -349,6 +447,8 @@ def enter_new_root():
         os.close(fd)
     for path in hidden:
         _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0755,size=4k")
+    for top in kept:
+        _read_only(root + top, recursive=False)
     # Before the host's tree goes: in a user namespace the kernel lets a /proc be mounted only where one is
     # already in full view.
     mount_proc(root + "/proc")
@@ -367,7 +467,14 @@ def enter_new_root():
         _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,max=16")
     except OSError:
         pass
-    return {"/tmp/" + path[len("/tmp/"):].split("/")[0] for path in sources if path.startswith("/tmp/")}
+    return set(kept)
+
+
+def cover_own():
+    """In the fork server's mount namespace: the supervisor's own folder, covered by an empty read-only tmpfs,
+    so a candidate sharing the supervisor's uid (user namespaces) can neither read nor write it; the
+    supervisor keeps its own view."""
+    _mount("tmpfs", OWN, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4k,nr_inodes=16")
 
 
 def mount_proc(where="/proc"):
@@ -429,10 +536,10 @@ def release_user_keyrings(isolation, only_if_held=False):
 # ------------------------------------------------------------------------------------------ one sample
 
 
-def enter_candidate(isolation, limits, timeout_s):
+def enter_candidate(isolation, limits, timeout_s, work):
     """In the candidate's forked process, before the program runs: the rlimits, then the uid or dropped
-    capabilities. Raises on any failure (the supervisor reports it as its own, never as
-    the program's)."""
+    capabilities, then its Landlock domain (``work`` its one writable folder) and its seccomp filter. Raises on
+    any failure (the supervisor reports it as its own, never as the program's)."""
     mib = 1024 * 1024
     for which, value in (
         (resource.RLIMIT_CPU, int(timeout_s) + 2),
@@ -451,65 +558,29 @@ def enter_candidate(isolation, limits, timeout_s):
     # pidfd_getfd, signals to other users) or bypass file permissions.
     if isolation.drop_caps or (not isolation.namespaced and os.geteuid() == 0):
         _drop_capabilities()
-        if not prctl(PR_SET_NO_NEW_PRIVS, 1):
-            raise OSError("prctl(NO_NEW_PRIVS) refused")
     if isolation.uid is not None:
         os.setgroups([])
         os.setresgid(isolation.gid, isolation.gid, isolation.gid)
         os.setresuid(isolation.uid, isolation.uid, isolation.uid)
+    if isolation.plan is not None:
+        isolation.plan.apply(work)
+    # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
+    # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
+    # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:
+    # they are not files, outlive the process and (the persistent keyring) the run, and would carry what one
+    # sample learnt to the next.
+    if not _confine.seccomp_filter(memfds=not isolation.per_process, sockets=isolation.namespaced):
+        # A machine whose numbers we do not know: at least a fresh session keyring and emptied user keyrings.
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")
-    if isolation.per_process:
-        # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
-        # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
-        if not prctl(PR_SET_NO_NEW_PRIVS, 1):
-            raise OSError("prctl(NO_NEW_PRIVS) refused")
-        _no_memfds()
-    # Keys are not files: what an earlier sample put in a keyring would reach this one. A fresh session
-    # keyring for each candidate, and (with namespaces, where the user keyring is the sandbox uid's alone)
-    # an emptied user keyring.
-    fresh_session_keyring()
-    if isolation.namespaced:
+        fresh_session_keyring()
         number = SYS_KEYCTL.get(os.uname().machine)
-        if number is not None:
+        if isolation.namespaced and number is not None:
             for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
                 _LIBC.syscall(number, KEYCTL_CLEAR, keyring)
     # The supervisor is non-dumpable, and so was this fork of it, which hides even its own /proc/self from it;
     # it holds nothing secret, and only its own descendants share its uid here (or, in basic mode, the user).
     prctl(PR_SET_DUMPABLE, 1)
-
-
-# seccomp: (AUDIT_ARCH_*, memfd_create's number) per machine
-SECCOMP_ARCH = {"x86_64": (0xC000003E, 319), "aarch64": (0xC00000B7, 279), "riscv64": (0xC00000F3, 279)}
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
-X32_SYSCALL_BIT = 0x40000000
-
-
-def _no_memfds():
-    """A seccomp filter: memfd_create, and any syscall of another ABI than the machine's own (i386 or x32 on
-    x86_64, where it has other numbers), fail with ENOSYS; everything else is allowed."""
-    machine = SECCOMP_ARCH.get(os.uname().machine)
-    if machine is None:
-        return  # an architecture whose numbers we do not know: memfds stay possible (docs/safety.md)
-    arch, memfd = machine
-    enosys = SECCOMP_RET_ERRNO | errno.ENOSYS
-    # (code, jt, jf, k): load arch; != ours -> ENOSYS; load nr; >= x32 bit -> ENOSYS; == memfd -> ENOSYS; allow
-    program = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, enosys), (0x20, 0, 0, 0),
-               (0x35, 2, 0, X32_SYSCALL_BIT), (0x15, 1, 0, memfd), (0x06, 0, 0, SECCOMP_RET_ALLOW),
-               (0x06, 0, 0, enosys)]
-
-    class Filter(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                    ("k", ctypes.c_uint32)]
-
-    class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
-
-    filters = (Filter * len(program))(*(Filter(*row) for row in program))
-    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), filters)), 0, 0) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"seccomp: {os.strerror(error)}")
 
 
 def size_tmpfs(memory_mb):

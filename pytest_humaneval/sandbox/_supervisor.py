@@ -77,11 +77,12 @@ def _sibling(name: str):
 
 _wire = _sibling("wire")
 _judge = _sibling("judge")
+_confine = _sibling("confine")
 _contain = _sibling("contain")
 _suite = _sibling("suite")
 _zygote = _sibling("zygote")
-_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _contain.__file__,
-                     _suite.__file__, _zygote.__file__)
+_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _confine.__file__,
+                     _contain.__file__, _suite.__file__, _zygote.__file__)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -734,7 +735,7 @@ def main() -> int:
         return 1
     write_message(channel_out, {"ready": True, "isolation": isolation.level, "reason": isolation.reason,
                                 "ids": isolation.ids, "uid": isolation.uid, "gid": isolation.gid,
-                                "keyring": isolation.keyring,
+                                "keyring": isolation.keyring, "confinement": isolation.confinement,
                                 "limits": cgroups.description, "cgroups": cgroups.paths})
     while True:
         request = read_message(channel_in)

@@ -134,6 +134,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
             _, status = os.waitpid(server, 0)
             _exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _contain.mount_proc()
+        _contain.cover_own()
     else:
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
@@ -238,7 +239,7 @@ def _candidate(fds, isolation) -> None:
     try:
         request = json.loads(_read_all(REQUEST_FD))
         os.close(REQUEST_FD)
-        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"])
+        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], request["work"])
         os.chdir(request["work"])
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)

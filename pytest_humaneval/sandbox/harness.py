@@ -40,7 +40,7 @@ __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
-SANDBOX_FILES = ("_supervisor.py", "_contain.py", "_judge.py", "_suite.py", "_wire.py", "_zygote.py")
+SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_judge.py", "_suite.py", "_wire.py", "_zygote.py")
 CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -50,6 +50,12 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
 # How long past the program's own limit the harness waits for the supervisor's answer before giving up on it.
 REPLY_GRACE_S = 30.0
 ISOLATION_MODES = ("auto", "strict", "basic")
+# What a supervisor may be asked for: those, "namespaces" and "landlock" (exactly that level, or an error),
+# which the pool's other sandboxes ask for to isolate as its first did, and which a fallback from namespaces
+# that could not run a sample asks for ("landlock").
+SUPERVISOR_MODES = (*ISOLATION_MODES, "namespaces", "landlock")
+# The isolations that keep the filesystem out of a candidate's reach (what strict accepts).
+HIDDEN_TESTS = ("namespaces", "namespaces-userns", "landlock")
 STARTUP_TIMEOUT_S = 60.0
 SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per-input limits) + 1 s, and slack
 MAX_REPLY_BYTES = 16 << 20
@@ -191,15 +197,16 @@ class Sandbox:
     _files: socket.socket | None  # set by _start: the socket that hands the supervisor open files
 
     def __init__(self, isolation: str = "auto") -> None:
-        if isolation not in ISOLATION_MODES:
+        if isolation not in SUPERVISOR_MODES:
             raise ValueError(f"isolation must be one of {ISOLATION_MODES}, got {isolation!r}")
         self.requested = isolation
-        self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns" or "basic"
+        self.isolation = "unknown"  # applied: "namespaces", "namespaces-userns", "landlock" or "basic"
         self.isolation_reason = ""
+        self.confinement = ""  # what confines each candidate beyond the level: Landlock's ABI, seccomp
         self.ids = ""  # which uid candidates run as, and how it was chosen
         self.limits = ""  # how memory and processes are limited: a cgroup per sample, or rlimits per process
         self._cgroups: list[str] = []  # the supervisor's cgroup folders, removed when it has exited
-        self._mode = isolation  # what the supervisor is asked for: "auto" falls back to "basic" once
+        self._mode = isolation  # what the supervisor is asked for: namespaces that fail fall back to "landlock"
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
@@ -261,23 +268,32 @@ class Sandbox:
         if not ready.get("ready"):
             self.close()
             reason = clean_text(str(ready.get("reason", "")), DETAIL_MAX, line=True)
-            if self._mode == "auto":  # the namespaces it found could not run a sample: the basic sandbox can
-                self._mode = "basic"
+            fallback = {"auto": "landlock", "strict": "landlock"}.get(self._mode)
+            if self._mode == "landlock" and self.requested == "auto":
+                fallback = "basic"
+            if fallback:  # what it found could not run a sample: try the next confinement down
+                self._mode = fallback
                 self._start(wait=True)
-                self.isolation_reason = f"{reason}; fell back to the basic sandbox"
+                self.isolation_reason = "; ".join(filter(None, [
+                    reason, f"fell back to {self.isolation}", self.isolation_reason]))
                 return
             raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
         self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        self.confinement = str(ready.get("confinement", ""))
         uid, gid = ready.get("uid"), ready.get("gid")
         self._candidate_ids = (uid, gid) if type(uid) is int and type(gid) is int and uid > 0 and gid > 0 else None
         if ready.get("keyring"):
             self.isolation_reason = "; ".join(filter(None, [self.isolation_reason,
                                                             f"session keyring kept: {ready['keyring']}"]))
-        if self.requested == "strict" and not self.isolation.startswith("namespaces"):
+        exact = {"namespaces": ("namespaces", "namespaces-userns"), "landlock": ("landlock",)}.get(self.requested)
+        if exact and self.isolation not in exact:
             self.close()
-            raise SandboxError(f"isolation strict needs namespace isolation, which is not available here: "
-                               f"{self.isolation_reason}")
+            raise SandboxError(f"isolation {self.requested} is not available here: {self.isolation_reason}")
+        if self.requested == "strict" and self.isolation not in HIDDEN_TESTS:
+            self.close()
+            raise SandboxError(f"isolation strict needs namespaces or Landlock, neither of which is available "
+                               f"here: {self.isolation_reason}")
         self._ready = True
 
     def _log_tail(self) -> str:

@@ -1,0 +1,226 @@
+"""Confinement that needs no namespace: a seccomp filter and a Landlock domain, applied in each candidate.
+
+Used by ``_contain`` (loaded by path in the supervisor, like its siblings): standard library only, no package
+import. Both are allow-lists of what persists or reaches outside the sample, applied to the candidate's own
+process just before its program runs, and inherited by everything it starts:
+
+- :func:`seccomp_filter`: system calls a candidate has no business making fail as on a kernel without them.
+  The kernel objects that outlive a process and are not files (keyrings of every kind, the uid's persistent
+  keyring included; SysV and POSIX IPC), io_uring (which can open sockets and files behind seccomp's back),
+  calls that reach other processes (ptrace, process_vm_*, kcmp, pidfd_getfd; prlimit, setpriority and the
+  sched_set* calls on anything but the caller), and, where the sample has no network namespace of its own,
+  ``socket`` (``socketpair`` stays: pipes between a program's own processes are not a network). Docker's
+  default profile refuses the keyring calls the same way.
+- :func:`landlock`: the files a candidate may read (the operating system, the interpreter's import path, never
+  the harness's package or anything of the user's) and the one folder it may write (its own per-sample
+  working dir, plus the namespace's own /tmp and /dev where it has them), no TCP bind or connect (ABI >= 4),
+  and no signal or abstract unix socket outside its own domain (ABI >= 6). Needs no privilege: it works in a
+  default container and for a user without user namespaces, where namespaces cannot be made.
+"""
+
+import ctypes
+import errno
+import os
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+X32_SYSCALL_BIT = 0x40000000
+
+# System call numbers per machine: x86_64's own table, and the generic table aarch64 and riscv64 share.
+_X86_64 = {
+    "add_key": 248, "request_key": 249, "keyctl": 250,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+    "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71,
+    "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+    "mq_getsetattr": 245, "memfd_create": 319, "socket": 41, "ptrace": 101, "process_vm_readv": 310,
+    "process_vm_writev": 311, "kcmp": 312, "prlimit64": 302, "setpriority": 141, "sched_setaffinity": 203,
+    "sched_setscheduler": 144, "sched_setparam": 142, "sched_setattr": 314,
+}
+_GENERIC = {
+    "add_key": 217, "request_key": 218, "keyctl": 219,
+    "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "semget": 190, "semctl": 191, "semtimedop": 192,
+    "semop": 193, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189,
+    "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+    "mq_getsetattr": 185, "memfd_create": 279, "socket": 198, "ptrace": 117, "process_vm_readv": 270,
+    "process_vm_writev": 271, "kcmp": 272, "prlimit64": 261, "setpriority": 140, "sched_setaffinity": 122,
+    "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
+}
+_UNIFIED = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438}
+# machine -> (AUDIT_ARCH_*, its numbers)
+ARCHES = {"x86_64": (0xC000003E, {**_X86_64, **_UNIFIED}), "aarch64": (0xC00000B7, {**_GENERIC, **_UNIFIED}),
+          "riscv64": (0xC00000F3, {**_GENERIC, **_UNIFIED})}
+
+# What fails, and how: ENOSYS, as on a kernel built without it, so a program takes its fallback.
+KEYRINGS = ("add_key", "request_key", "keyctl")
+IPC = ("shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd",
+       "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
+OTHERS = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+          "io_uring_setup", "io_uring_enter", "io_uring_register")
+# Allowed on the caller only (its first argument 0); EPERM on any other process.
+SELF_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
+
+
+def seccomp_filter(memfds: bool, sockets: bool) -> str:
+    """Install the candidate's filter (no_new_privs first, as the kernel requires of an unprivileged caller).
+    ``memfds``/``sockets``: whether memfd_create and socket stay allowed. Returns what was filtered, or "" on
+    a machine whose numbers are not known here (nothing installed)."""
+    machine = ARCHES.get(os.uname().machine)
+    if machine is None:
+        return ""
+    arch, numbers = machine
+    denied = [*KEYRINGS, *IPC, *OTHERS, *(() if memfds else ("memfd_create",)), *(() if sockets else ("socket",))]
+    program = _program(arch, numbers, denied)
+    if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) refused")
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    rows = (Filter * len(program))(*(Filter(*row) for row in program))
+    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), rows)), 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"seccomp: {os.strerror(error)}")
+    return "seccomp"
+
+
+LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
+ARCH_AT, NR_AT, ARG_AT = 4, 0, 16  # offsets in struct seccomp_data; an argument's low word at 16 + 8 * i
+
+
+def _program(arch: int, numbers: dict, denied: list) -> list:
+    """The filter as (code, jt, jf, k) rows: another ABI than the machine's own (i386 or x32 on x86_64, with
+    other numbers) is ENOSYS; each denied call is ENOSYS; each SELF_ONLY call, and setpriority, is allowed only
+    on the caller (pid 0; setpriority: PRIO_PROCESS and 0), else EPERM; everything else is allowed."""
+    enosys, eperm = SECCOMP_RET_ERRNO | errno.ENOSYS, SECCOMP_RET_ERRNO | errno.EPERM
+    rows = [(LD_W_ABS, 0, 0, ARCH_AT), (JEQ_K, 1, 0, arch), (RET_K, 0, 0, enosys), (LD_W_ABS, 0, 0, NR_AT),
+            (JGE_K, 0, 1, X32_SYSCALL_BIT), (RET_K, 0, 0, enosys)]
+    for name in denied:
+        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, enosys)]
+    for name in SELF_ONLY:  # nr? -> load arg 0; == 0 -> allow; else EPERM
+        rows += [(JEQ_K, 0, 4, numbers[name]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 0, 1, 0),
+                 (RET_K, 0, 0, SECCOMP_RET_ALLOW), (RET_K, 0, 0, eperm)]
+    rows += [(JEQ_K, 0, 6, numbers["setpriority"]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 0, 3, 0),
+             (LD_W_ABS, 0, 0, ARG_AT + 8), (JEQ_K, 0, 1, 0), (RET_K, 0, 0, SECCOMP_RET_ALLOW),
+             (RET_K, 0, 0, eperm)]
+    rows.append((RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ Landlock
+
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+FS = {"execute": 1 << 0, "write_file": 1 << 1, "read_file": 1 << 2, "read_dir": 1 << 3, "remove_dir": 1 << 4,
+      "remove_file": 1 << 5, "make_char": 1 << 6, "make_dir": 1 << 7, "make_reg": 1 << 8, "make_sock": 1 << 9,
+      "make_fifo": 1 << 10, "make_block": 1 << 11, "make_sym": 1 << 12, "refer": 1 << 13, "truncate": 1 << 14,
+      "ioctl_dev": 1 << 15}
+FS_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+FILE_ONLY = FS["execute"] | FS["write_file"] | FS["read_file"] | FS["truncate"] | FS["ioctl_dev"]
+READ = FS["execute"] | FS["read_file"] | FS["read_dir"]
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 where it has none (too old, or not enabled among its LSMs)."""
+    version = _LIBC.syscall(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION)
+    return max(version, 0)
+
+
+def describe(abi: int) -> str:
+    """What a Landlock domain of this ABI confines, for the summary header and the report."""
+    parts = ["files"]
+    if abi >= 4:
+        parts.append("tcp")
+    if abi >= 6:
+        parts.append("signals and abstract sockets scoped")
+    return f"landlock ABI {abi} ({', '.join(parts)})"
+
+
+class Plan:
+    """What a candidate's Landlock domain allows, worked out once per supervisor: (path, access) rules, the
+    folders that may be written under (``writable``), and the per-sample working dir, added by each candidate
+    (its inode is new every sample)."""
+
+    def __init__(self, abi: int, read: list, write: list) -> None:
+        self.abi = abi
+        self.fs = FS_ABI[min(abi, 5)]
+        self.rules = [(path, access & self.fs) for path, access in read + write]
+
+    def apply(self, work: str) -> None:
+        """In the candidate, just before its program runs (no_new_privs is already set)."""
+        abi = self.abi
+        attr = (ctypes.c_uint64 * 3)(self.fs, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
+                                     SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
+        size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+        ruleset = _LIBC.syscall(SYS_CREATE_RULESET, attr, size, 0)
+        if ruleset < 0:
+            raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+        try:
+            for path, access in (*self.rules, (work, self.fs)):
+                _add(ruleset, path, access)
+            if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) refused")
+            if _LIBC.syscall(SYS_RESTRICT_SELF, ruleset, 0) != 0:
+                raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+        finally:
+            os.close(ruleset)
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _add(ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # gone since the plan was made: nothing to allow
+    try:
+        if not os.path.isdir(path):
+            access &= FILE_ONLY
+        rule = _PathBeneath(access, fd)
+        if _LIBC.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"landlock_add_rule {path}: {os.strerror(error)}")
+    finally:
+        os.close(fd)
+
+
+def read_rules(shown: list, hidden: list) -> list:
+    """(path, access) rules that let a candidate read everything under ``shown`` except what lies under
+    ``hidden``. Landlock only adds rights down a tree, so a shown folder that holds a hidden one is not
+    allowed whole: it may be listed (READ_DIR), and each of its entries is allowed on its own, recursively,
+    the hidden one left out."""
+    rules: list = []
+
+    def within(path: str, folder: str) -> bool:
+        return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+    def allow(path: str) -> None:
+        inside = [h for h in hidden if within(h, path)]
+        if not inside:
+            rules.append((path, READ))
+            return
+        if path in inside or not os.path.isdir(path):
+            return  # the hidden folder itself
+        rules.append((path, FS["read_dir"]))
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            return
+        for name in names:
+            entry = os.path.join(path, name)
+            if not os.path.islink(entry):  # a link is reached through its target, whose own rules decide
+                allow(entry)
+
+    for path in shown:
+        allow(os.path.realpath(path))
+    return rules

@@ -44,18 +44,21 @@ def box():
 @pytest.fixture
 def isolated(box):
     if not box.isolation.startswith("namespaces"):
-        pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
+        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {box.isolation_reason}")
     return box
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_namespaces
 def test_root_harness_gets_namespace_isolation(box):
     if os.geteuid() != 0:
-        pytest.skip("the namespace path needs root here")
+        pytest.skip("needs_root: the namespace path needs root here")
     assert box.isolation == "namespaces", box.isolation_reason
 
 
 # -- 1. reading secrets --------------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_find_the_harness_secret_anywhere_it_can_look(isolated):
     harness = os.getpid()
     program = f"""
@@ -99,6 +102,7 @@ print(sorted(int(e) for e in os.listdir('/proc') if e.isdigit()))
 
 # -- 2. network ----------------------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_connect_even_to_loopback(isolated):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -153,6 +157,7 @@ while True:
 
 # -- 4. attacking the harness --------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_signalling_the_supervisor_its_group_and_every_visible_pid_leaves_the_harness_working(isolated):
     program = """
 import os, signal
@@ -250,7 +255,7 @@ def test_patching_builtins_during_the_call_does_not_help(box, attack):
 ])
 def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
     if "fork" in program and not box.isolation.startswith("namespaces"):
-        pytest.skip("the process-count limit needs a uid of the sandbox's own")
+        pytest.skip("needs_namespaces: the process-count limit needs a uid of the sandbox's own")
     result = box.run(script(program), Limits(timeout_s=10.0))
     assert result.status is Status.RUNTIME_ERROR, result
     assert detail in result.detail
@@ -259,6 +264,7 @@ def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program,
 
 # -- 7. writing outside its working dir ----------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_write_harness_files_project_trees_or_other_folders(isolated):
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
@@ -346,7 +352,7 @@ SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") 
 def unprivileged():
     """A supervisor started as `nobody` with the system interpreter (the test's own may be unreadable to it)."""
     if os.geteuid() != 0 or SYSTEM_PYTHON is None:
-        pytest.skip("needs root (to start the supervisor as nobody) and a system python3")
+        pytest.skip("needs_root and needs_system_python: to start the supervisor as nobody with a system python3")
     import shutil
     import subprocess
 
@@ -382,7 +388,7 @@ def unprivileged():
     try:
         ready = sandbox.harness._receive(proc, 30)
         if ready.get("isolation") != "namespaces-userns":
-            pytest.skip(f"unprivileged user namespaces are not available here: {ready.get('reason')}")
+            pytest.skip(f"needs_userns: unprivileged user namespaces are not available here: {ready.get('reason')}")
         yield run
     finally:
         proc.stdin.close()
@@ -390,6 +396,9 @@ def unprivileged():
         shutil.rmtree(home)
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_candidates_get_no_capabilities_a_read_only_view_and_no_network(unprivileged):
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
@@ -435,6 +444,9 @@ assert not problems, problems
         outside.rmdir()
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_a_candidate_that_changes_its_fork_server_fails_and_is_the_last_of_its_supervisor(unprivileged):
     # The candidate shares the supervisor's uid here, so the kernel lets it lower the limits of the fork server
     # that made it (PID 1 of its namespace, the only process of the sandbox it can see): the supervisor notices,
@@ -445,6 +457,9 @@ def test_without_root_a_candidate_that_changes_its_fork_server_fails_and_is_the_
 
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivileged):
     # The candidate shares the harness's uid here, so file permissions protect nothing: only what its root shows
     # does. A copy of the dataset sits beside this checkout, readable by everyone, as a CI workspace's would.
@@ -465,6 +480,9 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
         shutil.rmtree(workspace)
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_a_cgroup_memfds_and_tmp_files_stay_within_the_memory_limit(unprivileged):
     # No cgroup counts the sample's memory here (nobody cannot make one): its limit is RLIMIT_AS per process,
     # which counts neither memfds nor tmpfs files. 40 memfds of 16 MiB used to pass a 256 MiB limit.

@@ -1,6 +1,16 @@
-"""Fixtures shared by the whole suite (no ``pytest_plugins`` here: see ``addopts`` in pyproject.toml)."""
+"""Fixtures shared by the whole suite (no ``pytest_plugins`` here: see ``addopts`` in pyproject.toml), and the
+hooks of the environment markers (``needs_root`` and the others: ``environment.py``), imported to be registered."""
 
 import pytest
+from environment import (  # noqa: F401 (hooks: pytest finds them in this module)
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_configure_node,
+    pytest_report_header,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ def namespaces():
     isolation, reason = box.isolation, box.isolation_reason
     box.close()
     if not isolation.startswith("namespaces"):
-        pytest.skip(f"namespace isolation is not available here: {reason}")
+        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {reason}")
     return isolation
 
 
@@ -57,6 +57,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.needs_namespaces
 def test_completions_that_hunt_for_their_answer_key_score_0(pytester, namespaces, workspace, mode):
     problems = load_problems()[1][:PROBLEMS]
     rows = []
@@ -164,6 +165,7 @@ def _plus_run(pytester, workspace, completions, *options):
 
 
 @pytest.mark.parametrize("mode", ["pool", "xdist"])
+@pytest.mark.needs_namespaces
 def test_a_candidate_never_sees_an_input_before_its_turn_nor_its_expected_output(pytester, namespaces,
                                                                                 plus_workspace, mode):
     hunters = [completion(technique, at_load=True) for technique in ("walk", "gc", "memory")]
@@ -175,6 +177,7 @@ def test_a_candidate_never_sees_an_input_before_its_turn_nor_its_expected_output
     assert "passed" not in statuses[3:], rows
 
 
+@pytest.mark.needs_namespaces
 def test_a_reply_of_colliding_keys_never_holds_the_judge_past_the_suites_limit(pytester, namespaces,
                                                                                plus_workspace):
     rows, _ = _plus_run(pytester, plus_workspace, [COLLIDING, HONEST], "-p", "no:xdist")

@@ -160,11 +160,12 @@ def namespaced():
     box = Sandbox("auto").start()
     if not box.isolation.startswith("namespaces"):
         box.close()
-        pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
+        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {box.isolation_reason}")
     yield box
     box.close()
 
 
+@pytest.mark.needs_namespaces
 def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
     # SysV IPC is refused outright (seccomp: ENOSYS, as on a kernel without it); files are emptied after it.
     first = namespaced.run(script(
@@ -186,6 +187,7 @@ def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
     assert namespaced.run(script("open('/tmp/f', 'w').write('x' * (4 << 20))"), FAST).status is Status.PASSED
 
 
+@pytest.mark.needs_namespaces
 def test_host_folders_sockets_and_accounts_are_out_of_reach(namespaced, tmp_path):
     folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     folder.chmod(0o755)
@@ -285,6 +287,7 @@ def test_free_ids_come_from_the_top_of_the_map_and_avoid_accounts_and_subordinat
     assert _contain.free_id("uid")[0] is None
 
 
+@pytest.mark.needs_namespaces
 def test_a_supervisor_killed_from_outside_is_a_harness_error_not_the_models(namespaced):
     import signal
     import threading
@@ -306,11 +309,12 @@ def test_a_supervisor_killed_from_outside_is_a_harness_error_not_the_models(name
 
 
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
+@pytest.mark.needs_cgroup
 def test_memory_and_processes_are_limited_for_the_whole_process_tree(isolation):
     box = Sandbox(isolation).start()
     try:
         if not box.limits.startswith("cgroup"):
-            pytest.skip(f"no cgroup here: {box.limits}")
+            pytest.skip(f"needs_cgroup: the sandbox made no cgroup: {box.limits}")
         # 60 memfds of 16 MiB: under every per-process limit (address space, file size, open files), 960 MiB.
         memfds = box.run(script("import os\nfds = []\nfor _ in range(60):\n    fd = os.memfd_create('x')\n"
                                 "    os.write(fd, b'x' * (16 << 20))\n    fds.append(fd)\n"),
@@ -324,6 +328,7 @@ def test_memory_and_processes_are_limited_for_the_whole_process_tree(isolation):
         box.close()
 
 
+@pytest.mark.needs_cgroup
 def test_a_killed_supervisor_leaves_no_cgroup_behind():
     # Killed from outside, a namespaced supervisor's last processes are still being torn down for a moment,
     # and its cgroup cannot be removed yet: about one kill in ten left both folders behind for good.
@@ -333,7 +338,7 @@ def test_a_killed_supervisor_leaves_no_cgroup_behind():
         box = Sandbox("auto").start()
         if not box.limits.startswith("cgroup"):
             box.close()
-            pytest.skip(f"no cgroup here: {box.limits}")
+            pytest.skip(f"needs_cgroup: the sandbox made no cgroup: {box.limits}")
         paths = list(box._cgroups)
         assert box.run(program, FAST).status is Status.PASSED
         box.kill()
@@ -367,6 +372,7 @@ def test_empty_cgroups_left_by_killed_harnesses_are_swept_when_a_supervisor_star
                                                            "pytest-humaneval-9"]  # 2: made a moment ago
 
 
+@pytest.mark.needs_namespaces
 def test_a_candidate_cannot_kill_its_namespaced_supervisor(namespaced):
     result = namespaced.run(sample("import os, signal\ndef f(x):\n    for sig in (signal.SIGKILL, signal.SIGTERM):\n"
                                    "        try:\n            os.kill(1, sig)\n        except OSError:\n            pass\n    return x\n",
@@ -415,8 +421,9 @@ print(json.dumps(found))
 """
 
 
-@pytest.mark.skipif(not ROOT or not os.access("/usr/bin/python3", os.X_OK),
-                    reason="needs root (to write another user namespace's uid map) and a system python3")
+@pytest.mark.needs_root("to write another user namespace's uid map")
+@pytest.mark.needs_system_python
+@pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK), reason="needs_system_python: this test runs /usr/bin/python3")
 @pytest.mark.parametrize(("mapping", "isolation"), [
     ("0 100000 65536", "namespaces"),  # rootless Podman/Docker, Kubernetes user namespaces
     ("0 0 1", "namespaces-userns"),  # `unshare --user --map-root-user`: no second uid at all
@@ -443,6 +450,7 @@ def test_rootless_containers_get_a_working_isolation_and_say_which(mapping, isol
 
 # -- found by attacking the sandbox after the above landed -------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_a_tree_deeper_than_any_path_is_removed_and_the_verdict_stays_the_programs(namespaced):
     deep = ("import os\nfor where in ('/tmp', '.'):\n    fd = os.open(where, os.O_RDONLY)\n"
             "    for _ in range(20):\n        os.mkdir('x' * 250, dir_fd=fd)\n"
@@ -455,6 +463,7 @@ def test_a_tree_deeper_than_any_path_is_removed_and_the_verdict_stays_the_progra
         is Status.PASSED
 
 
+@pytest.mark.needs_namespaces
 def test_the_judge_killed_between_samples_is_replaced_before_the_next_one(namespaced):
     import signal
 
@@ -521,11 +530,13 @@ def _wait_until_released(uid: int) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
+@pytest.mark.needs_namespaces
+@pytest.mark.needs_root
 def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
     # The kernel keeps a uid's user keyrings, once anything asked for them, until the machine restarts: every
     # supervisor left two keys behind for its uid, and the key collector, which walks all keys, slowed down.
     if namespaced.isolation != "namespaces":
-        pytest.skip("candidates share the harness's uid (a user namespace): their keys go with the namespace")
+        pytest.skip("needs_root: candidates share the harness's uid (a user namespace): their keys go with the namespace")
     keyctl = _contain.SYS_KEYCTL.get(os.uname().machine)
     if SYS_ADD_KEY is None or keyctl is None:
         pytest.skip("the key syscalls' numbers are not known here")
@@ -542,9 +553,11 @@ def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
+@pytest.mark.needs_namespaces
+@pytest.mark.needs_root
 def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespaced):
     if namespaced.isolation != "namespaces":
-        pytest.skip("candidates share the harness's uid (a user namespace): their keys go with the namespace")
+        pytest.skip("needs_root: candidates share the harness's uid (a user namespace): their keys go with the namespace")
     result = namespaced.run(script("import os\nprint('uid', os.getuid())\n"), FAST)
     assert result.status is Status.PASSED, result.detail
     uid = int(result.stdout.split()[1])
@@ -553,6 +566,7 @@ def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespac
     _wait_until_released(uid)
 
 
+@pytest.mark.needs_namespaces
 def test_ptys_come_from_a_small_instance_of_the_sandboxs_own(namespaced):
     result = namespaced.run(script("import os\nfds = []\ntry:\n    for _ in range(64):\n"
                                    "        fds.append(os.open('/dev/ptmx', os.O_RDWR))\nexcept OSError:\n    pass\n"
@@ -560,7 +574,7 @@ def test_ptys_come_from_a_small_instance_of_the_sandboxs_own(namespaced):
     assert result.status is Status.PASSED, result.detail
 
 
-@pytest.mark.skipif(not ROOT, reason="as root only: the basic sandbox then runs its candidates as root")
+@pytest.mark.needs_root("the basic sandbox runs its candidates as root only when the harness is root")
 def test_basic_mode_as_root_runs_candidates_without_capabilities(basic):
     # The attack that made a wrong answer pass here before: take the judge's socket with pidfd_getfd.
     program = ("import ctypes, os\ncaps = open('/proc/self/status').read().split('CapEff:')[1].split()[0]\n"

@@ -36,8 +36,8 @@ def test_the_pages_have_config_snippets():
 @pytest.mark.parametrize("text", snippets())
 def test_every_config_snippet_loads(text, tmp_path, monkeypatch):
     data = yaml.safe_load(text)
-    if isinstance(data, list):  # a CI job's steps: YAML, not a config
-        return
+    if isinstance(data, list):
+        pytest.skip("a CI job's steps (a YAML list), not a config: nothing to load")
     assert isinstance(data, dict), text
     for name in re.findall(r"env:(\w+)", text):
         monkeypatch.setenv(name, "sk-test")

@@ -10,10 +10,10 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from browser import Browser, missing
+from browser import Browser
 from sessions import NO_CACHE, read_report
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = pytest.mark.needs_browser  # chromium and chromedriver (tests/browser.py says how to install them)
 
 TILES = "return Array.from(document.querySelectorAll('.tile')).filter(t => !t.hidden).map(t => t.dataset.task)"
 SAMPLES = ("return Array.from(document.querySelectorAll('#panel .sample'))"

@@ -45,18 +45,21 @@ def box():
 @pytest.fixture
 def isolated(box):
     if not box.isolation.startswith("namespaces"):
-        pytest.skip(f"namespace isolation is not available here: {box.isolation_reason}")
+        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {box.isolation_reason}")
     return box
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_namespaces
 def test_root_harness_gets_namespace_isolation(box):
     if os.geteuid() != 0:
-        pytest.skip("the namespace path needs root here")
+        pytest.skip("needs_root: the namespace path needs root here")
     assert box.isolation == "namespaces", box.isolation_reason
 
 
 # -- 1. reading secrets --------------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_find_the_harness_secret_anywhere_it_can_look(isolated):
     harness = os.getpid()
     program = f"""
@@ -100,6 +103,7 @@ print(sorted(int(e) for e in os.listdir('/proc') if e.isdigit()))
 
 # -- 2. network ----------------------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_connect_even_to_loopback(isolated):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -155,6 +159,7 @@ while True:
 
 # -- 4. attacking the harness --------------------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_signalling_the_supervisor_its_group_and_every_visible_pid_leaves_the_harness_working(isolated):
     program = """
 import os, signal
@@ -252,7 +257,7 @@ def test_patching_builtins_during_the_call_does_not_help(box, attack):
 ])
 def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
     if "fork" in program and not box.isolation.startswith("namespaces"):
-        pytest.skip("the process-count limit needs a uid of the sandbox's own")
+        pytest.skip("needs_namespaces: the process-count limit needs a uid of the sandbox's own")
     result = box.run(script(program), Limits(timeout_s=10.0))
     assert result.status is Status.RUNTIME_ERROR, result
     assert detail in result.detail
@@ -261,6 +266,7 @@ def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program,
 
 # -- 7. writing outside its working dir ----------------------------------------------------------------------
 
+@pytest.mark.needs_namespaces
 def test_candidate_cannot_write_harness_files_project_trees_or_other_folders(isolated):
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
@@ -345,13 +351,16 @@ def test_isolated_samples_still_import_the_standard_library_and_site_packages(bo
 def unprivileged():
     """A supervisor started as `nobody`, with unprivileged user namespaces (``nobody.py``)."""
     if nobody.unavailable():
-        pytest.skip(nobody.unavailable())
+        pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
     with nobody.supervisor() as (ready, run):
         if ready.get("isolation") != "namespaces-userns":
-            pytest.skip(f"unprivileged user namespaces are not available here: {ready.get('reason')}")
+            pytest.skip(f"needs_userns: unprivileged user namespaces are not available here: {ready.get('reason')}")
         yield run
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_candidates_get_no_capabilities_a_read_only_view_and_no_network(unprivileged):
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
@@ -397,11 +406,12 @@ assert not problems, problems
         outside.rmdir()
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_a_candidate_cannot_change_its_fork_server(unprivileged):
-    # The candidate shares the supervisor's uid here, so the kernel lets it lower the limits of the fork server
-    # that made it (PID 1 of its namespace, the only process of the sandbox it can see): the supervisor notices,
-    # fails this sample (the program's doing, not the harness's) and retires.
-    # Its seccomp filter allows prlimit on itself only: the attempt fails in the program, and the supervisor
+    # The candidate shares the supervisor's uid here, so the kernel alone would let it lower the limits of the
+    # fork server that made it (PID 1 of its namespace, the only process of the sandbox it can see). Its seccomp filter allows prlimit on itself only: the attempt fails in the program, and the supervisor
     # goes on. (Where the filter is not applied, the fork server's own check would fail the sample and retire.)
     reply = unprivileged("import resource\nresource.prlimit(1, resource.RLIMIT_FSIZE, (1024, 1024))\n")
     assert reply["status"] == "runtime_error" and "PermissionError" in reply["detail"], reply
@@ -409,6 +419,9 @@ def test_without_root_a_candidate_cannot_change_its_fork_server(unprivileged):
 
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivileged):
     # The candidate shares the harness's uid here, so file permissions protect nothing: only what its root shows
     # does. A copy of the dataset sits beside this checkout, readable by everyone, as a CI workspace's would.
@@ -429,6 +442,9 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
         shutil.rmtree(workspace)
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 def test_without_a_cgroup_memfds_and_tmp_files_stay_within_the_memory_limit(unprivileged):
     # No cgroup counts the sample's memory here (nobody cannot make one): its limit is RLIMIT_AS per process,
     # which counts neither memfds nor tmpfs files. 40 memfds of 16 MiB used to pass a 256 MiB limit.

@@ -1,0 +1,137 @@
+"""The environment markers (tests/environment.py): a missing need skips its tests with a reason that names it, and
+a need the session is required to meet (--require-env, HUMANEVAL_TEST_REQUIRE) fails the session that skipped them.
+
+Each session below has this suite's environment.py as its conftest, with its probes replaced by fixed answers:
+root is missing, the browser too, the rest is there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environment
+import pytest
+
+FAKE = '''
+
+PROBES.update({need: (lambda kernel, need=need: (True, "pretend: " + need)) for need in PROBES})
+PROBES["root"] = lambda kernel: (False, "pretend: euid 1000, not root")
+PROBES["browser"] = lambda kernel: (False, "pretend: chromium not installed")
+_kernel = lambda: {"self": "", "landlock": "pretend: ENOSYS"}
+'''
+
+TESTS = '''
+import pytest
+
+def test_plain():
+    pass
+
+@pytest.mark.needs_root
+def test_marked_root():
+    raise AssertionError("ran without root")
+
+@pytest.mark.needs_root("to prove a reason of its own")
+@pytest.mark.needs_namespaces
+def test_marked_root_with_why():
+    raise AssertionError("ran without root")
+
+def test_skips_itself_for_root():
+    pytest.skip("needs_root and needs_cgroup: found out at run time")
+
+@pytest.mark.needs_browser
+def test_marked_browser():
+    raise AssertionError("ran without a browser")
+
+@pytest.mark.needs_namespaces
+def test_marked_namespaces_which_are_there():
+    pass
+
+def test_skipped_for_no_need():
+    pytest.skip("one CPU: nothing to pin")
+'''
+
+
+@pytest.fixture
+def session(pytester: pytest.Pytester, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(environment.ENV_VAR, raising=False)  # CI sets it for the suite, not for these sessions
+    pytester.makeconftest(Path(environment.__file__).read_text() + FAKE)
+    markers = [line for line in request.config.getini("markers") if line.startswith(environment.PREFIX)]
+    pytester.makeini("[pytest]\nmarkers =\n" + "".join(f"    {line}\n" for line in markers))
+    pytester.makepyfile(test_needs=TESTS)
+    return pytester
+
+
+def test_a_missing_need_skips_its_tests_with_the_markers_name_and_the_probes_finding(session):
+    result = session.runpytest("-rs", "-p", "no:xdist")
+    result.assert_outcomes(passed=2, skipped=5)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "environment (tests/environment.py*",
+        "  needs_root * no   pretend: euid 1000, not root",
+        "  needs_namespaces * yes  pretend: namespaces",
+        "*SKIPPED [[]1[]] test_needs.py:*: needs_root: pretend: euid 1000, not root",
+        "*SKIPPED [[]1[]] test_needs.py:*: needs_root: pretend: euid 1000, not root (wanted: to prove a reason of its own)",
+        "*SKIPPED [[]1[]] test_needs.py:*: needs_root and needs_cgroup: found out at run time",
+        "*SKIPPED [[]1[]] test_needs.py:*: needs_browser: pretend: chromium not installed",
+    ])
+    assert "skipped, but this machine is required" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("how", ["option", "variable", "variable, xdist"])
+def test_a_skip_for_a_required_need_fails_the_session_and_names_the_test(session, monkeypatch, how):
+    args = ["-p", "no:xdist"] if "xdist" not in how else ["-n", "2"]
+    if how == "option":
+        args.append("--require-env=root,namespaces")
+    else:
+        monkeypatch.setenv(environment.ENV_VAR, "needs_root, namespaces")
+    result = session.runpytest(*args)
+    result.assert_outcomes(passed=2, skipped=5)  # the tests' own outcomes are untouched: the session fails
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["  needs_root * no   pretend: euid 1000, not root [[]required[]]",
+                                 "  required but not met: root *"])
+    text = result.stdout.str()
+    found = sorted(line for line in text.splitlines() if line.startswith("SKIPPED-BUT-REQUIRED"))
+    assert found == [
+        "SKIPPED-BUT-REQUIRED test_needs.py::test_marked_root - needs_root: pretend: euid 1000, not root",
+        "SKIPPED-BUT-REQUIRED test_needs.py::test_marked_root_with_why - needs_root: pretend: euid 1000, not root "
+        "(wanted: to prove a reason of its own)",
+        "SKIPPED-BUT-REQUIRED test_needs.py::test_skips_itself_for_root - needs_root and needs_cgroup: found out at "
+        "run time",
+    ], text  # not the browser's (not required), nor a skip that names no need
+    assert "3 test(s) skipped for a need that --require-env / HUMANEVAL_TEST_REQUIRE says this machine meets" in text
+
+
+def test_a_requirement_met_by_every_test_passes(session):
+    result = session.runpytest("-p", "no:xdist", "--require-env=namespaces,cgroup", "-k", "not skips_itself")
+    result.assert_outcomes(passed=2, skipped=4)  # root and browser are missing, but not required
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_an_unknown_need_is_a_usage_error(session):
+    result = session.runpytest("-p", "no:xdist", "--require-env=root,gpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown need(s) gpu; the needs are root, namespaces, *"])
+
+
+def test_an_unknown_needs_marker_is_a_usage_error(session):
+    session.makepyfile(test_typo="import pytest\n\n@pytest.mark.needs_rooot\ndef test_typo():\n    pass\n")
+    result = session.runpytest("-p", "no:xdist", "test_typo.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_typo.py::test_typo: unknown marker needs_rooot*"])
+
+
+@pytest.mark.parametrize(("reason", "needs"), [
+    ("Skipped: needs_root: euid 1000, not root", ["root"]),
+    ("needs_root and needs_system_python: to start the supervisor as nobody", ["root", "system_python"]),
+    ("needs_root: euid 1000; needs_cgroup: none", ["root", "cgroup"]),
+    ("needs_root, needs_userns: both", ["root", "userns"]),
+    ("one CPU: nothing to pin", []),
+    ("the kernel needs_root: not at the start", []),
+])
+def test_a_skips_needs_are_the_names_its_reason_starts_with(reason, needs):
+    assert environment.needs_of(reason) == needs
+
+
+def test_every_need_has_a_registered_marker_and_every_needs_marker_a_probe(pytestconfig):
+    registered = {line.split(":", 1)[0] for line in pytestconfig.getini("markers")}
+    assert {name for name in registered if name.startswith(environment.PREFIX)} == {
+        environment.PREFIX + need for need in environment.PROBES}

@@ -87,6 +87,11 @@ def _keep_capabilities(keep: set) -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
+def in_container(pytester, *args: str):
+    """``python -m pytest *args`` in pytester's folder, in a default container's confinement (a RunResult)."""
+    return pytester.run(sys.executable, __file__, "--", sys.executable, "-m", "pytest", *args, timeout=600)
+
+
 def main(argv: list) -> None:
     user = None
     if argv[:1] == ["--user"]:

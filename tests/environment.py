@@ -180,6 +180,13 @@ def probe_browser(kernel: dict) -> Finding:
     return True, ", ".join(str(shutil.which(name)) for name in ("chromium", "chromedriver") if shutil.which(name))
 
 
+def probe_landlock(kernel: dict) -> Finding:
+    abi = kernel.get("landlock")
+    if isinstance(abi, int) and abi >= 1:
+        return True, f"ABI {abi}"
+    return False, f"no Landlock (Linux 5.13+ with landlock among its LSMs): {abi}"
+
+
 def probe_system_python(kernel: dict) -> Finding:
     found = next((path for path in SYSTEM_PYTHONS if os.access(path, os.X_OK)), None)
     return (True, found) if found else (False, f"none of {', '.join(SYSTEM_PYTHONS)}")
@@ -193,10 +200,10 @@ PROBES: dict[str, Callable[[dict], Finding]] = {
     "cgroup": probe_cgroup,
     "browser": probe_browser,
     "system_python": probe_system_python,
+    "landlock": probe_landlock,
 }
 
 _FINDINGS = pytest.StashKey[dict]()
-_LANDLOCK = pytest.StashKey[str]()
 _REQUIRED = pytest.StashKey[list]()
 _CHECK = pytest.StashKey["RequiredCheck"]()
 
@@ -207,12 +214,9 @@ def findings(config: pytest.Config) -> dict[str, Finding]:
         handed = getattr(config, "workerinput", {}).get(WORKER_KEY)
         if handed is not None:
             config.stash[_FINDINGS] = {need: (met, detail) for need, (met, detail) in handed["needs"].items()}
-            config.stash[_LANDLOCK] = handed["landlock"]
         else:
             kernel = _kernel()
             config.stash[_FINDINGS] = {need: probe(kernel) for need, probe in PROBES.items()}
-            abi = kernel.get("landlock")
-            config.stash[_LANDLOCK] = f"ABI {abi}" if isinstance(abi, int) else f"not available: {abi}"
     return config.stash[_FINDINGS]
 
 
@@ -258,8 +262,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # xdist, on the controller: the workers get its findings
     needs = findings(node.config)
-    node.workerinput[WORKER_KEY] = {"needs": {need: list(found) for need, found in needs.items()},
-                                    "landlock": node.config.stash[_LANDLOCK]}
+    node.workerinput[WORKER_KEY] = {"needs": {need: list(found) for need, found in needs.items()}}
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -270,7 +273,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     for need, (met, detail) in needs.items():
         flag = " [required]" if need in required else ""
         lines.append(f"  {PREFIX + need:<{width}}  {'yes' if met else 'no '}  {detail}{flag}")
-    lines.append(f"  {'landlock':<{width}}  {config.stash[_LANDLOCK]}")
     lines.append(f"  {'../shared':<{width}}  {'present' if SHARED.is_dir() else 'absent'} ({SHARED}; no test reads it)")
     missing = [need for need in required if not needs[need][0]]
     if missing:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-import container
 import nobody
 import pytest
+from container import available, in_container
 from hunter import TECHNIQUES, completion
 from programs import sample
 from sessions import NO_CACHE
@@ -25,6 +24,7 @@ from sessions import NO_CACHE
 from pytest_humaneval.data.dataset import bundled_path, load_problems
 from pytest_humaneval.sandbox import Program, _confine
 
+pytestmark = [pytest.mark.needs_root("to drop to a default container's capabilities"), pytest.mark.needs_landlock]
 PROBLEMS = 3
 MODES = {"serial": ("-p", "no:xdist"), "pool": ("-p", "no:xdist"), "xdist": ("-n", "2")}
 HERE = Path(__file__).resolve().parent
@@ -32,18 +32,13 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module")
 def landlock() -> int:
-    why = container.available()
+    why = available()
     if why:
-        pytest.skip(f"a default container's confinement cannot be made here: {why}")
+        pytest.skip(f"needs_root: a default container's confinement cannot be made here: {why}")
     abi = _confine.landlock_abi()
     if abi < 1:
-        pytest.skip("the kernel has no Landlock (Linux 5.13+, with landlock among its LSMs)")
+        pytest.skip("needs_landlock: the kernel has no Landlock (Linux 5.13+, with landlock among its LSMs)")
     return abi
-
-
-def _in_container(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.run(sys.executable, str(HERE / "container.py"), "--", sys.executable, "-m", "pytest", *args,
-                        timeout=600)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -64,7 +59,7 @@ def test_in_a_default_container_hunters_score_0_and_canonical_solutions_pass(pyt
             f"target: {{mode: samples, samples: {samples}}}\ndataset: {dataset}\n"
             f"params: {{allow_code_execution: true, timeout_s: 10, workers: {workers}}}\n")
         results, report = folder / "results.jsonl", folder / "report.json"
-        result = _in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-results", str(results),
+        result = in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-results", str(results),
                                "--humaneval-report", str(report), *MODES[mode], *NO_CACHE)
         assert report.exists(), result.stdout.str()[-3000:]
         assert json.loads(report.read_text())["run"]["isolation"] == "landlock"
@@ -82,7 +77,7 @@ def test_in_a_default_container_hunters_score_0_and_canonical_solutions_pass(pyt
 def test_in_a_default_container_the_reference_run_passes_under_strict(pytester, landlock):
     # The shipped CI starters ask for strict: in a container, Landlock meets it.
     (pytester.path / "run.yaml").write_text("target: {mode: mock}\nparams: {execute: true, isolation: strict}\n")
-    result = _in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-report", "report.json",
+    result = in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-report", "report.json",
                            "-p", "no:xdist", *NO_CACHE)
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["counts"]["passed"] == 164, result.stdout.str()[-3000:]
@@ -94,12 +89,13 @@ def test_in_a_default_container_the_reference_run_passes_under_strict(pytester, 
 @pytest.fixture
 def contained_nobody(landlock):
     if nobody.unavailable():
-        pytest.skip(nobody.unavailable())
+        pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
     with nobody.supervisor(contained=True) as (ready, run):
         assert ready.get("isolation") == "landlock", ready
         yield run
 
 
+@pytest.mark.needs_system_python
 def test_without_root_or_user_namespaces_hunters_score_0_and_canonical_solutions_pass(contained_nobody):
     problems = load_problems()[1][:PROBLEMS]
     passed = dict.fromkeys(TECHNIQUES, 0)
@@ -114,6 +110,7 @@ def test_without_root_or_user_namespaces_hunters_score_0_and_canonical_solutions
     assert passed == dict.fromkeys(TECHNIQUES, 0)
 
 
+@pytest.mark.needs_system_python
 def test_without_root_or_user_namespaces_a_candidate_writes_only_its_own_folder(contained_nobody):
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:

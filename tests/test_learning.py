@@ -38,6 +38,7 @@ from pathlib import Path
 
 import learner
 import pytest
+from container import in_container
 from procs import alive_with
 from sessions import NO_CACHE
 
@@ -60,12 +61,12 @@ def problems():
 @pytest.fixture(scope="module")
 def namespaces():
     if os.geteuid() != 0:
-        pytest.skip("the namespace path with a uid of the candidates' own needs root")
+        pytest.skip("needs_root: the namespace path with a uid of the candidates' own")
     box = sandbox.Sandbox("auto").start()
     isolation, reason = box.isolation, box.isolation_reason
     box.close()
     if isolation != "namespaces":
-        pytest.skip(f"namespace isolation as root is not available here: {reason}")
+        pytest.skip(f"needs_namespaces: namespace isolation as root is not available here: {reason}")
     return isolation
 
 
@@ -89,10 +90,11 @@ def run_session(pytester, rows: list[dict], mode: str, isolation: str) -> dict[s
     workers = "1" if mode == "serial" else "null"
     (pytester.path / "run.yaml").write_text(
         f"target: {{mode: samples, samples: {samples}}}\n"
-        f"params: {{allow_code_execution: true, dedupe: false, isolation: {isolation}, workers: {workers}}}\n")
+        f"params: {{allow_code_execution: true, dedupe: false, isolation: {config_isolation(isolation)}, "
+        f"workers: {workers}}}\n")
     results = pytester.path / "results.jsonl"
-    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", str(results),
-                                *MODES[mode], *NO_CACHE)
+    result = session(pytester, isolation, "--humaneval-config", "run.yaml", "--humaneval-results", str(results),
+                     *MODES[mode], *NO_CACHE)
     assert results.exists(), result.stdout.str()[-3000:]
     done = [json.loads(line) for line in results.read_text().splitlines()]
     assert len(done) == len(rows), result.stdout.str()[-3000:]
@@ -100,6 +102,18 @@ def run_session(pytester, rows: list[dict], mode: str, isolation: str) -> dict[s
     for row in done:
         passed[row["task_id"]] += row["status"] == "passed"
     return passed
+
+
+def session(pytester, isolation: str, *args: str) -> pytest.RunResult:
+    """A real session: in this process, or (``landlock``: isolation auto where no namespace can be made) in a
+    default container's confinement (``container.py``)."""
+    if isolation == "landlock":
+        return in_container(pytester, *args)
+    return pytester.runpytest(*args)
+
+
+def config_isolation(isolation: str) -> str:
+    return {"namespaces": "strict", "landlock": "auto"}.get(isolation, isolation)
 
 
 def learned(passed: dict[str, int]) -> str:
@@ -130,26 +144,38 @@ def test_control_with_a_shared_temp_dir_the_learner_passes_every_problem_within_
 # -- root, namespaces: through the real entry point ---------------------------------------------------------------
 
 
+@pytest.mark.needs_root
+@pytest.mark.needs_namespaces
 @pytest.mark.parametrize("channel", ["persistent", "all"])
 @pytest.mark.parametrize("mode", MODES)
 def test_with_namespaces_a_learner_keeps_nothing_from_one_sample_to_the_next(pytester, namespaces, problems, tag,
                                                                            mode, channel):
     channels = learner.CHANNELS if channel == "all" else channel
-    passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "strict")
+    passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "namespaces")
     assert sum(passed.values()) == 0, learned(passed)
 
 
-# -- the basic sandbox --------------------------------------------------------------------------------------------
+# -- a default container (Landlock), and the basic sandbox ------------------------------------------------------
 
-BASIC = [("serial", channel) for channel in ("persistent", "user", "tmp", "shm", "sysv")] + \
+LANDLOCK = [("serial", channel) for channel in ("persistent", "user", "tmp", "shm", "sysv")] + \
     [(mode, "all") for mode in MODES]
 
 
-@pytest.mark.parametrize(("mode", "channel"), BASIC, ids=[f"{m}-{c}" for m, c in BASIC])
-def test_in_the_basic_sandbox_a_learner_keeps_nothing_from_one_sample_to_the_next(pytester, problems, tag, mode,
-                                                                                  channel):
+@pytest.mark.needs_root("to drop to a default container's capabilities")
+@pytest.mark.needs_landlock
+@pytest.mark.parametrize(("mode", "channel"), LANDLOCK, ids=[f"{m}-{c}" for m, c in LANDLOCK])
+def test_in_a_default_container_a_learner_keeps_nothing_from_one_sample_to_the_next(pytester, problems, tag, mode,
+                                                                                    channel):
     channels = learner.CHANNELS if channel == "all" else channel
-    passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "basic")
+    passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "landlock")
+    assert sum(passed.values()) == 0, learned(passed)
+
+
+@pytest.mark.parametrize("channel", ["persistent", "user", "sysv"])
+def test_in_the_basic_sandbox_no_keyring_or_ipc_object_carries_anything(pytester, problems, tag, channel):
+    # The files the harness's user may write stay writable in the basic sandbox (docs/safety.md): that is what
+    # isolation auto's Landlock is for. Keys and IPC objects are refused there too (seccomp).
+    passed = run_session(pytester, interleaved(problems, learner.completion(tag, channel)), "serial", "basic")
     assert sum(passed.values()) == 0, learned(passed)
 
 
@@ -163,7 +189,7 @@ class Nobody:
 
     def __init__(self, venv_in_tmp: bool, tag: str):
         if os.geteuid() != 0 or SYSTEM_PYTHON is None:
-            pytest.skip("needs root (to start the supervisor as nobody) and a system python3")
+            pytest.skip("needs_root and needs_system_python: to start the supervisor as nobody")
         self.home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix=f"humaneval-learn-{tag}-"))
         self.venv = None
         python = SYSTEM_PYTHON
@@ -221,7 +247,7 @@ def nobody(tag):
         box = Nobody(venv_in_tmp, tag)
         supervisors.append(box)
         if box.ready.get("isolation") != "namespaces-userns":
-            pytest.skip(f"unprivileged user namespaces are not available here: {box.ready.get('reason')}")
+            pytest.skip(f"needs_userns: unprivileged user namespaces are not available here: {box.ready.get('reason')}")
         return box
 
     yield start
@@ -229,6 +255,9 @@ def nobody(tag):
         box.close()
 
 
+@pytest.mark.needs_root("to start the supervisor as nobody")
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 @pytest.mark.parametrize("channel", ["persistent", "own", "syspath", "all"])
 def test_without_root_a_learner_keeps_nothing_from_one_sample_to_the_next(nobody, problems, tag, channel):
     box = nobody(venv_in_tmp=True)
@@ -271,6 +300,9 @@ def honest(count: int = 8) -> list:
         [(problem, problem.canonical_solution + TEMPFILE) for problem in chosen]
 
 
+@pytest.mark.needs_root("to start the supervisor as nobody")
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
 @pytest.mark.parametrize("place", ["own", "syspath"])
 def test_without_root_a_sample_that_fills_a_kept_folder_costs_the_next_samples_nothing(nobody, tag, place):
     box = nobody(venv_in_tmp=True)
@@ -285,9 +317,12 @@ def test_without_root_a_sample_that_fills_a_kept_folder_costs_the_next_samples_n
         f"{len(broken)}/{len(after)} honest samples failed after a saboteur ({fill.get('detail')}): {broken[:2]}"
 
 
-def test_in_the_basic_sandbox_what_a_sample_writes_to_the_hosts_tmp_goes_with_it(pytester, tag):
+@pytest.mark.needs_root("to drop to a default container's capabilities")
+@pytest.mark.needs_landlock
+def test_in_a_default_container_a_sample_leaves_nothing_in_the_hosts_tmp(pytester, tag):
     # The host's /tmp cannot be filled here (millions of inodes, shared with the machine): 2,000 files show
-    # whether they outlive the sample, and the honest samples after them still pass.
+    # whether they outlive the sample (Landlock: they cannot even be made), and the honest samples after them
+    # still pass.
     folder = f"/tmp/.fill-{tag}"
     rows = [{"task_id": problem.task_id, "completion": text} for problem, text in honest()]
     saboteur = {"task_id": rows[0]["task_id"], "completion": FILL.format(folder=folder, limit=2_000, seconds=10)}
@@ -295,10 +330,10 @@ def test_in_the_basic_sandbox_what_a_sample_writes_to_the_hosts_tmp_goes_with_it
     samples.write_text("".join(json.dumps(row) + "\n" for row in [*rows, saboteur, *rows]))
     (pytester.path / "run.yaml").write_text(
         f"target: {{mode: samples, samples: {samples}}}\n"
-        "params: {allow_code_execution: true, dedupe: false, isolation: basic, workers: 1, timeout_s: 15}\n")
+        "params: {allow_code_execution: true, dedupe: false, workers: 1, timeout_s: 15}\n")
     results = pytester.path / "results.jsonl"
-    pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", str(results), "-p", "no:xdist",
-                       *NO_CACHE)
+    in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-results", str(results), "-p", "no:xdist",
+                 *NO_CACHE)
     done = sorted((json.loads(line) for line in results.read_text().splitlines()),
                   key=lambda row: (row["task_id"], row["sample"]))
     statuses = [row["status"] for row in done]
@@ -326,7 +361,10 @@ _libc.shmget(_key, 4096, 0o1000 | 0o600)
 _libc.semget(_key, 1, 0o1000 | 0o600)
 _libc.msgget(_key, 0o1000 | 0o600)
 for _parent in ("/tmp", "/dev/shm"):
-    open(f"{{_parent}}/litter-{{_tag}}", "w").write("x")
+    try:
+        open(f"{{_parent}}/litter-{{_tag}}", "w").write("x")
+    except OSError:  # Landlock: only its own working dir may be written
+        pass
 if _os.fork() == 0:
     _os.setsid()
     if _os.fork() == 0:
@@ -337,22 +375,23 @@ raise ValueError(f"uid={{_os.getuid()}}")
 '''
 
 
-@pytest.mark.parametrize("isolation", ["namespaces", "basic"])
+@pytest.mark.parametrize("isolation", ["namespaces", "landlock", "basic"])
 def test_nothing_a_sample_leaves_outlives_its_session(pytester, tag, isolation):
-    if isolation == "namespaces" and os.geteuid() != 0:
-        pytest.skip("the namespace path with a uid of the candidates' own needs root")
+    if isolation != "basic" and os.geteuid() != 0:
+        pytest.skip(f"needs_root: the {isolation} path here (a uid of the candidates' own, or a container's "
+                    "capabilities)")
     sleep = f"30.{uuid.uuid4().int % 10**12:012d}"  # a unique, bounded argument for the detached sleeper
     body = LITTER.format(tag=tag, key=learner.sysv_key(tag), sleep=sleep)
     samples = pytester.path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": "HumanEval/0", "completion": body}) + "\n" for _ in range(3)))
-    config = "strict" if isolation == "namespaces" else "basic"
     (pytester.path / "run.yaml").write_text(
         f"target: {{mode: samples, samples: {samples}}}\n"
-        f"params: {{allow_code_execution: true, dedupe: false, isolation: {config}, workers: 1}}\n")
+        f"params: {{allow_code_execution: true, dedupe: false, isolation: {config_isolation(isolation)}, "
+        "workers: 1}\n")
     results = pytester.path / "results.jsonl"
     try:
-        pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", str(results), "-p", "no:xdist",
-                           *NO_CACHE)
+        session(pytester, isolation, "--humaneval-config", "run.yaml", "--humaneval-results", str(results),
+                "-p", "no:xdist", *NO_CACHE)
         done = [json.loads(line) for line in results.read_text().splitlines()]
         uids = {int(row["detail"].split("uid=")[1].split()[0].rstrip(")'\"")) for row in done
                 if "uid=" in row.get("detail", "")}
@@ -366,8 +405,9 @@ def test_nothing_a_sample_leaves_outlives_its_session(pytester, tag, isolation):
         if ipc := {kind: learner.sysv_ids(learner.sysv_key(tag), (kind,)) for kind in ("shm", "sem", "msg")
                    if learner.sysv_ids(learner.sysv_key(tag), (kind,))}:
             left["sysv"] = ipc
-        if files := [f"{parent}/{name}" for parent in ("/tmp", "/dev/shm") for name in os.listdir(parent)
-                     if tag in name]:
+        # (the basic sandbox runs candidates as the harness's user on its filesystem: what they write stays)
+        if isolation != "basic" and (files := [f"{parent}/{name}" for parent in ("/tmp", "/dev/shm")
+                                               for name in os.listdir(parent) if tag in name]):
             left["files"] = files
         if sleepers := alive_with(sleep):
             left["processes"] = sleepers

@@ -22,7 +22,7 @@ from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 from .run import Run
 from .scoring import html_report
 from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
-from .scoring.outputs import OutputError, check_output
+from .scoring.outputs import OutputError, busy_error, check_output
 from .scoring.report import describe_protocol, planned_view
 from .summary import Aggregator
 from .terminal import QuietSamples
@@ -151,10 +151,14 @@ def _check_outputs(config: pytest.Config) -> None:
     for dest in OUTPUT_OPTIONS:
         value = config.getoption(dest)
         if value:
+            option = "--" + dest.replace("_", "-")
             try:
-                check_output("--" + dest.replace("_", "-"), value)
+                path = check_output(option, value)
             except OutputError as exc:
                 raise pytest.UsageError(str(exc)) from exc
+            busy = busy_error(option, path) if dest == "humaneval_results" else None
+            if busy:
+                raise pytest.UsageError(busy)
 
 
 class StatusLine:

@@ -19,7 +19,7 @@ from .run import Run
 from .scoring import html_report, protocol
 from .scoring.gate import Baseline, GateResult, evaluate
 from .scoring.metrics import STATUSES, Outcome, Summary, fmt, summarize
-from .scoring.outputs import open_private, publish
+from .scoring.outputs import OutputError, open_private, publish
 from .scoring.report import build_report, mode_label, render_markdown, truncated_count
 from .scoring.selection import Partial, mark_partial, resolve, selected_by
 
@@ -87,7 +87,10 @@ class Aggregator:
             self.results_path.parent.mkdir(parents=True, exist_ok=True)
             # Readable by this user alone while samples run: a candidate that runs as another uid (and finds the
             # file at all) cannot copy its neighbours' passing answers from it. Its usual mode comes back at the end.
-            self._results = open_private(self.results_path)
+            try:
+                self._results = open_private(self.results_path)
+            except OutputError as exc:  # another live session writes it (it started since configure)
+                raise pytest.UsageError(str(exc)) from None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and report.sections:
@@ -170,7 +173,7 @@ class Aggregator:
     # -- the end of the session
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Ctrl-C (KeyboardInterrupt) or pytest.exit(): the session ends before its last sample."""
-        message = getattr(excinfo.value, "msg", None)
+        message = getattr(excinfo.value, "msg", None) or str(excinfo.value)  # xdist's Interrupted: -x, --maxfail
         self.interrupted = f"{excinfo.typename}: {message}" if message else excinfo.typename
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
@@ -183,11 +186,15 @@ class Aggregator:
         self.planned, partial = resolve([sample.key for sample in self.run.plan.samples], self.planned,
                                         selected_by(config.option, config.args, self.run.config.path))
         planned = self.planned
+        self._mark_stopped(session, planned)
         self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
         gate = self.run.config.gate
         if gate is not None:
             problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
-            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial)
+            ran = sum(key in self.outcomes for key in planned)
+            self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial,
+                                        stopped=None if self.interrupted is None else (self.interrupted, ran,
+                                                                                       len(planned)))
         self.report = build_report(self.run, summary, self._generated(), self.gate_result)
         mark_partial(self.report, partial, planned)
         self.report["interrupted"] = self.interrupted
@@ -208,6 +215,22 @@ class Aggregator:
                 path.write_text(text, encoding="utf-8")
         if self.html_path is not None:  # last: a page that cannot be written loses no other output
             self._write_html(planned)
+
+    def _mark_stopped(self, session: pytest.Session, planned: list[tuple[str, int]]) -> None:
+        """A session that ended before its last selected sample, for any reason but a selection, stopped: -x and
+        --maxfail (pytest's shouldstop), a failure that ends the session (shouldfail), an internal error. It is
+        said as an interruption is, everywhere, and it is never a baseline."""
+        if self.interrupted is not None or all(key in self.outcomes for key in planned):
+            return
+        why = session.shouldstop or session.shouldfail
+        if why:
+            self.interrupted = f"stopped: {why}" if isinstance(why, str) else "stopped"
+        elif session.exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+            self.interrupted = "stopped: internal error"
+        else:
+            self.interrupted = "stopped before its last sample"
+        if self.stop_reason is None:
+            self.stop_reason = f"the run was cut short ({self.interrupted}) before this sample ran"
 
     def _write_html(self, planned: list[tuple[str, int]]) -> None:
         assert self.html_path is not None  # called only when it is set

@@ -53,6 +53,11 @@ def load_baseline(path: Path) -> Baseline:
                             f"problems.<task>.n/c, found it missing {exc}") from exc
     if not problems or any(n < 1 or not 0 <= c <= n for n, c in problems.values()):
         raise BaselineError(f"{path}: problems: expected at least one problem with 0 <= c <= n, n >= 1")
+    if data.get("interrupted"):  # -x, --maxfail, Ctrl-C, pytest.exit, an internal error: a part of the benchmark
+        ran = data.get("planned", 0) - (data.get("counts") or {}).get("not_run", 0)
+        raise BaselineError(f"{path}: refusing a run that stopped before its last sample ({data['interrupted']}; "
+                            f"{ran}/{data.get('planned')} planned samples ran): its numbers measure the part that "
+                            "ran; rerun it to the end")
     return Baseline(Path(path), label, digest, problems, (data.get("run") or {}).get("model"),
                     compared_settings(data), isinstance(dataset, dict) and "settings" in dataset)
 
@@ -244,8 +249,14 @@ def _floor(name: str, value: float | None, threshold: float) -> Condition:
 
 def evaluate(gate: Gate, pass_at: Mapping[int, float], coverage: float | None,
              problems: Mapping[str, tuple[int, int]], baseline: Baseline | None,
-             partial: Partial | None = None) -> GateResult:
+             partial: Partial | None = None, stopped: tuple[str, int, int] | None = None) -> GateResult:
+    """``stopped``: (why, samples that ran, samples planned) of a run that ended before its last sample, whose
+    gate fails whatever its numbers say (they measure a part of the benchmark, chosen by where it stopped)."""
     conditions = [] if partial is None else [_selection_condition(gate, partial)]
+    if stopped is not None:
+        why, ran, planned = stopped
+        conditions.append(Condition("run finished", ran / planned if planned else None, 1.0, False,
+                                    f"{why}: {ran}/{planned} planned samples ran"))
     if gate.min_pass_at_1 is not None:
         conditions.append(_floor("pass@1 >= min_pass_at_1", pass_at.get(1), gate.min_pass_at_1))
     for k, floor in gate.min_pass_at:

@@ -5,11 +5,13 @@ No pytest import. ``check_output`` raises OutputError (one line: the option, the
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["OutputError", "check_output", "open_private", "publish"]
+__all__ = ["OutputError", "busy_error", "check_output", "open_private", "publish", "writer_of"]
 
 
 class OutputError(ValueError):
@@ -57,11 +59,57 @@ def _remove(path: Path, created: list[Path]) -> None:
             return
 
 
-def open_private(path: Path) -> TextIO:
-    """``path`` opened for writing (truncated), readable and writable by this user alone until ``publish``."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+def open_private(path: Path, option: str = "--humaneval-results") -> TextIO:
+    """``path`` opened for writing (truncated), readable and writable by this user alone until ``publish``, and
+    locked while it is open: a second session that names the same file is refused (OutputError naming the
+    other session's pid) before it truncates a line of it, so no session loses another's rows."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise OutputError(_busy(option, path, holder)) from None
+    os.ftruncate(fd, 0)
     os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
     return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def writer_of(path: Path) -> int | None:
+    """The pid of the live session that holds ``path`` open for writing (``open_private``), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return _holder(fd)
+    finally:
+        os.close(fd)
+
+
+def busy_error(option: str, path: Path) -> str | None:
+    """The refusal for ``path`` if another live session is writing it, else None."""
+    holder = writer_of(path)
+    return None if holder is None else _busy(option, path, holder)
+
+
+def _busy(option: str, path: Path, holder: int | None) -> str:
+    who = f"pid {holder}" if holder else "another process"
+    return (f"{option}: {path} is being written by another pytest-humaneval session ({who}); two sessions on one "
+            "results file would lose rows: give this run a file of its own, or wait for that session to end")
+
+
+_FLOCK = "hhqqi"  # struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment)
+
+
+def _holder(fd: int) -> int | None:
+    """The pid holding a write lock on ``fd``'s file (F_GETLK), or None when none does."""
+    query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    try:
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    return pid if kind != fcntl.F_UNLCK else None
 
 
 def publish(path: Path) -> None:

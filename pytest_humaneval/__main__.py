@@ -10,6 +10,7 @@ html exits 0 when the page is written, 2 when an input cannot be read.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .scoring.gate import BaselineError, check_digest, load_baseline
@@ -69,5 +70,17 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if worse else 0
 
 
+def _run() -> int:
+    """``main``, with a reader that stops early (``| head``) ending it quietly, as a Unix filter ends."""
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's final flush must not fail again
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

@@ -19,7 +19,7 @@ from .run import Run
 from .scoring import html_report, protocol
 from .scoring.gate import Baseline, GateResult, evaluate
 from .scoring.metrics import STATUSES, Outcome, Summary, fmt, summarize
-from .scoring.outputs import OutputError, open_private, publish
+from .scoring.outputs import OutputError, is_job_summary, open_private, publish
 from .scoring.report import build_report, mode_label, render_markdown, truncated_count
 from .scoring.selection import Partial, mark_partial, resolve, selected_by
 
@@ -212,7 +212,11 @@ class Aggregator:
                            (self.markdown_path, render_markdown(self.report))):
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
+                if path == self.markdown_path and is_job_summary(path):
+                    with path.open("a", encoding="utf-8") as handle:  # other steps' sections stay
+                        handle.write(text)
+                else:
+                    path.write_text(text, encoding="utf-8")
         if self.html_path is not None:  # last: a page that cannot be written loses no other output
             self._write_html(planned)
 
@@ -307,7 +311,9 @@ class Aggregator:
         interrupted = f"INTERRUPTED ({self.interrupted})" if self.interrupted is not None else None
         if tr.verbosity < 0:
             shown = "" if described is None else f"  protocol {_protocol_word(described)}"
-            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}"
+            failures = self.generation_failures()
+            lost = f"  GENERATION FAILED {len(failures)}/{summary.planned}" if failures else ""
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}{lost}"
                           + (f"  {interrupted}" if interrupted else ""))
             if self.gate_result is not None:
                 verdict = "PASS" if self.gate_result.passed else "FAIL: " + "; ".join(self.gate_result.failures())
@@ -343,12 +349,17 @@ class Aggregator:
         if failures:
             tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
                           f"{failures[0].not_run}")
-        slow = sorted((o for o in self.outcomes.values() if o.duration_ms is not None),
+        slow = sorted((o for o in self.outcomes.values() if o.duration_ms is not None and o.status != "not_run"),
                       key=lambda o: o.duration_ms or 0.0, reverse=True)[:SLOWEST]
         if slow and tr.verbosity >= 0:
             tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
-        failing = [(key, o) for key, o in sorted(self.outcomes.items(), key=lambda kv: self.positions[kv[0]])
-                   if o.status != "passed"]
+        ordered = sorted(self.outcomes.items(), key=lambda kv: self.positions[kv[0]])
+        failing = [(key, o) for key, o in ordered if o.status not in ("passed", "not_run")]
+        never = [key for key, o in ordered if o.status == "not_run"]
+        if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
+            first = self.details.get(never[0], "").splitlines()[:1]
+            tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
+                          f"{first[0][:100] if first else ''}")
         if failing:
             tr.write_line(f"failing   {len(failing)} sample(s):")
             for key, outcome in failing[:FAILING_SHOWN]:

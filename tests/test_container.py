@@ -143,3 +143,101 @@ assert not problems, problems
         assert list(outside.iterdir()) == []
     finally:
         shutil.rmtree(outside)
+
+
+# -- what a second reading of the confinement found (a red-team pass on c2afd1b): each of these carried a value
+#    from one sample to the next, or broke the next one, before the seccomp rules that refuse them
+
+CHANNELS = {
+    # the fork server's I/O priority, which every later candidate inherits
+    "ioprio of the parent": "assert libc.syscall(NR['ioprio_set'], 1, os.getppid(), (2 << 13) | 5) == -1",
+    # times, mode and extended attributes of a folder the harness's user owns (the supervisor's, /tmp, ...)
+    "utime of ..": "os.utime('..', ns=(123456789 * 10**9, os.stat('..').st_mtime_ns))",
+    "xattr of ..": "os.setxattr('..', 'user.left', b'by an earlier sample')",
+    "chmod of ..": "os.chmod('..', os.stat('..').st_mode & 0o7777)",
+    "xattr of /tmp": "os.setxattr('/tmp', 'user.left', b'by an earlier sample')",
+    "chmod of /tmp": "os.chmod('/tmp', 0)",
+}
+PROLOGUE = ("import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "NR = {'ioprio_set': 251 if os.uname().machine == 'x86_64' else 30}\n")
+
+
+def _refused(attempt: str) -> str:
+    """A sample that passes only if ``attempt`` is refused (EPERM, or an assertion of its own)."""
+    return (PROLOGUE + "try:\n" + "".join(f"    {line}\n" for line in attempt.splitlines())
+            + "except PermissionError:\n    pass\nelse:\n    if not " + repr(attempt.startswith("assert"))
+            + ":\n        raise AssertionError('not refused')\n")
+
+
+@pytest.mark.needs_system_python
+@pytest.mark.parametrize("attack", sorted(name for name in CHANNELS if "/tmp" not in name))  # (/tmp is root's here)
+def test_without_root_or_user_namespaces_no_metadata_or_priority_change_outlives_the_sample(contained_nobody,
+                                                                                          attack):
+    reply = contained_nobody(sample(_refused(CHANNELS[attack]) + "\ndef f():\n    return 1\n",
+                                    "def check(candidate):\n    assert candidate() == 1\n"))
+    assert reply["status"] == "passed", reply
+    honest = contained_nobody(sample("import tempfile\ntempfile.TemporaryFile().write(b'x')\ndef f():\n    return 1\n",
+                                     "def check(candidate):\n    assert candidate() == 1\n"))
+    assert honest["status"] == "passed", honest
+
+
+@pytest.mark.needs_root("to start the supervisor as nobody")
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+@pytest.mark.parametrize("attack", ["xattr of /tmp", "chmod of /tmp", "utime of .."])
+def test_under_a_user_namespace_the_namespaces_own_folders_keep_nothing(attack):
+    # /tmp, /dev/shm and the working dir's parent are owned by the candidate's uid there: their mode, times and
+    # attributes survived the emptying after a sample, and chmod 0 of /tmp failed every later sample.
+    if nobody.unavailable():
+        pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
+    with nobody.supervisor() as (ready, run):
+        if ready.get("isolation") != "namespaces-userns":
+            pytest.skip(f"needs_userns: {ready.get('reason')}")
+        reply = run(sample(_refused(CHANNELS[attack]) + "\ndef f():\n    return 1\n",
+                           "def check(candidate):\n    assert candidate() == 1\n"))
+        assert reply["status"] == "passed", reply
+        honest = run(sample("import tempfile\ntempfile.TemporaryFile().write(b'x')\ndef f():\n    return 1\n",
+                            "def check(candidate):\n    assert candidate() == 1\n"))
+        assert honest["status"] == "passed", honest
+
+
+PAGE_CACHE = """
+import ctypes, errno, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+path = os.__file__  # a file every sample can read: its pages' residency is shared state
+fd = os.open(path, os.O_RDONLY)
+try:
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    raise AssertionError('fadvise evicted a shared file')
+except OSError as exc:
+    assert exc.errno == errno.ENOSYS, exc
+view = mmap.mmap(fd, 4096, prot=mmap.PROT_READ)
+try:
+    view.madvise(21)  # MADV_PAGEOUT: reclaim the mapped pages of the shared file
+    raise AssertionError('madvise(PAGEOUT) evicted a shared file')
+except OSError as exc:
+    assert exc.errno == errno.EPERM, exc
+view.madvise(mmap.MADV_DONTNEED)  # the allocator's own advice stays allowed
+pages = (ctypes.c_ubyte * 1)()
+mincore, cachestat = (27, 451) if os.uname().machine == 'x86_64' else (232, 451)
+assert libc.syscall(mincore, None, 4096, pages) == -1 and ctypes.get_errno() == errno.ENOSYS, 'mincore'
+assert libc.syscall(cachestat, fd, None, None, 0) == -1 and ctypes.get_errno() == errno.ENOSYS, 'cachestat'
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
+def test_the_page_cache_can_be_neither_queried_nor_evicted(mode):
+    # Which pages of a shared file are cached is state every sample can see: the red team carried 16 bits from
+    # one sample to the next (and across sessions) by evicting pages with fadvise and timing reads. Eviction
+    # and residency queries are refused; what remains (a read caches a page, timing tells) is in docs/safety.md.
+    from pytest_humaneval.sandbox import Limits, Sandbox, Status
+
+    if mode == "landlock" and _confine.landlock_abi() < 1:
+        pytest.skip("needs_landlock: the kernel has no Landlock")
+    box = Sandbox(mode).start()
+    try:
+        result = box.run(sample(PAGE_CACHE + "\ndef f():\n    return 1\n",
+                                "def check(candidate):\n    assert candidate() == 1\n"), Limits(timeout_s=5.0))
+        assert result.status is Status.PASSED, result.detail
+    finally:
+        box.close()

@@ -46,7 +46,7 @@ def test_custom_dataset_plain_and_gzipped(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "expected"),
     [
-        ([row(), "{not json"], ":2: expected a JSON object, found invalid JSON"),
+        ([row(), "{not json"], ":2: expected one JSON object per line (JSONL), found invalid JSON"),
         ([row(), [1, 2]], ":2: expected a JSON object, found list"),
         ([{k: v for k, v in row().items() if k != "test"}], ":1: test: expected a non-empty string, found nothing"),
         ([row(entry_point="not valid")], ":1: entry_point: expected a Python identifier, found 'not valid'"),

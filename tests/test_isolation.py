@@ -447,7 +447,7 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
 @pytest.mark.needs_userns
 def test_without_a_cgroup_memfds_and_tmp_files_stay_within_the_memory_limit(unprivileged):
     # No cgroup counts the sample's memory here (nobody cannot make one): its limit is RLIMIT_AS per process,
-    # which counts neither memfds nor tmpfs files. 40 memfds of 16 MiB used to pass a 256 MiB limit.
+    # which counts neither memfds nor tmpfs files (its working dir is on /tmp's tmpfs). 40 memfds of 16 MiB used to pass a 256 MiB limit.
     program = """
 import errno, os
 try:
@@ -458,7 +458,7 @@ except OSError as exc:
 written = 0
 try:
     for n in range(40):
-        with open(f'/tmp/fill{n}', 'wb') as f:
+        with open(f'fill{n}', 'wb') as f:
             for _ in range(15):
                 f.write(b'x' * (1 << 20))
                 written += 1
@@ -468,4 +468,4 @@ assert written <= 256, written
 """
     reply = unprivileged(program, timeout_s=20.0, memory_mb=256)
     assert reply["status"] == "passed", reply["detail"]
-    assert unprivileged("open('/tmp/f', 'w').write('x' * (4 << 20))")["status"] == "passed"
+    assert unprivileged("open('f', 'w').write('x' * (4 << 20))")["status"] == "passed"

@@ -88,8 +88,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 try:
                     yield number, json.loads(line)
                 except ValueError as exc:
-                    raise DatasetError(f"{path}:{number}: expected a JSON object, found invalid JSON ({exc})") \
-                        from exc
+                    raise DatasetError(_not_json(path, number, line, exc)) from exc
     except (OSError, EOFError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
 
@@ -176,7 +175,20 @@ def _parse_lines(source: Path, content: bytes) -> Iterator[tuple[int, Any]]:
         try:
             yield number, json.loads(line)
         except ValueError as exc:
-            raise DatasetError(f"{source}:{number}: expected a JSON object, found invalid JSON ({exc})") from exc
+            raise DatasetError(_not_json(source, number, line, exc)) from exc
+
+
+def _not_json(source: Path, number: int, line: str, exc: ValueError) -> str:
+    """The one-line error for a line that is not JSON, saying what JSONL is where the file looks like a JSON
+    document spread over lines (an array, or an indented object)."""
+    expected = "one JSON object per line (JSONL)"
+    head = line.strip()[:1]
+    if number == 1 and head in ("[", "{"):
+        kind = "a JSON array" if head == "[" else "a JSON object spread over several lines"
+        return (f"{source}:{number}: expected {expected}, found what looks like {kind}; write each row on a line "
+                f"of its own (for a JSON array: python -c \"import json,sys; [print(json.dumps(r)) for r in "
+                f"json.load(sys.stdin)]\" < FILE.json > FILE.jsonl)")
+    return f"{source}:{number}: expected {expected}, found invalid JSON ({exc})"
 
 
 def _strings(where: str, row: dict[str, Any], keys: tuple[str, ...]) -> None:

@@ -35,7 +35,11 @@ _X86_64 = {
     "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
     "mq_getsetattr": 245, "memfd_create": 319, "socket": 41, "ptrace": 101, "process_vm_readv": 310,
     "process_vm_writev": 311, "kcmp": 312, "prlimit64": 302, "setpriority": 141, "sched_setaffinity": 203,
-    "sched_setscheduler": 144, "sched_setparam": 142, "sched_setattr": 314,
+    "sched_setscheduler": 144, "sched_setparam": 142, "sched_setattr": 314, "ioprio_set": 251,
+    "fadvise64": 221, "mincore": 27, "madvise": 28,
+    "chmod": 90, "fchmod": 91, "fchmodat": 268, "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
+    "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280, "setxattr": 188, "lsetxattr": 189,
+    "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
 }
 _GENERIC = {
     "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -44,9 +48,13 @@ _GENERIC = {
     "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
     "mq_getsetattr": 185, "memfd_create": 279, "socket": 198, "ptrace": 117, "process_vm_readv": 270,
     "process_vm_writev": 271, "kcmp": 272, "prlimit64": 261, "setpriority": 140, "sched_setaffinity": 122,
-    "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
+    "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274, "ioprio_set": 30,
+    "fadvise64": 223, "mincore": 232, "madvise": 233,
+    "fchmod": 52, "fchmodat": 53, "fchown": 55, "fchownat": 54, "utimensat": 88, "setxattr": 5, "lsetxattr": 6,
+    "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
 }
-_UNIFIED = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438}
+_UNIFIED = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438,
+            "process_madvise": 440, "cachestat": 451, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
 # machine -> (AUDIT_ARCH_*, its numbers)
 ARCHES = {"x86_64": (0xC000003E, {**_X86_64, **_UNIFIED}), "aarch64": (0xC00000B7, {**_GENERIC, **_UNIFIED}),
           "riscv64": (0xC00000F3, {**_GENERIC, **_UNIFIED})}
@@ -57,20 +65,32 @@ IPC = ("shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semti
        "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
 OTHERS = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
           "io_uring_setup", "io_uring_enter", "io_uring_register")
+# What tells or changes which pages of a shared file are in the page cache (its residency is state every sample
+# can see): eviction on demand and residency queries. Reading a page still caches it: see docs/safety.md.
+PAGE_CACHE = ("fadvise64", "mincore", "cachestat", "process_madvise")
+MADV_COLD, MADV_PAGEOUT = 20, 21
+# A file's metadata, which Landlock does not guard: where a candidate shares the harness's uid (user namespaces,
+# Landlock, basic), its mode, owner, times and extended attributes of any file it owns (the supervisor's folder,
+# the namespace's /tmp, your home) would outlast the sample. EPERM, as for a file of another user.
+METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+            "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+            "fremovexattr", "setxattrat", "removexattrat")
 # Allowed on the caller only (its first argument 0); EPERM on any other process.
 SELF_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
 
 
-def seccomp_filter(memfds: bool, sockets: bool) -> str:
+def seccomp_filter(memfds: bool, sockets: bool, metadata: bool) -> str:
     """Install the candidate's filter (no_new_privs first, as the kernel requires of an unprivileged caller).
-    ``memfds``/``sockets``: whether memfd_create and socket stay allowed. Returns what was filtered, or "" on
-    a machine whose numbers are not known here (nothing installed)."""
+    ``memfds``/``sockets``/``metadata``: whether memfd_create, socket and the METADATA calls stay allowed.
+    Returns what was filtered, or "" on a machine whose numbers are not known here (nothing installed)."""
     machine = ARCHES.get(os.uname().machine)
     if machine is None:
         return ""
     arch, numbers = machine
-    denied = [*KEYRINGS, *IPC, *OTHERS, *(() if memfds else ("memfd_create",)), *(() if sockets else ("socket",))]
-    program = _program(arch, numbers, denied)
+    denied = [*KEYRINGS, *IPC, *OTHERS, *PAGE_CACHE, *(() if memfds else ("memfd_create",)),
+              *(() if sockets else ("socket",))]
+    refused = [] if metadata else [name for name in METADATA if name in numbers]
+    program = _program(arch, numbers, denied, refused)
     if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) refused")
 
@@ -92,15 +112,26 @@ LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
 ARCH_AT, NR_AT, ARG_AT = 4, 0, 16  # offsets in struct seccomp_data; an argument's low word at 16 + 8 * i
 
 
-def _program(arch: int, numbers: dict, denied: list) -> list:
+def _program(arch: int, numbers: dict, denied: list, refused: list) -> list:
     """The filter as (code, jt, jf, k) rows: another ABI than the machine's own (i386 or x32 on x86_64, with
-    other numbers) is ENOSYS; each denied call is ENOSYS; each SELF_ONLY call, and setpriority, is allowed only
-    on the caller (pid 0; setpriority: PRIO_PROCESS and 0), else EPERM; everything else is allowed."""
+    other numbers) is ENOSYS; each denied call is ENOSYS, each refused one EPERM; each SELF_ONLY call, and
+    setpriority and ioprio_set, is allowed only on the caller (pid 0; setpriority: PRIO_PROCESS and 0;
+    ioprio_set: IOPRIO_WHO_PROCESS and 0), else EPERM; madvise's COLD and PAGEOUT (which evict a shared
+    file's pages) are EPERM; everything else is allowed."""
     enosys, eperm = SECCOMP_RET_ERRNO | errno.ENOSYS, SECCOMP_RET_ERRNO | errno.EPERM
     rows = [(LD_W_ABS, 0, 0, ARCH_AT), (JEQ_K, 1, 0, arch), (RET_K, 0, 0, enosys), (LD_W_ABS, 0, 0, NR_AT),
             (JGE_K, 0, 1, X32_SYSCALL_BIT), (RET_K, 0, 0, enosys)]
     for name in denied:
         rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, enosys)]
+    for name in refused:
+        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, eperm)]
+    # madvise(addr, len, advice): advice is the third argument
+    rows += [(JEQ_K, 0, 5, numbers["madvise"]), (LD_W_ABS, 0, 0, ARG_AT + 16), (JEQ_K, 2, 0, MADV_COLD),
+             (JEQ_K, 1, 0, MADV_PAGEOUT), (RET_K, 0, 0, SECCOMP_RET_ALLOW), (RET_K, 0, 0, eperm)]
+    # ioprio_set(which, who, prio): IOPRIO_WHO_PROCESS (1) of itself (0) only
+    rows += [(JEQ_K, 0, 6, numbers["ioprio_set"]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 0, 3, 1),
+             (LD_W_ABS, 0, 0, ARG_AT + 8), (JEQ_K, 0, 1, 0), (RET_K, 0, 0, SECCOMP_RET_ALLOW),
+             (RET_K, 0, 0, eperm)]
     for name in SELF_ONLY:  # nr? -> load arg 0; == 0 -> allow; else EPERM
         rows += [(JEQ_K, 0, 4, numbers[name]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 0, 1, 0),
                  (RET_K, 0, 0, SECCOMP_RET_ALLOW), (RET_K, 0, 0, eperm)]

@@ -110,8 +110,9 @@ class Isolation:
         """What confines each candidate beyond its level, for the summary header and ``run.confinement``."""
         parts = [self.landlock] if self.plan is not None else []
         if os.uname().machine in _confine.ARCHES:
-            parts.append("seccomp (no keyrings, IPC, io_uring or reach into other processes"
-                         + ("" if self.namespaced else ", no sockets") + ")")
+            parts.append("seccomp (no keyrings, IPC, io_uring, page-cache eviction or reach into other processes"
+                         + ("" if self.namespaced else ", no sockets")
+                         + (", no metadata changes" if self.shares_uid else "") + ")")
         return "; ".join(parts)
 
     @property
@@ -163,9 +164,10 @@ def isolate(requested):
         isolation = Isolation("namespaces-userns", reason, drop_caps=True,
                               ids="the supervisor's uid, every capability dropped")
     isolation.keep = tuple(sorted({OWN, *kept}))
-    # Defence in depth: the root is already an allow-list; Landlock also keeps writes to the namespace's own
-    # /tmp and /dev, and scopes signals and abstract sockets to the sample.
-    _plan(isolation, [("/", _confine.READ)], [("/tmp", _confine.FS_ABI[5]), ("/dev", _confine.FS_ABI[5])])
+    # Defence in depth: the root is already an allow-list; Landlock also keeps writes to the sample's own
+    # working dir (and five devices), so nothing it changes outlives it, not even a folder's times, and scopes
+    # signals and abstract sockets to the sample.
+    _plan(isolation, [("/", _confine.READ)], _devices())
     return isolation
 
 
@@ -180,16 +182,19 @@ def _landlocked(reason):
     (read-only) and their own working dir; without Landlock, the basic sandbox, saying why."""
     folders, files, _, hidden = shown_and_hidden()
     read = _confine.read_rules(sorted(folders) + sorted(files), hidden)
-    devices = [(f"/dev/{name}", _confine.FS["read_file"] | _confine.FS["write_file"] | _confine.FS["ioctl_dev"])
-               for name in DEVICES if os.path.exists(f"/dev/{name}")]
     isolation = Isolation("landlock", reason, nproc=_processes_of(os.getuid()) + 2 * SANDBOX_NPROC,
                           ids="the harness's own uid, confined by Landlock")
-    _plan(isolation, read, devices)
+    _plan(isolation, read, _devices())
     if isolation.plan is None:
         why = "; ".join(filter(None, [reason, f"no Landlock confinement ({isolation.landlock})"]))
         isolation = _basic(why)
         isolation.landlock = why
     return isolation
+
+
+def _devices():
+    return [(f"/dev/{name}", _confine.FS["read_file"] | _confine.FS["write_file"] | _confine.FS["ioctl_dev"])
+            for name in DEVICES if os.path.exists(f"/dev/{name}")]
 
 
 def _plan(isolation, read, write):
@@ -569,7 +574,8 @@ def enter_candidate(isolation, limits, timeout_s, work):
     # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:
     # they are not files, outlive the process and (the persistent keyring) the run, and would carry what one
     # sample learnt to the next.
-    if not _confine.seccomp_filter(memfds=not isolation.per_process, sockets=isolation.namespaced):
+    if not _confine.seccomp_filter(memfds=not isolation.per_process, sockets=isolation.namespaced,
+                                   metadata=not isolation.shares_uid):
         # A machine whose numbers we do not know: at least a fresh session keyring and emptied user keyrings.
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")

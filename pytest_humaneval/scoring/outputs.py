@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["OutputError", "busy_error", "check_output", "open_private", "publish", "writer_of"]
+__all__ = ["OutputError", "busy_error", "check_output", "is_job_summary", "open_private", "publish", "writer_of"]
 
 
 class OutputError(ValueError):
@@ -110,6 +110,17 @@ def _holder(fd: int) -> int | None:
     except OSError:
         return None
     return pid if kind != fcntl.F_UNLCK else None
+
+
+def is_job_summary(path: Path) -> bool:
+    """Whether ``path`` is GitHub Actions' job summary ($GITHUB_STEP_SUMMARY), which every step appends to."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary:
+        return False
+    try:
+        return os.path.samefile(path, summary)
+    except OSError:
+        return os.path.abspath(path) == os.path.abspath(summary)
 
 
 def publish(path: Path) -> None:

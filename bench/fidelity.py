@@ -14,7 +14,8 @@ PROVENANCE.md). For each file:
 
 Rows are matched by (task_id, occurrence index), which is both the reference's completion order and the
 plugin's `sample`. Every disagreement is printed and written to `bench/out/fidelity/disagreements.jsonl` with
-both verdicts and the plugin's detail; the script exits 1 when there is any. Verdicts near the 3 s limit can flip on a loaded machine: run it quietly.
+both verdicts and the plugin's detail; the script exits 1 when there is any. Verdicts near the 3 s limit can
+flip on a loaded machine: run it quietly.
 """
 
 from __future__ import annotations

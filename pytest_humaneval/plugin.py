@@ -74,6 +74,15 @@ def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path 
     return None
 
 
+def _left_out_by_paths(config: pytest.Config, path: Path) -> bool:
+    """Only the ini key names the config, and pytest was given paths of its own (one test file, an IDE's run):
+    those tests are the session and the benchmark stays out (the plugin is inert). Naming the config file among
+    the paths, or --humaneval-config, adds it; a bare ``pytest`` runs the project's tests and the benchmark."""
+    if config.getoption("humaneval_config") or config.args_source != pytest.Config.ArgsSource.ARGS:
+        return False
+    return all(Path(arg.split("::")[0]).resolve() != path for arg in config.args)
+
+
 def _generations_folder(config: pytest.Config) -> Path | None:
     """Where runtime completions are stored: the option or ini key, else pytest's cache (so --cache-clear
     forgets them and -p no:cacheprovider stores nothing)."""
@@ -93,7 +102,7 @@ def _generations_folder(config: pytest.Config) -> Path | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     path = _config_path(config)
-    if path is None:
+    if path is None or _left_out_by_paths(config, path):
         return
     workerinput = getattr(config, "workerinput", None)
     try:

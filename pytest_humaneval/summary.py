@@ -380,6 +380,10 @@ class Aggregator:
                 tr.write_line(f"{label:9s} {path}")
         if self.gate_result is not None:
             self._write_gate(tr, self.gate_result)
+        # The score again, last, just above pytest's outcome line: what the tail of a CI log shows.
+        verdict = "" if self.gate_result is None else f"  gate {'PASS' if self.gate_result.passed else 'FAIL'}"
+        tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
+                      + (f"  {interrupted}" if interrupted else ""), bold=True)
 
     def _write_generation(self, tr: Any, measured: dict[str, Any]) -> None:
         cached = measured["human-eval.cached_generations"]["value"]

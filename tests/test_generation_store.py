@@ -93,7 +93,7 @@ def test_a_run_stopped_by_sigint_resumes_with_exactly_the_missing_requests(pytes
     result.assert_outcomes(passed=4)
     assert sorted(problem_of(r).task_id for r in server.posts()[3:]) == ["HumanEval/2", "HumanEval/3"]
     result.stdout.fnmatch_lines(["humaneval: 2 cached in *; generating 2 completions with *",
-                                 "humaneval: 2 cached, generating 2/2 (0 failed, *"])
+                                 "humaneval: 2 cached, requested 2/2: 2 generated, 0 failed (*"])
     assert {r["task_id"]: r["cached"] for r in rows(pytester.path / "results.jsonl")} == {
         "HumanEval/0": True, "HumanEval/1": True, "HumanEval/2": False, "HumanEval/3": False}
     measured = read_report(pytester.path / "r.json")["measurements"]

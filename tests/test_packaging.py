@@ -82,12 +82,12 @@ def built(tmp_path_factory) -> tuple[list[str], list[str], str, str]:
     return members, sources, run.stdout + run.stderr, metadata
 
 
-def test_the_wheel_carries_every_bundled_dataset_with_its_licence(built):
+def test_the_wheel_carries_the_projects_licence_and_every_bundled_dataset_with_its_own(built):
     members, _, log, metadata = built
     missing = [name for name in DATA_FILES if name not in members]
     assert missing == [], missing
     licences = [name.split(".dist-info/licenses/", 1)[1] for name in members if ".dist-info/licenses/" in name]
-    assert sorted(licences) == ["pytest_humaneval/fixtures/LICENSE-HumanEval",
+    assert sorted(licences) == ["LICENSE", "pytest_humaneval/fixtures/LICENSE-HumanEval",
                                 "pytest_humaneval/fixtures/humanevalplus/LICENSE"]
     assert "License-Expression: MIT AND Apache-2.0" in metadata.splitlines()
     assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"
@@ -99,6 +99,7 @@ def test_the_sdist_is_the_whole_project_its_tests_run_from(built):
               for path in sorted((CHECKOUT / folder).rglob("*"))
               if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
               and "out" not in path.relative_to(CHECKOUT).parts]
-    missing = [name for name in [*needed, *DATA_FILES, "pyproject.toml", "README.md"] if name not in sources]
+    missing = [name for name in [*needed, *DATA_FILES, "pyproject.toml", "README.md", "LICENSE"]
+               if name not in sources]
     assert missing == [], missing
     assert "tests/conftest.py" in needed and "tests/data/junit-10.xsd" in needed

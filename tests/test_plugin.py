@@ -172,15 +172,20 @@ def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist)
     assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
 
 
-def test_the_ini_key_adds_the_benchmark_to_the_projects_own_tests(pytester):
-    # A project's ini key makes the benchmark part of its `pytest`; it never replaces the project's suite.
+def test_the_ini_key_adds_the_benchmark_to_a_bare_pytest_only(pytester):
+    # A project's ini key makes the benchmark part of its bare `pytest`; it never replaces the project's suite,
+    # and a run of the user's own paths (one file, an IDE's run) stays those tests alone: it used to run the
+    # whole benchmark too, and fail when the model missed a problem.
     config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="bench/he.yaml")
     pytester.makeini("[pytest]\nhumaneval_config = bench/he.yaml\n")
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
     bare = pytester.runpytest(*NO_CACHE)
     bare.assert_outcomes(passed=4)
     given = pytester.runpytest("test_plain.py", *NO_CACHE)
-    given.assert_outcomes(passed=4)
+    given.assert_outcomes(passed=1)
+    given.stdout.no_fnmatch_line("*HumanEval*")
+    named = pytester.runpytest("test_plain.py", "bench/he.yaml", *NO_CACHE)  # the config among the paths
+    named.assert_outcomes(passed=4)
     left_out = pytester.runpytest("-o", "humaneval_config=", *NO_CACHE)  # this run without the benchmark
     left_out.assert_outcomes(passed=1)
     left_out.stdout.no_fnmatch_line("*HumanEval*")

@@ -65,7 +65,7 @@ def test_runtime_run_with_xdist_generates_once_and_executes_on_workers(pytester)
     result.assert_outcomes(passed=8)
     assert len(server.posts()) == 8 and len([r for r in server.requests if r.method == "GET"]) == 1
     assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.requests)
-    result.stdout.fnmatch_lines(["humaneval: generated 8/8 (0 failed, *", "*pass@1 1.000  pass@2 1.000*",
+    result.stdout.fnmatch_lines(["humaneval: requested 8/8: 8 generated, 0 failed (*", "*pass@1 1.000  pass@2 1.000*",
                                  "generate  mean * ms per sample  960 tokens  0.00256 USD"])
     report = read_report(pytester.path / "r.json")
     assert report["measurements"]["human-eval.total_tokens"]["value"] == 8 * 120

@@ -54,9 +54,9 @@ class _Progress:
         if done == total or done % self.step == 0 or now - self.last >= PROGRESS_EVERY_S:
             self.last = now
             rate = done / max(now - self.started, 1e-9)
-            counts = f"{self.cached} cached, generating {done}/{total}" if self.cached else \
-                f"generated {done}/{total}"
-            self.write(f"humaneval: {counts} ({failed} failed, {rate:.1f}/s)")
+            # A request that failed is answered, not generated: counted apart, so "3/3" never hides "0 generated".
+            counts = f"{self.cached} cached, requested {done}/{total}" if self.cached else f"requested {done}/{total}"
+            self.write(f"humaneval: {counts}: {done - failed} generated, {failed} failed ({rate:.1f}/s)")
 
     def write(self, line: str) -> None:
         if self.terminal is not None:

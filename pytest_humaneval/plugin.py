@@ -28,6 +28,7 @@ from .summary import Aggregator
 from .terminal import QuietSamples
 
 COLLECT_KEY = pytest.StashKey[Path]()
+INTERRUPTED_KEY = pytest.StashKey[bool]()  # Ctrl-C during generation: raised again when collection starts
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
 # timeout_s, a HumanEval+ sample's two suite caps).
@@ -274,6 +275,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                                                _generations_folder(config), config.getoption("humaneval_regenerate"))
     except generation.PreflightFailed as exc:
         raise pytest.UsageError(f"{run.config.path}: {exc}") from None
+    except generation.GenerationInterrupted as exc:
+        # pytest calls sessionfinish (and so writes every output) only once sessionstart has returned: the
+        # interrupt is raised again when collection starts, with the plan of what was generated.
+        plan = exc.plan
+        config.stash[INTERRUPTED_KEY] = True
+        if aggregator is not None:
+            aggregator.interrupted = "KeyboardInterrupt during generation"
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)
     if aggregator is not None:
         aggregator.use(config.stash[RUN_KEY])
@@ -322,6 +330,12 @@ def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -
 def pytest_unconfigure(config: pytest.Config) -> None:
     if RUN_KEY in config.stash:
         sandbox.shutdown()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    if session.config.stash.get(INTERRUPTED_KEY, False):
+        raise KeyboardInterrupt  # pytest now reports an interrupted session, with every output written
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

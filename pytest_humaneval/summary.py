@@ -156,25 +156,12 @@ class Aggregator:
         self._results.write(json.dumps(self._row(key, status, duration_ms, detail)) + "\n")
         self._results.flush()
 
-    def record_interrupted_generation(self, generated: list[Sample]) -> None:
-        """Ctrl-C during generation: the completions that arrived are written as not_run, then closed."""
-        if self.results_path is None:
-            return
-        self.samples.update((sample.key, sample) for sample in generated)
-        if self._results is None:
-            self.pytest_sessionstart()
-        for sample in generated:
-            detail = sample.not_run if sample.completion is None else "interrupted before execution"
-            self._write_result(sample.key, "not_run", None, detail or "")
-        assert self._results is not None  # opened by pytest_sessionstart
-        self._results.close()
-        self._results = None
-
     # -- the end of the session
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Ctrl-C (KeyboardInterrupt) or pytest.exit(): the session ends before its last sample."""
         message = getattr(excinfo.value, "msg", None) or str(excinfo.value)  # xdist's Interrupted: -x, --maxfail
-        self.interrupted = f"{excinfo.typename}: {message}" if message else excinfo.typename
+        if self.interrupted is None:  # (set already when the interrupt came during generation)
+            self.interrupted = f"{excinfo.typename}: {message}" if message else excinfo.typename
 
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries our suite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

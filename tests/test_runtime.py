@@ -201,7 +201,7 @@ def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
     assert "retried" in a["dataset"]["label"] and "retried" not in b["dataset"]["label"]
 
 
-def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
+def test_ctrl_c_during_generation_keeps_the_finished_completions_and_writes_every_output(pytester):
     import signal
     import time
 
@@ -216,7 +216,9 @@ def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
         cfg = runtime_config(pytester, server, ", concurrency: 1")
         results = pytester.path / "results.jsonl"
         proc = interruptible_pytest("--humaneval-config", str(cfg), "-p", "no:xdist",
-                                    "--humaneval-results", str(results), *NO_CACHE, cwd=pytester.path)
+                                    "--humaneval-results", str(results), "--humaneval-report", "r.json",
+                                    "--humaneval-markdown", "r.md", "--junitxml", "junit.xml", *NO_CACHE,
+                                    cwd=pytester.path)
         deadline = time.monotonic() + 30
         while len(server.posts()) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -224,6 +226,36 @@ def test_ctrl_c_during_generation_keeps_the_finished_completions(pytester):
         output, _ = proc.communicate(timeout=30)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     lines = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [line["task_id"] for line in lines] == ["HumanEval/0", "HumanEval/1"]
-    assert all(line["status"] == "not_run" and line["completion"] and line["raw"] for line in lines)
-    assert KEY not in output
+    assert [line["task_id"] for line in lines] == ["HumanEval/0", "HumanEval/1", "HumanEval/2", "HumanEval/3"]
+    assert all(line["status"] == "not_run" for line in lines)
+    assert all(line["completion"] and line["raw"] for line in lines[:2])  # generated, never executed
+    assert all(line["completion"] is None for line in lines[2:])
+    # a CI job cancelled during generation still publishes what it has (it used to write nothing but rows)
+    report = read_report(pytester.path / "r.json")
+    assert report["interrupted"] == "KeyboardInterrupt during generation" and report["counts"]["not_run"] == 4
+    assert "nterrupted" in (pytester.path / "r.md").read_text() and (pytester.path / "junit.xml").exists()
+    assert "INTERRUPTED (KeyboardInterrupt during generation)" in output
+    assert KEY not in output and KEY not in (pytester.path / "r.json").read_text()
+
+
+def test_ctrl_c_during_the_preflight_still_writes_the_report(pytester):
+    # Once, a SIGINT during the preflight (GET /models) ended the session with exit 2 and no output at all.
+    import signal
+    import time
+
+    def script(request, index):
+        return Reply(body=models().body, delay_s=20)  # the preflight never answers in time
+
+    with FakeOpenAI(script) as server:
+        cfg = runtime_config(pytester, server)
+        proc = interruptible_pytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                    *NO_CACHE, cwd=pytester.path)
+        deadline = time.monotonic() + 30
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    report = read_report(pytester.path / "r.json")
+    assert report["interrupted"] == "KeyboardInterrupt during generation" and report["counts"]["not_run"] == 4

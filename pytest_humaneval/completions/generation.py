@@ -7,6 +7,7 @@ No pytest import: the plugin calls ``generate_completions`` from ``pytest_sessio
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from .endpoint import Client, EndpointError, Generation
 from .sources import Plan, with_generation
 from .store import GenerationStore
 
-__all__ = ["PreflightFailed", "generate_completions", "make_client"]
+__all__ = ["GenerationInterrupted", "PreflightFailed", "generate_completions", "make_client"]
 
 PROGRESS_EVERY_S = 5.0
 
@@ -77,17 +78,17 @@ def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregato
         progress.write(f"humaneval: all {len(requests.cached)} completions cached in {store_folder}, "
                        "nothing to generate (--humaneval-regenerate samples afresh)")
         return generate(plan, client, config.params.concurrency, requests=requests)
-    try:
-        warning = asyncio.run(_preflight(client, config))
-    except EndpointError as exc:
-        raise PreflightFailed(f"the endpoint failed the preflight check (GET /models): {exc}") from None
-    if warning:
-        progress.write(f"humaneval: warning: {warning}")
-    reused = f"{len(requests.cached)} cached in {store_folder}; " if requests.cached else ""
-    progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
-                   f"{config.target.model} ({config.params.concurrency} requests at a time)")
     done: dict[tuple[str, int], Generation] = {}
     try:
+        try:
+            warning = asyncio.run(_preflight(client, config))
+        except EndpointError as exc:
+            raise PreflightFailed(f"the endpoint failed the preflight check (GET /models): {exc}") from None
+        if warning:
+            progress.write(f"humaneval: warning: {warning}")
+        reused = f"{len(requests.cached)} cached in {store_folder}; " if requests.cached else ""
+        progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
+                       f"{config.target.model} ({config.params.concurrency} requests at a time)")
         plan = generate(plan, make_client(config), config.params.concurrency, progress, done,
                         requests=requests, store=store, request_n=config.params.request_n)
         if store is not None and store.error:
@@ -95,13 +96,23 @@ def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregato
                            "be reused")
         return plan
     except KeyboardInterrupt:
-        # pytest will not call sessionfinish for an interrupted sessionstart: keep what finished now (it is
-        # in the store already, for the rerun).
-        if aggregator is not None:
-            known = {**requests.cached, **done}
-            aggregator.record_interrupted_generation(
-                [with_generation(s, known[s.key]) for s in plan.samples if s.key in known])
-        raise
+        # What finished is in the store already, for the rerun; the plan says which samples have a completion,
+        # so the session that ends now reports every one of them (the rest: never generated).
+        known = {**requests.cached, **done}
+        samples = tuple(with_generation(s, known[s.key]) if s.key in known else
+                        dataclasses.replace(s, completion=None, not_run=NEVER_GENERATED) for s in plan.samples)
+        raise GenerationInterrupted(dataclasses.replace(plan, samples=samples)) from None
+
+
+NEVER_GENERATED = "interrupted before it was generated"
+
+
+class GenerationInterrupted(Exception):
+    """Ctrl-C (SIGINT) while completions were being generated: ``plan`` holds what was generated."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("interrupted during generation")
+        self.plan = plan
 
 
 async def _preflight(client: Client, config: RunConfig) -> str | None:

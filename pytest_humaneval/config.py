@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from .data.dataset import PLUS_DEFAULT_LIMITS
 from .data.releases import HUMANEVAL, NAMES
 from .scoring.protocol import PRESETS
 
-__all__ = ["ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig", "Target",
-           "load_config"]
+__all__ = ["OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig",
+           "Target", "load_config"]
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
@@ -116,6 +116,7 @@ class RunConfig:
     dataset_release: str | None = None  # a HumanEval+ release by name (releases.RELEASES), fetched on first use
     pricing: Pricing | None = None
     gate: Gate | None = None
+    overrides: tuple[tuple[str, str], ...] = ()  # --humaneval-set KEY=VALUE, as given (recorded in the report)
 
     @property
     def executes(self) -> bool:
@@ -428,14 +429,65 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
     return gate
 
 
-def load_config(path: str | os.PathLike[str]) -> RunConfig:
-    """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder."""
+# The keys people change per run, settable from the command line (--humaneval-set KEY=VALUE), as lm-eval's
+# --model_args and EvalPlus's --samples/--dataset do; and which of them are paths (resolved against the folder
+# pytest was started in, as a command-line path is, not against the config's).
+OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "dataset", "params.limit", "params.n")
+PATH_KEYS = ("target.samples", "dataset")
+
+
+def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
+                invocation_dir: Path | None = None) -> RunConfig:
+    """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder.
+    ``overrides``: ``KEY=VALUE`` strings (``OVERRIDABLE`` keys) put in place of the file's values before any
+    check, so a bad one gets the same error, naming the option."""
     file = Path(path).expanduser().resolve()
     text = _read_text(file)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
+    given = _apply_overrides(file, data, overrides, invocation_dir or Path.cwd())
+    try:
+        return dataclasses.replace(_validated(file, data), overrides=given)
+    except ConfigError as exc:
+        named = [key for key, _ in given if f": {key}:" in str(exc) or f": {key} " in str(exc)]
+        if named:
+            raise ConfigError(f"{exc} (set by --humaneval-set {named[0]}=...)") from exc
+        raise
+
+
+def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path) -> tuple[tuple[str, str], ...]:
+    given = []
+    for text in overrides:
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or key not in OVERRIDABLE:
+            raise ConfigError(f"--humaneval-set: expected KEY=VALUE with KEY one of {', '.join(OVERRIDABLE)}, "
+                              f"found {text!r}")
+        if not isinstance(data, dict):
+            break  # the file's own error comes first
+        if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
+            parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
+        else:
+            try:
+                parsed = yaml.safe_load(value) if value else None
+            except yaml.YAMLError:
+                parsed = value
+        *parents, last = key.split(".")
+        node = data
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = {} if node.get(part) is None else node[part]
+            node = node[part]
+            if not isinstance(node, dict):
+                raise ConfigError(f"{file}: {part}: expected a mapping, found {node!r}")
+        node[last] = parsed
+        given.append((key, value))
+    return tuple(given)
+
+
+def _validated(file: Path, data: Any) -> RunConfig:
     top = _Reader(file, "", data, ("target", "dataset", "params", "pricing", "gate"))
     if data.get("target") is None:
         top.fail("target", "a mapping with at least `mode`", None)

@@ -55,6 +55,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
     group.addoption("--humaneval-generations", metavar="DIR", default=None,
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
+    group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="Set one config key for this run, in place of the file's (repeatable): target.model, "
+                         "target.endpoint, target.samples, dataset, params.limit, params.n. Recorded in the "
+                         "report (run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
@@ -114,7 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
             if isinstance(plan.suites, Suites):
                 plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
         else:
-            run_config = _with_gate_options(config, load_config(path))
+            run_config = _with_gate_options(config, load_config(path, config.getoption("humaneval_set") or (),
+                                                                config.invocation_params.dir))
             plan = build_plan(run_config, StatusLine())
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc

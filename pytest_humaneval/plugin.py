@@ -15,6 +15,7 @@ from . import outcomes, sandbox
 from .ahead import PoolHooks
 from .completions.sources import Plan, build_plan
 from .config import ConfigError, Gate, RunConfig, load_config
+from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
 from .data.plus import Suites
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
@@ -203,17 +204,19 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
     for k in run_config.params.k:
         short = [task for task, n in per_task.items() if n < k]
         if short:
-            config.issue_config_time_warning(pytest.PytestConfigWarning(
-                f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
-                f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})"), stacklevel=2)
+            warn_at(config, f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
+                            f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})",
+                    run_config.path, "params.k")
 
 
 def _warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
     """A pass@k computed under settings no published protocol uses: one warning line each, naming the preset
     that would make it comparable (protocol.pitfalls)."""
     described = describe_protocol(run_config, plan)
+    key = next((key for key in ("params.protocol", "params.temperature", "params.n") if
+                line_of(run_config.path, key) > 1), "target.mode")
     for warning in (described or {}).get("warnings", []):
-        config.issue_config_time_warning(pytest.PytestConfigWarning(f"pytest-humaneval: {warning}"), stacklevel=2)
+        warn_at(config, f"pytest-humaneval: {warning}", run_config.path, key)
 
 
 def _with_gate_options(config: pytest.Config, run_config: RunConfig) -> RunConfig:

@@ -83,3 +83,16 @@ def test_with_q_a_run_whose_every_generation_failed_says_so(pytester, monkeypatc
     result.stdout.fnmatch_lines(["humaneval: requested 3/3: 0 generated, 3 failed *",
                                  "pass@1 0.000  coverage 0/3 * GENERATION FAILED 3/3*"])
     assert read_report(pytester.path / "r.json")["counts"]["not_run"] == 3
+
+
+def test_a_protocol_warning_points_at_the_users_config_line(pytester):
+    rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}] * 2
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+                                            "params:\n  allow_code_execution: true\n  temperature: 0.8\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE)
+    result.stdout.fnmatch_lines(["*run.yaml:4: PytestConfigWarning: pytest-humaneval: *", "*temperature: 0.8*"])
+    result.stdout.no_fnmatch_line("*pytest_humaneval/plugin.py*")
+    quiet = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", "-W",
+                               "ignore::pytest.PytestConfigWarning", *NO_CACHE)
+    quiet.stdout.no_fnmatch_line("*PytestConfigWarning*")

@@ -182,8 +182,8 @@ def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
         "import ctypes, os\nassert not os.path.exists('/tmp/left') and not os.path.exists('/dev/shm/left')\n"
         "assert os.listdir('.') == []\n"), FAST)
     assert second.status is Status.PASSED, second.detail
-    # Fill /tmp (where its working dir is) until it refuses (its tmpfs holds 1 GiB, less than the sample's memory
-    # limit): the next sample still has all of it.
+    # Fill its working dir until it refuses (a tmpfs of its own, half the sample's memory limit: 1 GiB): the next
+    # sample has all of it again.
     filled = namespaced.run(script("import errno\ntry:\n    for n in range(80):\n"
                                    "        with open(f'fill{n}', 'wb') as f:\n            for _ in range(15):\n"
                                    "                f.write(b'x' * (1 << 20))\nexcept OSError as exc:\n"
@@ -650,3 +650,43 @@ def test_a_copy_in_a_nested_site_packages_on_the_import_path_is_covered(tmp_path
     rules = dict(_confine.read_rules(sorted(folders), hidden))
     assert rules.get(os.path.realpath(site / "some_library")) == _confine.READ
     assert not any(path.startswith(os.path.realpath(nested / "pytest_humaneval")) for path in rules)
+
+
+# Counters a sample moves are state too: pids in the candidates' PID namespace and inode numbers of a tmpfs are
+# handed out one after another, so how many processes or files one sample made set the next one's pid and its
+# working dir's inode numbers (on c2afd1b: pid 4, 11, 13, 24 after 0, 5, 0, 9 forks). Every candidate is PID 2
+# now, in a working dir that is a tmpfs of its own.
+COUNTERS = "import os\nprint(os.getpid(), os.stat('.').st_ino, os.stat(open('probe', 'w').name).st_ino)\n"
+MOVE = ("import os\nfor i in range({n}):\n    open(f'f{{i}}', 'w').close()\n    pid = os.fork()\n"
+        "    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n")
+
+
+@pytest.mark.needs_namespaces
+def test_no_counter_a_sample_moves_reaches_the_next(namespaced):
+    seen = set()
+    for n in (0, 5, 0, 9):
+        assert namespaced.run(script(MOVE.format(n=n)), FAST).status is Status.PASSED
+        read = namespaced.run(script(COUNTERS), FAST)
+        assert read.status is Status.PASSED, read.detail
+        seen.add(read.stdout.strip())
+    assert len(seen) == 1, seen
+
+
+@pytest.mark.needs_root("to start the supervisor as nobody")
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_under_a_user_namespace_no_counter_a_sample_moves_reaches_the_next():
+    import nobody
+
+    if nobody.unavailable():
+        pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
+    with nobody.supervisor() as (ready, run):
+        if ready.get("isolation") != "namespaces-userns":
+            pytest.skip(f"needs_userns: {ready.get('reason')}")
+        seen = set()
+        for n in (0, 5, 0, 9):
+            assert run(MOVE.format(n=n))["status"] == "passed"
+            read = run(COUNTERS)
+            assert read["status"] == "passed", read
+            seen.add(read["stdout"].strip())
+        assert len(seen) == 1, seen

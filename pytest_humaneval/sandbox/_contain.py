@@ -482,6 +482,24 @@ def cover_own():
     _mount("tmpfs", OWN, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4k,nr_inodes=16")
 
 
+def mount_work(isolation, size_mb):
+    """In the fork server's mount namespace, before a candidate: a fresh tmpfs on the working dir, owned by the
+    candidate's uid, so nothing of the last sample's files, not even how many inode numbers it used, is left.
+    Returns WORK, or "!why" when it could not be made."""
+    uid, gid = (isolation.uid, isolation.gid) if isolation.uid is not None else (0, 0)
+    size = f"{size_mb}m" if size_mb > 0 else TMPFS["/tmp"].split("size=")[1].split(",")[0]
+    try:
+        _mount("tmpfs", WORK, "tmpfs", MS_NOSUID | MS_NODEV,
+               f"mode=0700,size={size},nr_inodes=262144,uid={uid},gid={gid}")
+    except OSError as exc:
+        return f"!the sample's working dir could not be made: {exc}"
+    return WORK
+
+
+def unmount(path):
+    _LIBC.umount2(path.encode(), MNT_DETACH)
+
+
 def mount_proc(where="/proc"):
     """This PID namespace's own /proc (in this mount namespace)."""
     _mount("proc", where, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)

@@ -321,7 +321,8 @@ class Supervisor:
 
         started = time.monotonic()
         try:
-            self.zygote.spawn((own, out_fd, err_fd, requests_r, replies_w, setup_w))
+            # (files in the working dir are memory: half the limit for them, the rest for the process)
+            self.zygote.spawn((own, out_fd, err_fd, requests_r, replies_w, setup_w), max(16, memory_mb // 2))
         finally:
             for fd in (own, requests_r, replies_w, setup_w):
                 os.close(fd)

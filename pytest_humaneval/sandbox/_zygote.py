@@ -72,10 +72,11 @@ class Zygote:
         theirs.close()
         self.pid, self._sock = pid, ours
 
-    def spawn(self, fds) -> None:
-        """Fork a candidate that gets ``fds``: (request memfd, stdout, stderr, calls in, calls out, set-up)."""
+    def spawn(self, fds, work_mb: int = 0) -> None:
+        """Fork a candidate that gets ``fds``: (request memfd, stdout, stderr, calls in, calls out, set-up);
+        with namespaces, in a working dir that is a fresh tmpfs of ``work_mb`` MiB."""
         try:
-            socket.send_fds(self._sock, [SPAWN], list(fds))  # type: ignore[arg-type]  # set by start()
+            socket.send_fds(self._sock, [SPAWN + str(work_mb).encode()], list(fds))  # type: ignore[arg-type]
         except OSError as exc:
             raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
 
@@ -135,25 +136,52 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
             _exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _contain.mount_proc()
         _contain.cover_own()
+        last_pid = _last_pid_file()
     else:
+        last_pid = None
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
     #                                                           process that waits for it)
     baseline = _contain.Baseline(watch=isolation.shares_uid)
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 64, DESCRIPTORS)
-        if message != SPAWN:  # the supervisor is gone (or a KILL for a candidate that had already ended)
+        if message[:1] != SPAWN:  # the supervisor is gone (or a KILL for a candidate that had already ended)
             if not message:
                 _exit(0)
             continue
-        candidate = _spawn(fds, isolation, prefer_oom)
+        mounted = ""
+        if isolation.namespaced:
+            # Pids in this namespace are handed out one after another, and so are a tmpfs's inode numbers: how
+            # many processes or files a candidate made would set the next candidate's pid and its working
+            # dir's inodes (channels between samples). Every candidate is PID 2, in a tmpfs of its own.
+            if last_pid is not None:
+                os.pwrite(last_pid, b"1", 0)
+            mounted = _contain.mount_work(isolation, int(message[1:] or 0))
+        candidate = _spawn(fds, isolation, prefer_oom) if not mounted.startswith("!") else mounted[1:]
         reply: dict = {"status": None}
-        if isinstance(candidate, str):  # the fork itself failed
+        if isinstance(candidate, str):  # the fork (or its working dir) failed
             reply["error"] = candidate
+            for handle in fds:
+                try:
+                    os.close(handle)
+                except OSError:
+                    pass
         else:
             reply["status"] = _watch(candidate, sock)
+        if mounted == _contain.WORK:
+            _contain.unmount(mounted)
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())
+
+
+def _last_pid_file():
+    """This PID namespace's ns_last_pid, open for writing (its init may set it); None where the kernel refuses."""
+    try:
+        fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC)
+        os.pwrite(fd, b"1", 0)
+    except OSError:
+        return None
+    return fd
 
 
 def _spawn(fds, isolation, prefer_oom: bool):

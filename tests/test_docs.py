@@ -76,3 +76,24 @@ def test_every_link_between_the_pages_leads_somewhere(page):
         assert destination.exists(), f"{page.name}: {target}"
         if anchor and destination.suffix == ".md":
             assert anchor in anchors(destination), f"{page.name}: {target}{anchor}"
+
+
+# "see above", "(below)", "as above": a pointer a reader cannot follow (a page is read in pieces, from a link or a
+# search); a pointer is a link to the heading it means.
+VAGUE = re.compile(r"\b(?:see|as|described|listed|shown)\s+(?:\"[^\"]*\"\s+)?(?:above|below)\b|\((?:see\s+)?(?:above|below)\)"
+                   r"|\"\s+(?:above|below)\b", re.I)
+
+
+def headings() -> set[str]:
+    return {heading.strip().lower().rstrip(".") for page in PAGES
+            for heading in re.findall(r"^#+ (.+)$", page.read_text(), re.M)}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_pointer_to_another_section_is_a_link(page):
+    text = page.read_text()
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)  # code blocks say what they say
+    assert not [m.group(0) for m in VAGUE.finditer(prose)], page.name
+    # A section named in quotes ("Several choices per request") instead of linked
+    named = [quoted for quoted in re.findall(r"\"([^\"\n]{4,80})\"", prose) if quoted.lower().rstrip(".") in headings()]
+    assert not named, f"{page.name}: {named}"

@@ -10,9 +10,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from fake_openai import MODEL, FakeOpenAI, choices, models
+from fake_openai import MODEL, FakeOpenAI, Reply, choices, models
 from sessions import NO_CACHE, read_report
 
+from pytest_humaneval.completions.endpoint import CHAT_SYSTEM, DEFAULT_STOP
 from pytest_humaneval.config import ConfigError, load_config
 from pytest_humaneval.data.dataset import load_problems
 from pytest_humaneval.handoff import config_from_json, config_to_json
@@ -36,6 +37,66 @@ def test_the_presets_are_their_sources_settings():
     for preset in protocol.PRESETS.values():  # a preset never warns about itself
         assert protocol.pitfalls(preset.n, preset.temperature, preset.k) == []
         assert preset.name in protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k)
+
+
+def test_each_preset_has_its_sources_stop_sequences_and_prompt():
+    """The sources' own lists, not the harness's default four (docs/live-models.md quotes where each is from)."""
+    codex = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
+    bigcode = ("\nclass", "\ndef", "\n#", "\n@", "\nprint", "\nif")
+    evalplus = ("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(", "\ndef ",
+                "\nclass ", "\nimport ", "\nfrom ", "\nassert ")
+    assert {name: (p.setup.stop, p.setup.prompt) for name, p in protocol.PRESETS.items()} == {
+        "greedy": (evalplus, "stripped + newline"),
+        "codex-pass1": (codex, "as is"), "codex-passk": (codex, "as is"),
+        "starcoder-pass1": (bigcode, "stripped"), "starcoder-passk": (bigcode, "stripped"),
+    }
+    prompt = PROBLEMS[0].prompt
+    assert prompt.endswith('"""\n') and prompt != prompt.strip()
+    assert protocol.sent_prompt("codex-pass1", "completions", prompt) == prompt
+    assert protocol.sent_prompt("starcoder-pass1", "completions", prompt) == prompt.strip()
+    assert protocol.sent_prompt("greedy", "completions", prompt) == prompt.strip() + "\n"
+    assert protocol.sent_prompt(None, "completions", prompt) == prompt  # without a preset: as always
+    assert protocol.sent_stop(None, "completions", None) is None  # the client's DEFAULT_STOP, as always
+    assert protocol.sent_stop("codex-pass1", "completions", None) == codex
+    assert protocol.sent_stop("codex-pass1", "completions", ("###",)) == ("###",)  # the config's wins
+    assert protocol.sent_stop("codex-pass1", "chat", None) is None  # a chat answer's code block would be cut
+    # codex-passk's label says whose choice pass@10 at 0.8 is
+    assert protocol.PRESETS["codex-passk"].source == (
+        "Codex, Chen et al. 2021, arXiv 2107.03374; pass@10 at 0.8 as StarCoder, arXiv 2305.06161")
+
+
+@pytest.mark.parametrize(("name", "api", "system_prompt", "stop", "expected"), [
+    ("codex-pass1", "chat", None, None,
+     "params.protocol codex-pass1 over target.api chat: Codex sampled HumanEval's prompt as a plain completion, with "
+     "no chat template and no system prompt; this run sends the harness's chat message with the harness's system "
+     "prompt, so its pass@1 is not measured as Codex's (target.api completions sends its prompt and stop "
+     "sequences)"),
+    ("starcoder-passk", "chat", "", None,
+     "params.protocol starcoder-passk over target.api chat: StarCoder sampled HumanEval's prompt as a plain "
+     "completion, with no chat template and no system prompt; this run sends the harness's chat message with no "
+     "system prompt, so its pass@10, pass@100 are not measured as StarCoder's (*"),
+    ("greedy", "chat", "Be brief.", None,
+     "params.protocol greedy over target.api chat: the EvalPlus leaderboard sent a chat model its own instruction as "
+     "one user message and no system prompt; this run sends the harness's chat message with params.system_prompt, "
+     "so its pass@1 is not measured as the EvalPlus leaderboard's (its direct completions of base models are what "
+     "target.api completions sends)"),
+    ("codex-pass1", "completions", None, ("\nclass", "\ndef", "\n#", "\nif"),
+     "params.protocol codex-pass1 with params.stop: Codex stops at '\\nclass', '\\ndef', '\\n#', '\\nif', "
+     "'\\nprint'; this run stops at '\\nclass', '\\ndef', '\\n#', '\\nif', so its pass@1 is not measured as "
+     "Codex's (remove params.stop to send them all; OpenAI's own API accepts at most 4)"),
+    ("codex-pass1", "completions", None, None, None),
+    (None, "chat", None, None, None),  # no preset: nothing claimed, nothing to warn about
+])
+def test_a_preset_over_another_setup_than_its_sources_warns_in_one_line(name, api, system_prompt, stop, expected):
+    found = protocol.setup_warnings(name, api, system_prompt, stop)
+    if expected is None:
+        assert found == []
+        return
+    assert len(found) == 1 and "\n" not in found[0]
+    assert found[0] == expected or (expected.endswith("*") and found[0].startswith(expected[:-1])), found[0]
+    # only a generated run: a samples file was sampled elsewhere, over whatever API
+    assert protocol.describe("samples", name, 0.2, 0.95, (1,), [200], api=api, system_prompt=system_prompt,
+                             stop=stop)["warnings"] == []
 
 
 def test_matches_needs_every_setting():
@@ -188,9 +249,9 @@ def key(monkeypatch):
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
 
 
-def runtime_config(pytester, server, params: str) -> str:
+def runtime_config(pytester, server, params: str, api: str = "chat") -> str:
     path = pytester.path / "live.yaml"
-    path.write_text(f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, "
+    path.write_text(f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, api: {api}, "
                     "credentials_ref: env:TEST_LLM_KEY}\n"
                     f"params: {{allow_code_execution: true{params}}}\n")
     return str(path)
@@ -201,6 +262,17 @@ def junit_properties(path: Path) -> dict[str, str]:
     return {p.get("name"): p.get("value") for p in suite.find("properties")}
 
 
+def honouring_n_completions(request, index):
+    """Each problem's canonical body, as many choices as the request's n, in the completions API's shape."""
+    if request.method == "GET":
+        return models()
+    problem = next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+    return Reply(body={"id": "x", "object": "text_completion", "model": MODEL, "usage": {"prompt_tokens": 10,
+                       "completion_tokens": 5}, "choices": [
+        {"index": i, "text": problem.canonical_solution, "finish_reason": "stop"}
+        for i in range(request.body.get("n", 1))]})
+
+
 @pytest.mark.parametrize(("name", "limit", "dist"), [
     ("greedy", 3, ("-p", "no:xdist")),
     ("codex-pass1", 1, ("-n", "2")),
@@ -208,10 +280,12 @@ def junit_properties(path: Path) -> dict[str, str]:
     ("starcoder-pass1", 1, ("-p", "no:xdist")),
     ("starcoder-passk", 1, ("-n", "2")),
 ])
-def test_each_preset_sends_its_settings_and_labels_every_output(pytester, name, limit, dist):
+def test_each_preset_sends_its_sources_settings_and_labels_every_output(pytester, name, limit, dist):
+    """Over the completions API, what the source sent: the sampling, its stop sequences (all of them) and its
+    prompt (stripped or as is); the recorded request bodies show it, and no warning is printed."""
     preset = protocol.PRESETS[name]
-    with FakeOpenAI(honouring_n) as server:
-        cfg = runtime_config(pytester, server, f", protocol: {name}, limit: {limit}")
+    with FakeOpenAI(honouring_n_completions) as server:
+        cfg = runtime_config(pytester, server, f", protocol: {name}, limit: {limit}", api="completions")
         result = pytester.runpytest("--humaneval-config", cfg, *dist, "--humaneval-report", "r.json",
                                     "--humaneval-markdown", "r.md", "--humaneval-html", "r.html",
                                     "--junitxml", "junit.xml", *NO_CACHE)
@@ -221,23 +295,88 @@ def test_each_preset_sends_its_settings_and_labels_every_output(pytester, name, 
     for post in posts:
         problem = next(p for p in PROBLEMS[:limit] if p.prompt.strip() in post.prompt_text)
         asked[problem.task_id] = asked.get(problem.task_id, 0) + post.body.get("n", 1)
+        assert post.path.endswith("/completions") and not post.path.endswith("/chat/completions")
         assert post.body["temperature"] == preset.temperature
         assert post.body.get("top_p") == preset.top_p and ("top_p" in post.body) == (preset.top_p is not None)
+        assert post.body["stop"] == list(preset.setup.stop) and len(post.body["stop"]) > len(DEFAULT_STOP)
+        assert post.body["prompt"] == protocol.sent_prompt(name, "completions", problem.prompt)
     assert asked == {p.task_id: preset.n for p in PROBLEMS[:limit]}
     assert len(posts) == limit * (1 if preset.n == 1 else 2)  # choices per request (at most 128 each)
 
-    described = read_report(pytester.path / "r.json")["run"]["protocol"]
+    report = read_report(pytester.path / "r.json")
+    described = report["run"]["protocol"]
     assert described == {"name": name, "source": preset.source, "sampling": "generated", "n": preset.n,
                          "temperature": preset.temperature, "top_p": preset.top_p, "k": list(preset.k),
                          "matches": protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k),
                          "warnings": []}
+    generation = report["dataset"]["settings"]["generation"]  # what was sent is what the digest covers
+    assert generation["stop"] == list(preset.setup.stop)
+    assert generation.get("prompt", "as is") == preset.setup.prompt
     text = protocol.line(described)
     assert text.startswith(f"{name} ({preset.source}): n {preset.n}, temperature {preset.temperature:g}")
     result.stdout.fnmatch_lines([f"protocol  {text}"])
     assert "pytest-humaneval: pass@" not in result.stdout.str()  # no pitfall warning
+    assert "pytest-humaneval: params.protocol" not in result.stdout.str()  # nor a setup one
     assert f"Protocol: {text}\n" in (pytester.path / "r.md").read_text()
     assert f'<dd data-fact="protocol">{text}</dd>' in (pytester.path / "r.html").read_text()
     assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == text
+
+
+@pytest.mark.parametrize(("name", "params", "system", "warning"), [
+    ("codex-pass1", "", CHAT_SYSTEM, "*pytest-humaneval: params.protocol codex-pass1 over target.api chat: Codex "
+                                     "sampled HumanEval's prompt as a plain completion*the harness's system prompt*"),
+    ("greedy", ", system_prompt: ''", None, "*pytest-humaneval: params.protocol greedy over target.api chat: the "
+                                            "EvalPlus leaderboard sent a chat model its own instruction*"),
+])
+def test_a_preset_over_chat_sends_the_harness_message_without_stops_and_warns_once(pytester, name, params, system,
+                                                                                   warning):
+    """Over chat the source's stop sequences are not sent (they would cut the answer's code block at its first
+    '\ndef'), the sampling still is, and one warning line says the number is not measured as the source's."""
+    preset = protocol.PRESETS[name]
+    with FakeOpenAI(honouring_n) as server:
+        cfg = runtime_config(pytester, server, f", protocol: {name}, limit: 1{params}")
+        result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                    *NO_CACHE)
+    result.assert_outcomes(passed=preset.n)
+    for post in server.posts():
+        assert post.path.endswith("/chat/completions") and "stop" not in post.body
+        assert post.body["temperature"] == preset.temperature
+        roles = [m["role"] for m in post.body["messages"]]
+        assert roles == (["system", "user"] if system else ["user"])
+        if system:
+            assert post.body["messages"][0]["content"] == system
+    result.stdout.fnmatch_lines([warning])
+    assert result.stdout.str().count("pytest-humaneval: params.protocol") == 1
+    described = read_report(pytester.path / "r.json")["run"]["protocol"]
+    assert len(described["warnings"]) == 1
+    assert fnmatch.fnmatch(f"pytest-humaneval: {described['warnings'][0]}", warning.lstrip("*"))
+
+
+def test_a_preset_with_the_configs_stop_sends_those_and_warns_once(pytester):
+    """A server that caps stop at 4 (OpenAI's own API) needs params.stop: it is sent as set, and the run says the
+    number is not measured as the source's."""
+    with FakeOpenAI(honouring_n_completions) as server:
+        cfg = runtime_config(pytester, server, ', protocol: starcoder-pass1, limit: 1, stop: ["\\nclass", '
+                                               '"\\ndef", "\\n#", "\\nif"]', api="completions")
+        result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                    *NO_CACHE)
+    result.assert_outcomes(passed=200)
+    assert {tuple(post.body["stop"]) for post in server.posts()} == {("\nclass", "\ndef", "\n#", "\nif")}
+    assert {post.body["prompt"] for post in server.posts()} == {PROBLEMS[0].prompt.strip()}  # still stripped
+    result.stdout.fnmatch_lines(["*pytest-humaneval: params.protocol starcoder-pass1 with params.stop: StarCoder "
+                                 "stops at *; this run stops at *OpenAI's own API accepts at most 4)"])
+    assert result.stdout.str().count("pytest-humaneval: params.protocol") == 1
+    assert len(read_report(pytester.path / "r.json")["run"]["protocol"]["warnings"]) == 1
+
+
+def test_without_a_preset_the_completions_api_sends_what_it_always_did(pytester):
+    with FakeOpenAI(honouring_n_completions) as server:
+        cfg = runtime_config(pytester, server, ", limit: 1", api="completions")
+        result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(passed=1)
+    (post,) = server.posts()
+    assert post.body["stop"] == list(DEFAULT_STOP) and post.body["prompt"] == PROBLEMS[0].prompt
+    assert "pytest-humaneval: params.protocol" not in result.stdout.str()
 
 
 def test_without_a_preset_the_run_is_described_by_what_it_used(pytester):

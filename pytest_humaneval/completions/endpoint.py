@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..config import RetryPolicy
+from ..scoring.protocol import sent_prompt, sent_stop
 from .extract import Extraction, extract, unwrap_completion
 from .store import normalise_endpoint
 
@@ -148,11 +149,14 @@ class Client:
                  stop: tuple[str, ...] | None = None, request_timeout_s: float = 120.0,
                  retry: RetryPolicy | None = None, concurrency: int = 8,
                  system_prompt: str | None = None, extra_body: dict[str, Any] | None = None,
-                 resolve: Callable[[str], list[str]] | None = None) -> None:
+                 resolve: Callable[[str], list[str]] | None = None, protocol: str | None = None) -> None:
+        # ``protocol``: a preset, whose source's stop sequences and prompt form the completions API sends (unless
+        # the config sets params.stop); over chat it changes nothing (protocol.setup_warnings says so).
         self.endpoint = endpoint.rstrip("/")
         self.model, self.api = model, api
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
-        self.stop = stop
+        self.protocol = protocol
+        self.stop = sent_stop(protocol, api, stop)
         self.retry = retry
         self.system_prompt = CHAT_SYSTEM if system_prompt is None else system_prompt
         self.extra_body = dict(extra_body or {})
@@ -261,7 +265,7 @@ class Client:
                 payload["stop"] = list(self.stop)
             path = "/chat/completions"
         else:
-            payload["prompt"] = prompt
+            payload["prompt"] = sent_prompt(self.protocol, self.api, prompt)
             payload["stop"] = list(self.stop or DEFAULT_STOP)
             path = "/completions"
         # Provider options (enable_thinking, reasoning_effort, seed, ...); a null removes what the harness

@@ -39,6 +39,7 @@ def make_client(config: RunConfig) -> Client:
         api=target.api, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens,
         stop=params.stop, request_timeout_s=params.request_timeout_s, retry=params.retry,
         concurrency=params.concurrency, system_prompt=params.system_prompt, extra_body=params.extra_body,
+        protocol=params.protocol,
     )
 
 

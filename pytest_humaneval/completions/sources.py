@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import ConfigError, PlusParams, RunConfig
 from ..data import plus, releases
 from ..data.dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
-from ..scoring.protocol import PRESETS
+from ..scoring.protocol import PRESETS, sent_stop
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
@@ -99,9 +99,12 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any
     settings: dict[str, Any] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
                                 "retry": params.retry is not None}
     if config.target.mode == "runtime":
+        stop = sent_stop(params.protocol, config.target.api, params.stop)  # a preset's source's, on completions
         settings["generation"] = {"api": config.target.api, "temperature": params.temperature,
                                   "top_p": params.top_p, "max_tokens": params.max_tokens,
-                                  "stop": list(params.stop) if params.stop else None}
+                                  "stop": list(stop) if stop else None}
+        if params.protocol and config.target.api == "completions" and PRESETS[params.protocol].setup.prompt != "as is":
+            settings["generation"]["prompt"] = PRESETS[params.protocol].setup.prompt
         # Only when set, so that the digest of a run with the defaults stays what it always was.
         if params.system_prompt is not None:
             settings["generation"]["system_prompt"] = params.system_prompt

@@ -4,6 +4,9 @@ incomparable with a published one. Pure: no pytest, no I/O.
 A HumanEval number means something only next to the protocol that produced it. Codex (Chen et al. 2021) and
 StarCoder (Li et al. 2023) sample n = 200 completions per problem with nucleus sampling (top_p 0.95), pass@1 at
 temperature 0.2 and pass@k for k > 1 at 0.8; the EvalPlus leaderboard decodes greedily (one sample, temperature 0).
+Besides the sampling, each source sends HumanEval's prompt in its own way: a preset's ``Setup`` is what its source
+sends on the completions API (its stop sequences, the prompt stripped or not), which the client sends too; a preset
+used over the chat API, or with stop sequences of the config's, is measured otherwise, and ``describe`` warns.
 docs/live-models.md, "Comparable numbers", has the sentences each preset is taken from.
 """
 
@@ -14,7 +17,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PRESETS", "Preset", "describe", "line", "matches", "pitfalls"]
+__all__ = ["PRESETS", "Preset", "Setup", "describe", "line", "matches", "pitfalls", "sent_prompt", "sent_stop",
+           "setup_warnings"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a preset's source sends on the completions API besides the sampling, and what it did over chat."""
+    stop: tuple[str, ...]  # its stop sequences, all of them (OpenAI's own API accepts at most 4)
+    prompt: str  # HumanEval's prompt as it sends it: "as is", "stripped" or "stripped + newline"
+    chat: str | None  # what it sent a chat model, in words; None: it never used a chat API
 
 
 @dataclass(frozen=True)
@@ -25,16 +37,36 @@ class Preset:
     top_p: float | None  # None: not sent (greedy decoding has no nucleus)
     k: tuple[int, ...]
     source: str
+    setup: Setup
+    paper: str  # how the warnings name the source
 
+
+# Codex, section 3.2: "We sample tokens from Codex until we encounter one of the following stop sequences:
+# '\nclass', '\ndef', '\n#', '\nif', or '\nprint'"; the prompt as HumanEval gives it (openai/human-eval's README
+# passes problems[task_id]["prompt"] to generate_one_completion).
+_CODEX_SETUP = Setup(("\nclass", "\ndef", "\n#", "\nif", "\nprint"), "as is", None)
+# The BigCode Evaluation Harness, bigcode_eval/tasks/humaneval.py as of StarCoder's paper (May 2023): stop_words
+# ["\nclass", "\ndef", "\n#", "\n@", "\nprint", "\nif"] and get_prompt returns doc["prompt"].strip(). "\n```"
+# (August 2023) and "<file_sep>" (January 2024) were added after the paper.
+_STARCODER_SETUP = Setup(("\nclass", "\ndef", "\n#", "\n@", "\nprint", "\nif"), "stripped", None)
+# EvalPlus (evalplus/codegen.py, provider/utility.py, provider/openai.py): the prompt task["prompt"].strip() + "\n";
+# a direct completion stops at EOS + extra_eos_for_direct_completion("humaneval"); a chat model gets one user
+# message, instruction_prefix + "\n```python\n" + prompt.strip() + "\n```", and no system prompt.
+_EVALPLUS_SETUP = Setup(("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(",
+                         "\ndef ", "\nclass ", "\nimport ", "\nfrom ", "\nassert "), "stripped + newline",
+                        "its own instruction as one user message and no system prompt")
 
 _CODEX = "Codex, Chen et al. 2021, arXiv 2107.03374"
+# pass@100 at 0.8 is Codex's; pass@10 at 0.8 is StarCoder's choice (Codex gives no temperature for pass@10).
+_CODEX_K = "Codex, Chen et al. 2021, arXiv 2107.03374; pass@10 at 0.8 as StarCoder, arXiv 2305.06161"
 _STARCODER = "StarCoder, Li et al. 2023, arXiv 2305.06161"
 PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
-    Preset("greedy", 1, 0.0, None, (1,), "EvalPlus leaderboard (greedy decoding)"),
-    Preset("codex-pass1", 200, 0.2, 0.95, (1,), _CODEX),
-    Preset("codex-passk", 200, 0.8, 0.95, (10, 100), _CODEX),
-    Preset("starcoder-pass1", 200, 0.2, 0.95, (1,), _STARCODER),
-    Preset("starcoder-passk", 200, 0.8, 0.95, (10, 100), _STARCODER),
+    Preset("greedy", 1, 0.0, None, (1,), "EvalPlus leaderboard (greedy decoding)", _EVALPLUS_SETUP,
+           "the EvalPlus leaderboard"),
+    Preset("codex-pass1", 200, 0.2, 0.95, (1,), _CODEX, _CODEX_SETUP, "Codex"),
+    Preset("codex-passk", 200, 0.8, 0.95, (10, 100), _CODEX_K, _CODEX_SETUP, "Codex"),
+    Preset("starcoder-pass1", 200, 0.2, 0.95, (1,), _STARCODER, _STARCODER_SETUP, "StarCoder"),
+    Preset("starcoder-passk", 200, 0.8, 0.95, (10, 100), _STARCODER, _STARCODER_SETUP, "StarCoder"),
 )}
 
 # The pitfalls: pass@1 is never sampled this hot, pass@k > 1 never this cold, and pass@1 at a temperature above 0
@@ -80,12 +112,55 @@ def pitfalls(n: int | None, temperature: float | None, k: Iterable[int]) -> list
     return out
 
 
+def sent_prompt(name: str | None, api: str, prompt: str) -> str:
+    """HumanEval's prompt as a preset's source sends it on the completions API (as is without a preset)."""
+    if name is None or api != "completions":
+        return prompt
+    form = PRESETS[name].setup.prompt
+    return prompt if form == "as is" else prompt.strip() + ("\n" if form == "stripped + newline" else "")
+
+
+def sent_stop(name: str | None, api: str, stop: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The stop sequences a run sends: the config's; else, on the completions API, its preset's source's."""
+    if stop is not None or name is None or api != "completions":
+        return stop
+    return PRESETS[name].setup.stop
+
+
+def setup_warnings(name: str | None, api: str, system_prompt: str | None, stop: tuple[str, ...] | None) -> list[str]:
+    """One line per way a generated run with a preset is measured otherwise than the preset's source measured: a
+    chat API (with the harness's, the config's or no system prompt), stop sequences of the config's."""
+    if name is None:
+        return []
+    preset = PRESETS[name]
+    numbers = ", ".join(f"pass@{value}" for value in preset.k) + (" is" if len(preset.k) == 1 else " are")
+    out = []
+    if api == "chat":
+        system = ("the harness's system prompt" if system_prompt is None else
+                  "no system prompt" if system_prompt == "" else "params.system_prompt")
+        did = (f"sent a chat model {preset.setup.chat}" if preset.setup.chat else
+               "sampled HumanEval's prompt as a plain completion, with no chat template and no system prompt")
+        fix = ("its direct completions of base models are what target.api completions sends" if preset.setup.chat
+               else "target.api completions sends its prompt and stop sequences")
+        out.append(f"params.protocol {name} over target.api chat: {preset.paper} {did}; this run sends the "
+                   f"harness's chat message with {system}, so its {numbers} not measured as {preset.paper}'s "
+                   f"({fix})")
+    elif stop is not None and tuple(stop) != preset.setup.stop:
+        out.append(f"params.protocol {name} with params.stop: {preset.paper} stops at "
+                   f"{', '.join(repr(s) for s in preset.setup.stop)}; this run stops at "
+                   f"{', '.join(repr(s) for s in stop)}, so its {numbers} not measured as {preset.paper}'s "
+                   "(remove params.stop to send them all; OpenAI's own API accepts at most 4)")
+    return out
+
+
 def describe(mode: str, name: str | None, temperature: float | None, top_p: float | None, k: Iterable[int],
-             samples_per_problem: Iterable[int]) -> dict[str, Any] | None:
+             samples_per_problem: Iterable[int], *, api: str = "chat", system_prompt: str | None = None,
+             stop: tuple[str, ...] | None = None) -> dict[str, Any] | None:
     """The run's protocol as the report records it (``run.protocol``), or None for a mock run (no model).
 
     ``temperature`` None: not known (a samples file that was not labelled). ``k``: the configured k; only those
-    every problem has samples for are reported, and so described."""
+    every problem has samples for are reported, and so described. ``api``, ``system_prompt``, ``stop``: the
+    config's, which a generated run with a preset is warned about (``setup_warnings``)."""
     if mode == "mock":
         return None
     sizes = sorted(set(samples_per_problem))
@@ -102,7 +177,8 @@ def describe(mode: str, name: str | None, temperature: float | None, top_p: floa
         "top_p": top_p if known else None,
         "k": reported,
         "matches": matches(n, temperature, top_p, reported) if known else [],
-        "warnings": pitfalls(fewest, temperature, reported),
+        "warnings": pitfalls(fewest, temperature, reported) + (
+            setup_warnings(name, api, system_prompt, stop) if mode == "runtime" else []),
     }
 
 

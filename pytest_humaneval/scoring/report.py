@@ -37,7 +37,8 @@ def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
         per_task[sample.task_id] = per_task.get(sample.task_id, 0) + 1
     params = config.params
     return protocol.describe(config.target.mode, params.protocol, params.temperature, params.top_p, params.k,
-                             per_task.values())
+                             per_task.values(), api=config.target.api, system_prompt=params.system_prompt,
+                             stop=params.stop)
 
 
 def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:

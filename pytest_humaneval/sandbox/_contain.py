@@ -6,14 +6,16 @@ package import. Three moments:
 - once per supervisor, :func:`isolate` (fresh namespaces, a read-only view of the filesystem with fresh tmpfs on
   every writable place, a uid of its own for candidates, a fresh session keyring) and :class:`Baseline` (what the
   supervisor's own limits, priority and folders are, so a change is noticed);
-- once per sample, in the candidate's forked process before the program runs, :func:`enter_candidate` (limits,
-  the uid or the dropped capabilities), and after it, in the supervisor, :func:`empty_shared` (with namespaces:
-  /tmp, /dev/shm, POSIX message queues and SysV IPC emptied, so nothing of one sample reaches the next) and
-  :func:`remove_tree` where a working dir has to go.
+- once per sample, in the fork server, :func:`mount_work` (a fresh tmpfs for the working dir, with namespaces);
+  in the candidate's forked process before the program runs, :func:`enter_candidate` (limits, the uid or the
+  dropped capabilities, its Landlock domain and seccomp filter, ``_confine``); and after it, in the supervisor,
+  :func:`empty_shared` (with namespaces: /tmp, /dev/shm, POSIX message queues and SysV IPC emptied, which
+  Landlock and seccomp already keep a candidate from writing) and :func:`remove_tree` where a working dir has
+  to go.
 
-Per-sample namespaces and mounts would do the emptying too, but cost far more: measured on the CI machine, a
-fresh mount namespace with its tmpfs ~0.6 ms and a fresh IPC namespace ~0.35 ms of CPU a sample (creating and
-tearing them down), against ~0.05 ms for emptying folders that are almost always empty.
+A per-sample mount namespace would do the emptying too, but costs more: measured on the CI machine, a fresh mount
+namespace with its tmpfs ~0.6 ms and a fresh IPC namespace ~0.35 ms of CPU a sample, against ~0.05 ms for
+emptying folders that are almost always empty; a tmpfs mounted in the fork server's own namespace is cheaper.
 """
 
 import ctypes

@@ -1,6 +1,10 @@
 """The sandbox alone, this checkout against another, as alternated pairs: what a sample costs, per build.
 
-    python bench/sandbox_pairs.py OTHER_CHECKOUT [--pairs 10] [--samples 492]
+    python bench/sandbox_pairs.py OTHER_CHECKOUT [--pairs 10] [--samples 492] [--isolation auto]
+                                  [--other-isolation MODE]
+
+(``--isolation landlock --other-isolation auto`` with OTHER_CHECKOUT ``.``: the Landlock mode against namespaces,
+on this checkout.)
 
 Each side is a fresh process with the checkout first on PYTHONPATH: one warm sandbox (its supervisor and
 everything it forks), every HumanEval problem registered once, then `--samples` canonical samples (the 164
@@ -32,7 +36,7 @@ except ImportError:  # a checkout from before the package had subfolders (the ot
     from pytest_humaneval.dataset import load_problems
 problems = load_problems()[1]
 programs = [sandbox.Program(p.prompt, p.canonical_solution, p.test, p.entry_point) for p in problems]
-box = sandbox.Sandbox("auto").start()
+box = sandbox.Sandbox({isolation!r}).start()
 for program in programs:
     box.run(program)
 count = {samples}
@@ -40,14 +44,15 @@ cpu, wall = tree_cpu(box._proc.pid), time.perf_counter()
 for i in range(count):
     assert box.run(programs[i % len(programs)]).status is sandbox.Status.PASSED
 wall, cpu = time.perf_counter() - wall, tree_cpu(box._proc.pid) - cpu
-print(json.dumps({{"wall_ms": wall / count * 1000, "cpu_ms": cpu / count * 1000, "where": sandbox.__file__}}))
+print(json.dumps({{"wall_ms": wall / count * 1000, "cpu_ms": cpu / count * 1000, "where": sandbox.__file__,
+                  "isolation": box.isolation}}))
 box.close()
 """
 
 
-def side(checkout: Path, samples: int) -> dict:
+def side(checkout: Path, samples: int, isolation: str = "auto") -> dict:
     env = dict(os.environ, PYTHONPATH=str(checkout))
-    code = ONE_SIDE.format(bench=str(HERE / "bench"), samples=samples)
+    code = ONE_SIDE.format(bench=str(HERE / "bench"), samples=samples, isolation=isolation)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
     if done.returncode != 0:
         sys.exit(f"{checkout}: {done.stderr[-2000:]}")
@@ -59,13 +64,17 @@ def main() -> int:
     parser.add_argument("other", type=Path)
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--samples", type=int, default=492)
+    parser.add_argument("--isolation", default="auto", help="this side's (auto, landlock, basic, ...)")
+    parser.add_argument("--other-isolation", default=None, help="the other side's (default: --isolation)")
     args = parser.parse_args()
     rows = []
     for pair in range(args.pairs):
-        other, this = side(args.other, args.samples), side(HERE, args.samples)
+        other = side(args.other.resolve(), args.samples, args.other_isolation or args.isolation)
+        this = side(HERE, args.samples, args.isolation)
         rows.append((other, this))
-        print(f"pair {pair + 1}: other {other['wall_ms']:.2f} ms wall {other['cpu_ms']:.2f} ms CPU;  "
-              f"this {this['wall_ms']:.2f} ms wall {this['cpu_ms']:.2f} ms CPU")
+        print(f"pair {pair + 1}: other ({other.get('isolation', '?')}) {other['wall_ms']:.2f} ms wall "
+              f"{other['cpu_ms']:.2f} ms CPU;  this ({this['isolation']}) {this['wall_ms']:.2f} ms wall "
+              f"{this['cpu_ms']:.2f} ms CPU")
     for key, name in (("wall_ms", "wall"), ("cpu_ms", "CPU")):
         ratio = statistics.median(o[key] / t[key] for o, t in rows)
         print(f"{name} per sample: other median {statistics.median(o[key] for o, _ in rows):.2f} ms, this "

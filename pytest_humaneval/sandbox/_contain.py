@@ -113,7 +113,7 @@ class Isolation:
         parts = [self.landlock] if self.plan is not None else []
         if os.uname().machine in _confine.ARCHES:
             parts.append("seccomp (no keyrings, IPC, io_uring, page-cache eviction or reach into other processes"
-                         + ("" if self.namespaced else ", no sockets")
+                         + (", no sockets but unix ones" if self.namespaced else ", no sockets")
                          + (", no metadata changes" if self.shares_uid else "") + ")")
         return "; ".join(parts)
 
@@ -167,9 +167,11 @@ def isolate(requested):
                               ids="the supervisor's uid, every capability dropped")
     isolation.keep = tuple(sorted({OWN, *kept}))
     # Defence in depth: the root is already an allow-list; Landlock also keeps writes to the sample's own
-    # working dir (and five devices), so nothing it changes outlives it, not even a folder's times, and scopes
-    # signals and abstract sockets to the sample.
-    _plan(isolation, [("/", _confine.READ)], _devices())
+    # working dir (and five devices), so nothing it changes outlives it, not even a folder's times; keeps /proc
+    # unread (the fork server's counters, the session ids a sample used up); and scopes signals and abstract
+    # sockets to the sample.
+    top = [(f"/{name}", _confine.READ) for name in sorted(os.listdir("/")) if name != "proc"]
+    _plan(isolation, top, _devices())
     return isolation
 
 
@@ -210,7 +212,7 @@ def _plan(isolation, read, write):
     if pid == 0:
         code = 1
         try:
-            plan.apply("/")
+            plan.apply(plan.shared(), "/tmp")
             code = 0
         finally:
             os._exit(code)
@@ -449,8 +451,9 @@ def enter_new_root():
             os.makedirs(os.path.dirname(where), 0o755, exist_ok=True)
             os.close(os.open(where, os.O_WRONLY | os.O_CREAT, 0o644))
         _mount(f"/proc/self/fd/{fd}", where, None, MS_BIND | MS_REC)
-        if not path.startswith("/dev/"):
-            _read_only(where)
+        # Devices too: a read-only bind of /dev/null still takes writes, but not utimensat (another uid may set
+        # the host's device times to "now", a channel from one sample, session and supervisor to the next).
+        _read_only(where)
         os.close(fd)
     for path in hidden:
         _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0755,size=4k")
@@ -502,9 +505,18 @@ def unmount(path):
     _LIBC.umount2(path.encode(), MNT_DETACH)
 
 
-def mount_proc(where="/proc"):
-    """This PID namespace's own /proc (in this mount namespace)."""
-    _mount("proc", where, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+def mount_proc(where="/proc", hidden=False):
+    """This PID namespace's own /proc (in this mount namespace). ``hidden``: the candidates' view, in which a
+    process it may not trace (the fork server: another uid, or not dumpable) is not there at all."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if hidden:
+        for option in ("hidepid=invisible", "hidepid=2"):  # the name since 5.8; the number before
+            try:
+                _mount("proc", where, "proc", flags, option)
+                return
+            except OSError:
+                pass
+    _mount("proc", where, "proc", flags)
 
 
 def fresh_session_keyring():
@@ -561,7 +573,7 @@ def release_user_keyrings(isolation, only_if_held=False):
 # ------------------------------------------------------------------------------------------ one sample
 
 
-def enter_candidate(isolation, limits, timeout_s, work):
+def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
     """In the candidate's forked process, before the program runs: the rlimits, then the uid or dropped
     capabilities, then its Landlock domain (``work`` its one writable folder) and its seccomp filter. Raises on
     any failure (the supervisor reports it as its own, never as the program's)."""
@@ -588,7 +600,8 @@ def enter_candidate(isolation, limits, timeout_s, work):
         os.setresgid(isolation.gid, isolation.gid, isolation.gid)
         os.setresuid(isolation.uid, isolation.uid, isolation.uid)
     if isolation.plan is not None:
-        isolation.plan.apply(work)
+        isolation.plan.apply(landlock_fd, work)
+        os.close(landlock_fd)
     # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
     # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
     # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:

@@ -57,7 +57,10 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
 CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
-WORK_DIR = "work"  # basic mode: each sample's working dir, under the supervisor's base dir
+# Without namespaces: each sample's working dir, under the supervisor's base dir, in a folder that holds nothing
+# else (Landlock's shared layer lets candidates read in that folder, where each sample's new working dir is).
+WORK_PARENT = "sandbox"
+WORK_DIR = os.path.join(WORK_PARENT, "work")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -721,6 +724,9 @@ def main() -> int:
         os.environ["HOME"] = os.environ["TMPDIR"] = _contain.WORK  # emptied after every sample
     else:
         os.environ["HOME"] = os.environ["TMPDIR"] = os.path.join(base, WORK_DIR)  # the same for every sample
+        os.makedirs(os.path.join(base, WORK_PARENT), mode=0o755, exist_ok=True)
+        if isolation.plan is not None:
+            isolation.plan.work_parent = os.path.join(base, WORK_PARENT)
     _warm_up()
     _prctl(PR_SET_DUMPABLE, 0)  # no candidate may trace, or read the memory of, the supervisor or the judge
     supervisor = Supervisor(base, isolation, cgroups)

@@ -39,8 +39,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
-CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5) and its request (6)
-REQUEST_FD = CALLS_FD + 3
+CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5), its request (6) and the
+REQUEST_FD = CALLS_FD + 3  # shared layer of its Landlock domain (7)
+LANDLOCK_FD = REQUEST_FD + 1
 SETUP_FAILED = 70  # the candidate's exit code when its set-up failed before the program started
 SPAWN, KILL, ENDED = b"F", b"K", b"S"
 DESCRIPTORS = 6  # what ``spawn`` hands over: request, stdout, stderr, the two call pipes, the set-up pipe
@@ -134,7 +135,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
             sock.close()
             _, status = os.waitpid(server, 0)
             _exit(os.waitstatus_to_exitcode(status) & 0xFF)
-        _contain.mount_proc()
+        _contain.mount_proc(hidden=True)
         _contain.cover_own()
         last_pid = _last_pid_file()
     else:
@@ -142,6 +143,8 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
     #                                                           process that waits for it)
+    # The shared layer of every candidate's Landlock domain, made once (_confine.Plan).
+    shared = isolation.plan.shared() if isolation.plan is not None else None
     baseline = _contain.Baseline(watch=isolation.shares_uid)
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 64, DESCRIPTORS)
@@ -157,7 +160,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
             if last_pid is not None:
                 os.pwrite(last_pid, b"1", 0)
             mounted = _contain.mount_work(isolation, int(message[1:] or 0))
-        candidate = _spawn(fds, isolation, prefer_oom) if not mounted.startswith("!") else mounted[1:]
+        candidate = _spawn(fds, isolation, prefer_oom, shared) if not mounted.startswith("!") else mounted[1:]
         reply: dict = {"status": None}
         if isinstance(candidate, str):  # the fork (or its working dir) failed
             reply["error"] = candidate
@@ -184,8 +187,8 @@ def _last_pid_file():
     return fd
 
 
-def _spawn(fds, isolation, prefer_oom: bool):
-    """Fork the candidate; its pid, or why the fork failed."""
+def _spawn(fds, isolation, prefer_oom: bool, shared=None):
+    """Fork the candidate; its pid, or why the fork failed. ``shared``: its Landlock domain's shared layer."""
     try:
         pid = os.fork()
     except OSError as exc:
@@ -194,7 +197,7 @@ def _spawn(fds, isolation, prefer_oom: bool):
         return f"fork: {exc.strerror or exc}"
     if pid == 0:
         try:
-            _candidate(fds, isolation)
+            _candidate(fds, isolation, shared)
         finally:
             _exit(SETUP_FAILED)
     for handle in fds:
@@ -246,7 +249,7 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
 # ------------------------------------------------------------------------------------------ the candidate
 
 
-def _candidate(fds, isolation) -> None:
+def _candidate(fds, isolation, shared=None) -> None:
     """Runs in the candidate's forked process: take its descriptors, read its own request, contain it
     (``_contain.enter_candidate``), say so on the set-up pipe, then serve calls (``_judge.serve``). A failure
     before the program starts ends the process with SETUP_FAILED and nothing on the set-up pipe: the sandbox's
@@ -260,14 +263,16 @@ def _candidate(fds, isolation) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     # Above every target first, so no descriptor is overwritten before it is moved.
     sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, out_fd, err_fd, requests, replies, setup,
-                                                             request_fd)]
+                                                             request_fd, devnull if shared is None else shared)]
     for target, source in enumerate(sources):
         os.dup2(source, target)
-    os.closerange(REQUEST_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    os.closerange(LANDLOCK_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     try:
         request = json.loads(_read_all(REQUEST_FD))
         os.close(REQUEST_FD)
-        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], request["work"])
+        _contain.enter_candidate(isolation, request["limits"], request["timeout_s"], request["work"], LANDLOCK_FD)
+        if isolation.plan is None:
+            os.close(LANDLOCK_FD)
         os.chdir(request["work"])
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)

@@ -96,3 +96,25 @@ def test_a_protocol_warning_points_at_the_users_config_line(pytester):
     quiet = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", "-W",
                                "ignore::pytest.PytestConfigWarning", *NO_CACHE)
     quiet.stdout.no_fnmatch_line("*PytestConfigWarning*")
+
+
+def test_a_one_line_json_array_says_what_jsonl_is_too(pytester):
+    rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}]
+    (pytester.path / "samples.jsonl").write_text(json.dumps(rows))  # what json.dump writes by default
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+                                            "params: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:1: expected a JSON object with task_id and completion, "
+                                 "found list of 1 objects: a JSON array on one line; expected one JSON object per "
+                                 "line (JSONL)*"])
+
+
+def test_compare_with_something_else_than_a_report_says_so_without_pythons_words(tmp_path, capsys):
+    from pytest_humaneval.__main__ import main as cli
+
+    array = tmp_path / "array.json"
+    array.write_text("[1, 2]")
+    assert cli(["compare", str(array), str(array)]) == 2
+    err = capsys.readouterr().err
+    assert "expected a pytest-humaneval report (a JSON object), found list" in err and "indices" not in err

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, PlusParams, RunConfig
 from ..data import plus, releases
-from ..data.dataset import DatasetError, LoadedDataset, Problem, Selection, load_dataset, read_jsonl, select
+from ..data.dataset import (
+    DatasetError,
+    LoadedDataset,
+    Problem,
+    Selection,
+    array_hint,
+    load_dataset,
+    read_jsonl,
+    select,
+)
 from ..scoring.protocol import PRESETS, sent_stop
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
@@ -208,7 +217,7 @@ def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, li
         where = f"{path}:{number}"
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object with task_id and completion, "
-                               f"found {type(row).__name__}")
+                               f"found {type(row).__name__}{array_hint(row)}")
         task_id = row.get("task_id")
         if not isinstance(task_id, str):
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "bundled_path", "load_dataset",
-           "load_problems", "natural_key", "read_jsonl", "select"]
+__all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "array_hint", "bundled_path",
+           "load_dataset", "load_problems", "natural_key", "read_jsonl", "select"]
 
 BUNDLED_NAME = "openai_humaneval"
 BUNDLED_FILE = "HumanEval.jsonl.gz"
@@ -140,7 +140,7 @@ def load_dataset(path: Path | None = None) -> LoadedDataset:
     for number, row in _parse_lines(source, content):
         where = f"{source}:{number}"
         if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}")
+            raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}{array_hint(row)}")
         if evalplus is None:
             evalplus = any(key in row for key in EVALPLUS_KEYS)
         problem = _evalplus_problem(where, row) if evalplus else _humaneval_problem(where, row)
@@ -176,6 +176,14 @@ def _parse_lines(source: Path, content: bytes) -> Iterator[tuple[int, Any]]:
             yield number, json.loads(line)
         except ValueError as exc:
             raise DatasetError(_not_json(source, number, line, exc)) from exc
+
+
+def array_hint(row: Any) -> str:
+    """What to add to "found list" when the list is a JSON array of the file's rows (one line of json.dump)."""
+    if isinstance(row, list) and row and all(isinstance(item, dict) for item in row):
+        return (f" of {len(row)} objects: a JSON array on one line; expected one JSON object per line (JSONL): "
+                "write each row on a line of its own")
+    return ""
 
 
 def _not_json(source: Path, number: int, line: str, exc: ValueError) -> str:

@@ -44,13 +44,17 @@ def load_baseline(path: Path) -> Baseline:
         raise BaselineError(f"{path}: cannot read the baseline report: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise BaselineError(f"{path}: expected a pytest-humaneval report (JSON), found invalid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BaselineError(f"{path}: expected a pytest-humaneval report (a JSON object), found "
+                            f"{type(data).__name__}")
     try:
         dataset = data["dataset"]
         problems = {task: (int(entry["n"]), int(entry["c"])) for task, entry in data["problems"].items()}
         label, digest = str(dataset["label"]), str(dataset["digest"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        missing = f"{exc} missing" if isinstance(exc, KeyError) else f"a value of another type ({type(exc).__name__})"
         raise BaselineError(f"{path}: expected a pytest-humaneval report with dataset.label, dataset.digest and "
-                            f"problems.<task>.n/c, found it missing {exc}") from exc
+                            f"problems.<task>.n/c, found {missing}") from exc
     if not problems or any(n < 1 or not 0 <= c <= n for n, c in problems.values()):
         raise BaselineError(f"{path}: problems: expected at least one problem with 0 <= c <= n, n >= 1")
     if data.get("interrupted"):  # -x, --maxfail, Ctrl-C, pytest.exit, an internal error: a part of the benchmark

@@ -89,7 +89,7 @@ class Isolation:
       working dir, without TCP, signals or abstract sockets outside their domain (``_confine``).
     - 'basic': a subprocess sandbox; candidates run as the harness's user.
 
-    Every level adds the candidate's seccomp filter (``_confine.seccomp_filter``) and, where the kernel has
+    Every level adds the candidate's seccomp filter (``_confine.Seccomp``) and, where the kernel has
     Landlock, a Landlock domain (``plan``).
     """
 
@@ -101,6 +101,7 @@ class Isolation:
         self.keep = ()  # what emptying /tmp must leave: the supervisor's folder, import paths bound under /tmp
         self.per_process = True  # no cgroup limits the sample's tree: memory is limited per process only
         self.plan = None  # the candidate's Landlock domain (``_confine.Plan``), where the kernel has Landlock
+        self.seccomp = None  # the candidate's seccomp filter (``_confine.Seccomp``), built by prepare_candidates
         self.landlock = ""  # what that domain confines, or why there is none
 
     @property
@@ -607,8 +608,9 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
     # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:
     # they are not files, outlive the process and (the persistent keyring) the run, and would carry what one
     # sample learnt to the next.
-    if not _confine.seccomp_filter(memfds=not isolation.per_process, sockets=isolation.namespaced,
-                                   metadata=not isolation.shares_uid):
+    if isolation.seccomp is None:  # built once, in the fork server (see prepare_candidates)
+        prepare_candidates(isolation)
+    if not isolation.seccomp.install():
         # A machine whose numbers we do not know: at least a fresh session keyring and emptied user keyrings.
         if not prctl(PR_SET_NO_NEW_PRIVS, 1):
             raise OSError("prctl(NO_NEW_PRIVS) refused")
@@ -688,6 +690,12 @@ def _remove_sysv(kind):
                 _LIBC.semctl(ident, 0, 0)
             else:
                 _LIBC.msgctl(ident, 0, None)
+
+
+def prepare_candidates(isolation):
+    """In the fork server, once: what every candidate installs, built ahead (its seccomp filter)."""
+    isolation.seccomp = _confine.Seccomp(memfds=not isolation.per_process, sockets=isolation.namespaced,
+                                         metadata=not isolation.shares_uid)
 
 
 def _drop_capabilities():

@@ -145,6 +145,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
     #                                                           process that waits for it)
     # The shared layer of every candidate's Landlock domain, made once (_confine.Plan).
     shared = isolation.plan.shared() if isolation.plan is not None else None
+    _contain.prepare_candidates(isolation)
     baseline = _contain.Baseline(watch=isolation.shares_uid)
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 64, DESCRIPTORS)

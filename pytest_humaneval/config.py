@@ -469,6 +469,8 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
             break  # the file's own error comes first
         if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
             parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
+        elif key.startswith("target."):  # a model or endpoint name is a string, whatever YAML would make of it
+            parsed = value
         else:
             try:
                 parsed = yaml.safe_load(value) if value else None

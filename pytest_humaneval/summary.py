@@ -146,8 +146,9 @@ class Aggregator:
 
     def _final_row(self, key: tuple[str, int]) -> dict[str, Any]:
         outcome = self.outcomes.get(key)
-        if outcome is None:
-            return self._row(key, "not_run", None, self.stop_reason or CUT_SHORT)
+        if outcome is None:  # (a sample generation never reached says so, not only why the run stopped)
+            why = self.samples[key].not_run if self.samples[key].completion is None else None
+            return self._row(key, "not_run", None, why or self.stop_reason or CUT_SHORT)
         return self._row(key, outcome.status, outcome.duration_ms, self.details.get(key, ""))
 
     def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
@@ -189,7 +190,7 @@ class Aggregator:
         if self._results is not None:
             for key in planned:
                 if key not in self.outcomes:
-                    self._write_result(key, "not_run", None, self.stop_reason or CUT_SHORT)
+                    self._write_result(key, "not_run", None, self._final_row(key)["detail"])
             self._results.close()
             self._results = None
             assert self.results_path is not None  # the results file is open only when it has a path

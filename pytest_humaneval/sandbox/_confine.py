@@ -90,7 +90,7 @@ class _Program(ctypes.Structure):
 class Seccomp:
     """The candidate's filter, built once per fork server (building it took 1.3 ms of a candidate's time) and
     installed by each candidate (:meth:`install`). ``memfds``/``sockets``/``metadata``: whether memfd_create,
-    sockets of any family and the METADATA calls stay allowed (sockets or not, AF_UNIX ones stay)."""
+    sockets (AF_UNIX ones only) and the METADATA calls stay allowed; ``socketpair`` stays either way."""
 
     def __init__(self, memfds: bool, sockets: bool, metadata: bool) -> None:
         machine = ARCHES.get(os.uname().machine)
@@ -137,8 +137,8 @@ def _program(arch: int, numbers: dict, denied: list, refused: list, unix_only: b
     for name in refused:
         rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, eperm)]
     if unix_only:  # socket(domain, ...): AF_UNIX (1) only
-        rows += [(JEQ_K, 0, 3, numbers["socket"]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 1, 0, 1),
-                 (RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)]
+        rows += [(JEQ_K, 0, 4, numbers["socket"]), (LD_W_ABS, 0, 0, ARG_AT), (JEQ_K, 1, 0, 1),
+                 (RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES), (RET_K, 0, 0, SECCOMP_RET_ALLOW)]
     # madvise(addr, len, advice): advice is the third argument
     rows += [(JEQ_K, 0, 5, numbers["madvise"]), (LD_W_ABS, 0, 0, ARG_AT + 16), (JEQ_K, 2, 0, MADV_COLD),
              (JEQ_K, 1, 0, MADV_PAGEOUT), (RET_K, 0, 0, SECCOMP_RET_ALLOW), (RET_K, 0, 0, eperm)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import struct
 from pathlib import Path
 from typing import TextIO
@@ -70,8 +71,9 @@ def open_private(path: Path, option: str = "--humaneval-results") -> TextIO:
         holder = _holder(fd)
         os.close(fd)
         raise OutputError(_busy(option, path, holder)) from None
-    os.ftruncate(fd, 0)
-    os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
+    if stat.S_ISREG(os.fstat(fd).st_mode):  # (/dev/stdout, a pipe: nothing to truncate, no mode to change)
+        os.ftruncate(fd, 0)
+        os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
     return os.fdopen(fd, "w", encoding="utf-8")
 
 

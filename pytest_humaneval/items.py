@@ -137,6 +137,8 @@ class HumanEvalItem(pytest.Item):
             limits = run.config.params.plus or PlusParams()
             suite = sandbox.Suite(str(run.plan.suites.path(sample.task_id)), plus.BLOB_OFFSET,
                                   limits.min_time_limit_s, limits.time_limit_factor, plus.oracle(problem))
+        if sample.solution is not None:  # a whole program: run as written, not after the prompt
+            return sandbox.Program(problem.prompt, sample.solution, problem.test, problem.entry_point, suite, True)
         return sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point, suite)
 
     def setup(self) -> None:

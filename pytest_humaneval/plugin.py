@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import outcomes, sandbox
+from . import hooks, outcomes, sandbox
 from .ahead import PoolHooks
+from .completions.extract import Extraction, extract, from_code, split_reasoning
 from .completions.sources import Plan, build_plan
 from .config import ConfigError, Gate, RunConfig, load_config
 from .config_warnings import line_of, warn_at
@@ -34,6 +35,10 @@ OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown",
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
 # timeout_s, a HumanEval+ sample's two suite caps).
 SAFETY_NET_MARGIN_S = 60.0
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -280,7 +285,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         plan = generation.generate_completions(run.config, run.plan,
                                                config.pluginmanager.get_plugin("terminalreporter"), aggregator,
-                                               _generations_folder(config), config.getoption("humaneval_regenerate"))
+                                               _generations_folder(config), config.getoption("humaneval_regenerate"),
+                                               _extractor(config))
     except generation.PreflightFailed as exc:
         raise pytest.UsageError(f"{run.config.path}: {exc}") from None
     except generation.GenerationInterrupted as exc:
@@ -293,6 +299,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)
     if aggregator is not None:
         aggregator.use(config.stash[RUN_KEY])
+
+
+def _extractor(config: pytest.Config) -> Callable[[str, str, str], Extraction]:
+    """The plugin's extraction, or the session's ``pytest_humaneval_extract`` hooks first (hooks.py)."""
+    hook = config.hook.pytest_humaneval_extract
+    if not hook.get_hookimpls():
+        return extract
+
+    def extractor(answer: str, entry_point: str, prompt: str) -> Extraction:
+        code = hook(answer=answer, entry_point=entry_point, prompt=prompt)
+        if code is None:
+            return extract(answer, entry_point, prompt)
+        if not isinstance(code, str):
+            raise TypeError(f"pytest_humaneval_extract: expected a string (the code) or None, found "
+                            f"{type(code).__name__}")
+        return from_code(code, entry_point, prompt, split_reasoning(answer)[1],
+                         "taken by a pytest_humaneval_extract hook")
+
+    return extractor
 
 
 def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, str, str, str]:

@@ -136,6 +136,8 @@ class Aggregator:
         sample = self.samples[key]
         line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
                 "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
+        if sample.solution is not None:  # a whole program, run as written (read back as EvalPlus reads it)
+            line["solution"] = sample.solution
         if sample.generation is not None:
             line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
         line.update(self.suites.get(key, {}))

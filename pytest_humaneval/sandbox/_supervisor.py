@@ -306,7 +306,8 @@ class Supervisor:
         the fork is asked for and covers both."""
         work, judge = self._fresh_work(), self.judge
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
-        own = _zygote.request_file({"prompt": problem.prompt, "completion": request["completion"],
+        own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
+                                    "completion": request["completion"],
                                     "entry_point": request["entry_point"], "timeout_s": timeout_s,
                                     "limits": request["limits"], "work": work})
         requests_r, requests_w = os.pipe()

@@ -105,7 +105,8 @@ class Suite:
 
 @dataclass(frozen=True)
 class Program:
-    """One sample: the candidate process executes ``prompt + completion``; the judge executes ``prompt`` and
+    """One sample: the candidate process executes ``prompt + completion`` (``completion`` alone, as written, when
+    it is a ``whole`` program); the judge executes ``prompt`` and
     ``test`` (its own copies) and calls ``check`` with a stand-in for ``entry_point``, or, with ``suite``,
     calls the entry point on every input of the HumanEval+ base and plus suites (each against a fresh
     candidate) and compares the outputs as EvalPlus does."""
@@ -115,6 +116,7 @@ class Program:
     test: str
     entry_point: str
     suite: Suite | None = None
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,9 @@ def locate(program: Program, where: object) -> str | None:
         return None
     part, line = where
     # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at U+2028 and friends).
-    if part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
+    if part == "completion" and program.whole:  # numbered within the program as written
+        lines, index = program.completion.split("\n"), line - 1
+    elif part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
         lines = (program.prompt + program.completion).split("\n")
         index = program.prompt.count("\n") + line - 1
     else:
@@ -330,6 +334,8 @@ class Sandbox:
                        "open_files": limits.open_files},
         }
         wait_s, suite_fd = limits.timeout_s, None
+        if program.whole:
+            request["whole"] = True
         if suite is not None:
             request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
                                 "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}

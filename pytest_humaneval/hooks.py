@@ -1,0 +1,31 @@
+"""The plugin's hooks: what a ``conftest.py`` or a plugin of a team's own can implement, without a fork.
+
+Registered by ``pytest_addhooks``; pytest checks every implementation's argument names against these. ::
+
+    # conftest.py: a model that answers in <solution> tags
+    import re
+
+    def pytest_humaneval_extract(answer, entry_point, prompt):
+        found = re.search(r"<solution>(.*?)</solution>", answer, re.DOTALL)
+        return found.group(1) if found else None   # None: the plugin's own rule
+"""
+
+from __future__ import annotations
+
+import pytest
+
+__all__ = ["pytest_humaneval_extract"]
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_humaneval_extract(answer: str, entry_point: str, prompt: str) -> str | None:
+    """The code in a live model's ``answer`` (the reply's text, reasoning included), for the problem whose
+    function is ``entry_point`` and whose prompt is ``prompt``; or None to leave the answer to the next
+    implementation, the plugin's own rule last (docs/live-models.md, "Which code is run").
+
+    The code returned is treated as the plugin treats the code it finds: when it defines ``entry_point`` it is a
+    whole program, run as written with the prompt's imports and the helpers it uses in front of it; else it is a
+    body appended to the prompt. Called on the controller, once per answer, when an answer is generated and again
+    when a stored one is reused (so a changed hook applies to stored answers too); it must be a pure function of
+    its arguments. A hook that raises, or returns something other than a string or None, costs that sample
+    (``not_run``, with the error), never the run."""

@@ -23,12 +23,13 @@ from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 from .completions.sources import Plan
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .items import RUN_KEY, parse_item_name
+from .summary import COLLECTOR_KEY, Collector
 
 __all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
 
 
-def _aggregator(config: pytest.Config) -> Any:
-    return config.pluginmanager.get_plugin("humaneval-aggregator")
+def _aggregator(config: pytest.Config) -> Collector | None:
+    return config.stash.get(COLLECTOR_KEY, None)
 
 
 def _problem_scope(nodeid: str) -> str | None:

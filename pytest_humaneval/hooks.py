@@ -8,13 +8,19 @@ Registered by ``pytest_addhooks``; pytest checks every implementation's argument
     def pytest_humaneval_extract(answer, entry_point, prompt):
         found = re.search(r"<solution>(.*?)</solution>", answer, re.DOTALL)
         return found.group(1) if found else None   # None: the plugin's own rule
+
+    # conftest.py: every finished run's report to the team's store
+    def pytest_humaneval_report(report, config):
+        upload(report)   # the dict written by --humaneval-report, before any output is written
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-__all__ = ["pytest_humaneval_extract"]
+__all__ = ["pytest_humaneval_extract", "pytest_humaneval_report"]
 
 
 @pytest.hookspec(firstresult=True)
@@ -29,3 +35,12 @@ def pytest_humaneval_extract(answer: str, entry_point: str, prompt: str) -> str 
     when a stored one is reused (so a changed hook applies to stored answers too); it must be a pure function of
     its arguments. A hook that raises, or returns something other than a string or None, costs that sample
     (``not_run``, with the error), never the run."""
+
+
+@pytest.hookspec
+def pytest_humaneval_report(report: dict[str, Any], config: pytest.Config) -> None:
+    """The finished run's report (the ``--humaneval-report`` JSON, as a dict), on the controller, once, at the end
+    of the session, before any output is written: what an implementation adds to it or changes in it is in every
+    output (the report, Markdown, HTML and JUnit files and the terminal section); an upload sees the run as it is
+    reported. Not called under ``--collect-only``, nor when the session stopped before it began (a usage error).
+    The exit status is decided already (the gate's verdict, from the run's own figures)."""

@@ -23,14 +23,18 @@ from .run import Run
 from .sandbox import DETAIL_MAX, ExecResult, Status
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr, TracebackStyle
-
     from .sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "HumanEvalFile", "HumanEvalItem", "Repeats", "gutter",
-           "item_name", "parse_item_name", "repeats", "ungutter"]
+__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Repeats",
+           "gutter", "item_name", "parse_item_name", "repeats", "ungutter", "verdict_of"]
 
 PROP = "humaneval."  # prefix of our user_properties
+VERDICT_ATTR = "humaneval"  # the verdict's attribute on a sample's teardown report (outcomes.finish_report)
+
+
+def verdict_of(report: pytest.TestReport) -> dict[str, Any] | None:
+    """A teardown report's verdict: task_id, sample, status, duration_ms, detail (None for other reports)."""
+    return getattr(report, VERDICT_ATTR, None)
 
 
 RUN_KEY = pytest.StashKey[Run]()
@@ -213,8 +217,8 @@ class HumanEvalItem(pytest.Item):
                 self.add_report_section("call", title, gutter(text))
         raise SampleFailed()
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: TracebackStyle | None = None) -> str | TerminalRepr:
+    # Any: pytest's own types here (TracebackStyle, TerminalRepr) are not part of its public API.
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailed) and self.result is not None:
             return f"{self.result.status.value}: {self.result.detail or '(no detail)'}"
         if isinstance(excinfo.value, HumanEvalError):

@@ -1,9 +1,11 @@
 """How a sample's outcome reaches pytest's reports, whichever pytest version and plugins are in the session.
 
 - **One line.** A failing or erroring sample's report is its status and decisive line, in the failure block, the
-  short summary (``FAILED ... - assertion_failed: ...``) and JUnit. pytest before 9 reads the summary's reason
-  only from a crash line, never from a plain string, and in setup it ignores the item's ``repr_failure``: so
-  the one line is built as an exception representation with a crash line, the form xdist ships as it is.
+  short summary (``FAILED ... - assertion_failed: ...``) and JUnit: its ``longrepr`` is that line, a plain
+  string (in setup pytest ignores the item's ``repr_failure``, so the line is set on the report). pytest before
+  9 reads the short summary's reason only from a crash line (``longrepr.reprcrash.message``), never from a
+  plain string: there, in each process that shows reports, the string gets that attribute (``_OneLine``, a
+  ``str``); what crosses xdist stays a plain string. No private pytest module is imported.
 - **The verdict** rides on the teardown report as plain values (``report.humaneval``: any attribute of a report
   crosses xdist), for the controller's aggregator. JUnit gets them as test case properties only where its
   family allows them (xunit1, legacy): pytest's default, xunit2, has no test case properties in its schema.
@@ -18,18 +20,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import pytest
-from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
-from .items import PROP, RUN_KEY, HumanEvalError, HumanEvalItem
-from .terminal import mark_sample
+from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
+from .terminal import SAMPLE_ATTR, mark_sample
 
-__all__ = ["VERDICT_ATTR", "finish_report", "no_reruns", "reruns_note", "reruns_requested", "timeout_warning",
-           "user_timeout", "verdict_of"]
+__all__ = ["finish_report", "no_reruns", "reruns_note", "reruns_requested", "restore_line", "timeout_warning",
+           "user_timeout"]
 
-VERDICT_ATTR = "humaneval"
 PROPERTY_FAMILIES = ("xunit1", "legacy")  # JUnit families whose schema has test case properties
 # How long a sample may hold its item beyond params.timeout_s: the first item of a process waits for its
 # sandbox to start, and a killed sample is reaped and answered.
@@ -51,11 +50,6 @@ def finish_report(item: HumanEvalItem, call: pytest.CallInfo[None], report: pyte
     setattr(report, VERDICT_ATTR, {name[len(PROP):]: value for name, value in ours})
     if not _junit_has_case_properties(item.config):
         report.user_properties = [prop for prop in report.user_properties if not prop[0].startswith(PROP)]
-
-
-def verdict_of(report: pytest.TestReport) -> dict[str, Any] | None:
-    """A teardown report's verdict: task_id, sample, status, duration_ms, detail (None for other reports)."""
-    return getattr(report, VERDICT_ATTR, None)
 
 
 def _failure_line(item: HumanEvalItem, call: pytest.CallInfo[None]) -> str | None:
@@ -87,10 +81,38 @@ def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str) -> str:
             f"{timeout_s:g} s) decided it: set --timeout above {_enough(timeout_s):g} s, or leave it unset")
 
 
-def one_line(item: HumanEvalItem, text: str) -> ReprExceptionInfo:
-    """``text`` as the whole failure block, and as the crash line every summary and JUnit reads."""
-    return ReprExceptionInfo(reprtraceback=ReprTracebackNative([text + "\n"]),
-                             reprcrash=ReprFileLocation(str(item.path), 0, text))
+def one_line(item: HumanEvalItem, text: str) -> str:
+    """``text`` as the whole failure block, the short summary's reason and JUnit's message (on an xdist worker a
+    plain string, which execnet can send: the controller makes it ``_OneLine`` again, ``restore_line``)."""
+    return _OneLine(text) if READS_CRASH_LINE_ONLY and not hasattr(item.config, "workerinput") else text
+
+
+READS_CRASH_LINE_ONLY = int(pytest.__version__.split(".")[0]) < 9
+
+
+class _Crash:
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+class _OneLine(str):
+    """A failure line pytest before 9 also finds where it looks for a crash line (its short summary)."""
+
+    __slots__ = ()
+
+    @property
+    def reprcrash(self) -> _Crash:
+        return _Crash(str(self))
+
+
+def restore_line(report: pytest.TestReport) -> None:
+    """A sample's failure line as a report from an xdist worker brings it (a plain string) made ``one_line``
+    again, before the terminal reporter keeps the report."""
+    from_worker = getattr(report, "node", None) is not None  # xdist's controller sets it on a worker's report
+    if READS_CRASH_LINE_ONLY and from_worker and type(report.longrepr) is str and getattr(report, SAMPLE_ATTR, False):
+        report.longrepr = _OneLine(report.longrepr)
 
 
 def _junit_has_case_properties(config: pytest.Config) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from . import hooks, outcomes, sandbox
+from . import hooks, outcomes, sandbox, writers
 from .ahead import PoolHooks
 from .completions.extract import Extraction, extract, from_code, split_reasoning
 from .completions.sources import Plan, build_plan
@@ -26,11 +26,12 @@ from .scoring import html_report
 from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
 from .scoring.outputs import OutputError, busy_error, check_output
 from .scoring.report import describe_protocol, planned_view
-from .summary import Aggregator
-from .terminal import QuietSamples
+from .summary import COLLECTOR_KEY, Collector
+from .terminal import QuietSamples, Section
 
 COLLECT_KEY = pytest.StashKey[Path]()
 INTERRUPTED_KEY = pytest.StashKey[bool]()  # Ctrl-C during generation: raised again when collection starts
+PLUGINS_KEY = pytest.StashKey[list[tuple[str, object]]]()  # the objects registered for this session
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
 # timeout_s, a HumanEval+ sample's two suite caps).
@@ -148,21 +149,22 @@ def pytest_configure(config: pytest.Config) -> None:
     _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")))
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
-        config.pluginmanager.register(XdistHooks(), "humaneval-xdist")
+        _own(config, XdistHooks(), "humaneval-xdist")
     if run_config.executes:
-        config.pluginmanager.register(PoolHooks(), "humaneval-pool")
+        _own(config, PoolHooks(), "humaneval-pool")
     if workerinput is None:
         baseline = _baseline(run_config, plan)
         if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
-            QuietSamples(config).register(config.pluginmanager)
-            config.pluginmanager.register(
-                Aggregator(config.stash[RUN_KEY], config.getoption("humaneval_results"),
-                           config.getoption("humaneval_report"), config.getoption("humaneval_markdown"),
-                           baseline, config.getoption("humaneval_html")),
-                "humaneval-aggregator",
-            )
+            collector = config.stash[COLLECTOR_KEY] = Collector(config.stash[RUN_KEY], baseline)
+            _own(config, collector, "humaneval-collector")
+            for name, writer in writers.make(config):  # one per output asked for
+                _own(config, writer, name)
+            quiet = QuietSamples(config)
+            for name, plugin in quiet.plugins():
+                _own(config, plugin, name)
+            _own(config, Section(config, quiet), "humaneval-section")
         if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
-            config.pluginmanager.register(PytestHtmlHooks(), "humaneval-pytest-html")
+            _own(config, PytestHtmlHooks(), "humaneval-pytest-html")
 
 
 def _check_outputs(config: pytest.Config) -> None:
@@ -281,10 +283,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     from .completions import generation  # httpx and asyncio: imported by runtime sessions only
 
-    aggregator = config.pluginmanager.get_plugin("humaneval-aggregator")
+    collector = config.stash.get(COLLECTOR_KEY, None)
     try:
         plan = generation.generate_completions(run.config, run.plan,
-                                               config.pluginmanager.get_plugin("terminalreporter"), aggregator,
+                                               config.pluginmanager.get_plugin("terminalreporter"), collector,
                                                _generations_folder(config), config.getoption("humaneval_regenerate"),
                                                _extractor(config))
     except generation.PreflightFailed as exc:
@@ -294,11 +296,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         # interrupt is raised again when collection starts, with the plan of what was generated.
         plan = exc.plan
         config.stash[INTERRUPTED_KEY] = True
-        if aggregator is not None:
-            aggregator.interrupted = "KeyboardInterrupt during generation"
+        if collector is not None:
+            collector.interrupted = "KeyboardInterrupt during generation"
     config.stash[RUN_KEY] = dataclasses.replace(run, plan=plan)
-    if aggregator is not None:
-        aggregator.use(config.stash[RUN_KEY])
+    if collector is not None:
+        collector.use(config.stash[RUN_KEY])
 
 
 def _extractor(config: pytest.Config) -> Callable[[str, str, str], Extraction]:
@@ -360,7 +362,19 @@ def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -
         config.args = [*config.args, str(path)]
 
 
+def _own(config: pytest.Config, plugin: object, name: str) -> None:
+    """Register one of the plugin's objects for this session; ``pytest_unconfigure`` unregisters it."""
+    config.pluginmanager.register(plugin, name)
+    config.stash.setdefault(PLUGINS_KEY, []).append((name, plugin))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    registered = config.stash.get(PLUGINS_KEY, [])
+    for name, plugin in registered[::-1]:
+        config.pluginmanager.unregister(plugin, name)
+    config.stash[PLUGINS_KEY] = []
+    if COLLECTOR_KEY in config.stash:
+        del config.stash[COLLECTOR_KEY]
     if RUN_KEY in config.stash:
         sandbox.shutdown()
 
@@ -384,6 +398,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     if isinstance(item, HumanEvalItem):
         outcomes.finish_report(item, call, outcome.get_result())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    outcomes.restore_line(report)  # pytest < 9 on an xdist controller: the summary's reason (outcomes.py)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -420,6 +439,6 @@ class PytestHtmlHooks:
     """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
 
     def pytest_html_results_summary(self, prefix: list[Any], session: pytest.Session) -> None:
-        aggregator = session.config.pluginmanager.get_plugin("humaneval-aggregator")
-        if aggregator is not None and aggregator.report:
-            prefix.append(html_report.summary_fragment(aggregator.report))
+        collector = session.config.stash.get(COLLECTOR_KEY, None)
+        if collector is not None and collector.report:
+            prefix.append(html_report.summary_fragment(collector.report))

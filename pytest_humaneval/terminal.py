@@ -15,11 +15,18 @@ both their failure blocks and their lines.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["SAMPLE_ATTR", "QuietSamples", "mark_sample"]
+from .scoring import protocol
+from .scoring.gate import GateResult
+from .scoring.metrics import STATUSES, fmt
+from .scoring.report import mode_label, truncated_count
+from .summary import COLLECTOR_KEY, Collector
+
+__all__ = ["SAMPLE_ATTR", "QuietSamples", "Section", "mark_sample"]
 
 SAMPLE_ATTR = "humaneval_sample"  # on every report of a sample's item (a report's attributes cross xdist)
 DEFAULT_TBSTYLE = "auto"
@@ -62,9 +69,9 @@ class QuietSamples:
         finally:
             self._put_back()
 
-    def register(self, pluginmanager: pytest.PytestPluginManager) -> None:
-        pluginmanager.register(self, "humaneval-quiet")
-        pluginmanager.register(_LinesBack(self), "humaneval-quiet-lines")
+    def plugins(self) -> list[tuple[str, object]]:
+        """(name, plugin) to register: this object and its inner half."""
+        return [("humaneval-quiet", self), ("humaneval-quiet-lines", _LinesBack(self))]
 
     def _leave_out(self, stats: dict[str, list[Any]]) -> None:
         hidden: set[int] = set()
@@ -94,3 +101,155 @@ class _LinesBack:
     def pytest_terminal_summary(self) -> None:
         if self.quiet.lines:
             self.quiet._put_back()
+
+
+# -- the HumanEval section -----------------------------------------------------------------------------------
+
+SLOWEST = 10
+FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
+TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
+OUTPUTS = (("results", "humaneval_results"), ("report", "humaneval_report"), ("markdown", "humaneval_markdown"),
+           ("html", "humaneval_html"))
+
+
+class Section:
+    """The HumanEval section of the terminal summary, from the collector's figures (registered on the controller
+    with it; ``quiet`` says how many failing samples pytest's own sections left out)."""
+
+    def __init__(self, config: pytest.Config, quiet: QuietSamples | None) -> None:
+        self.config, self.quiet = config, quiet
+        self.outputs = [(label, Path(config.getoption(dest))) for label, dest in OUTPUTS if config.getoption(dest)]
+        self.keeps_samples = bool(config.getoption("humaneval_results") or config.getoption("humaneval_html"))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        c = self.config.stash.get(COLLECTOR_KEY, None)
+        if c is None or c.summary is None:
+            return
+        summary, tr = c.summary, terminalreporter
+        dataset = c.report["dataset"]  # the selection as it ran (a partial run says so)
+        tr.write_sep("=", "HumanEval")
+        passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
+        coverage = f"coverage {summary.attempted}/{summary.planned}"
+        described = c.report["run"]["protocol"]
+        interrupted = f"INTERRUPTED ({c.interrupted})" if c.interrupted is not None else None
+        if tr.verbosity < 0:
+            shown = "" if described is None else f"  protocol {_protocol_word(described)}"
+            failures = c.generation_failures()
+            lost = f"  GENERATION FAILED {len(failures)}/{summary.planned}" if failures else ""
+            tr.write_line(f"{passes}  {coverage}  [{dataset['label']}]{shown}{lost}"
+                          + (f"  {interrupted}" if interrupted else ""))
+            if c.gate_result is not None:
+                verdict = "PASS" if c.gate_result.passed else "FAIL: " + "; ".join(c.gate_result.failures())
+                tr.write_line(f"gate {verdict}")
+            return
+        measured = c.report["measurements"]
+        tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
+        if interrupted:
+            ran = summary.planned - summary.counts["not_run"]
+            tr.write_line(f"{interrupted}: {ran}/{summary.planned} samples ran, the others count as not_run",
+                          red=True, bold=True)
+        tr.write_line(f"run       mode {mode_label(c.run)}  timeout {c.run.config.params.timeout_s:g} s  "
+                      f"isolation {c.run.isolation_line}")
+        if described is not None:
+            tr.write_line(f"protocol  {protocol.line(described)}")
+        if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it
+            passes = "  ".join(f"pass@{k} {v:.3f} (plus)  base {summary.base_pass_at[k]:.3f}"
+                               for k, v in summary.pass_at.items()) or passes
+        tr.write_line(f"score     {passes}  ({len(summary.problems)} problems, {summary.planned} samples)")
+        for k in summary.pass_at:
+            iv = measured[f"human-eval.pass_at_{k}"]["interval"]
+            tr.write_line(f"          pass@{k} {iv['confidence']:.0%} interval {iv['low']:.3f} - {iv['high']:.3f} "
+                          f"({iv['method']})")
+        for k, why in summary.skipped_k.items():
+            tr.write_line(f"          pass@{k} not reported: {why}")
+        tr.write_line(f"coverage  {fmt(summary.coverage)} ({summary.attempted}/{summary.planned} attempted)")
+        tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
+        if summary.avg_latency_ms is not None:
+            tr.write_line(f"latency   mean {summary.avg_latency_ms:.1f} ms per sample (sandbox execution)")
+        if "human-eval.cached_generations" in measured:
+            self._write_generation(tr, c, measured)
+        failures = c.generation_failures()
+        if failures:
+            tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
+                          f"{failures[0].not_run}")
+        slow = sorted((o for o in c.outcomes.values() if o.duration_ms is not None and o.status != "not_run"),
+                      key=lambda o: o.duration_ms or 0.0, reverse=True)[:SLOWEST]
+        if slow and tr.verbosity >= 0:
+            tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
+        ordered = sorted(c.outcomes.items(), key=lambda kv: c.positions[kv[0]])
+        failing = [(key, o) for key, o in ordered if o.status not in ("passed", "not_run")]
+        never = [key for key, o in ordered if o.status == "not_run"]
+        if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
+            first = c.details.get(never[0], "").splitlines()[:1]
+            tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
+                          f"{first[0][:100] if first else ''}")
+        if failing:
+            tr.write_line(f"failing   {len(failing)} sample(s):")
+            for key, outcome in failing[:FAILING_SHOWN]:
+                detail = c.details.get(key, "").splitlines()[:1]
+                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
+            if len(failing) > FAILING_SHOWN:
+                where = ("every sample is in the files below" if self.keeps_samples else
+                         "--humaneval-results PATH or --humaneval-html PATH keeps every sample")
+                tr.write_line(f"  ... and {len(failing) - FAILING_SHOWN} more: {where}")
+        quiet = self.quiet
+        if quiet is not None and quiet.hidden:  # left out of pytest's failure blocks (terminal.py)
+            more = "--tb=short or -v show their failure blocks" if quiet.lines else \
+                "-rf lists one line each, --tb=short or -v pytest's failure blocks"
+            tr.write_line(f"details   {quiet.hidden} failing samples are the score, not broken tests: {more}")
+        for label, path in self.outputs:
+            tr.write_line(f"{label:9s} {path}")
+        if c.gate_result is not None:
+            self._write_gate(tr, c.gate_result)
+        # The score again, last, just above pytest's outcome line: what the tail of a CI log shows.
+        verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
+        tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
+                      + (f"  {interrupted}" if interrupted else ""), bold=True)
+
+    def _write_generation(self, tr: pytest.TerminalReporter, c: Collector, measured: dict[str, Any]) -> None:
+        cached = measured["human-eval.cached_generations"]["value"]
+        parts = [f"{cached} cached"] if cached else []
+        if "human-eval.avg_generation_ms" in measured:
+            parts.append(f"mean {measured['human-eval.avg_generation_ms']['value']:.0f} ms per sample")
+        for name, label in (("total_tokens", "tokens"), ("reasoning_tokens", "of them reasoning"),
+                            ("cost_usd", "USD"), ("retry_count", "retries")):
+            if f"human-eval.{name}" in measured:
+                parts.append(f"{measured[f'human-eval.{name}']['value']:g} {label}")
+        tr.write_line("generate  " + "  ".join(parts))
+        self._warn_truncated(tr, c)
+
+    def _warn_truncated(self, tr: pytest.TerminalReporter, c: Collector) -> None:
+        answered = [record for record in c.generated() if record.get("raw") is not None]
+        cut = truncated_count(answered)
+        if answered and cut / len(answered) > TRUNCATED_WARN:
+            params = c.run.config.params
+            limit = (params.extra_body or {}).get("max_completion_tokens")
+            name = f"params.max_tokens ({params.max_tokens})" if limit is None else \
+                f"params.extra_body.max_completion_tokens ({limit})"
+            tr.write_line(f"WARNING: {cut}/{len(answered)} answers ({cut / len(answered):.0%}) were cut at max_tokens "
+                          f"(finish_reason: length): raise {name}; a thinking model needs room for its reasoning "
+                          "and its answer", yellow=True)
+
+    def _write_gate(self, tr: pytest.TerminalReporter, gate: GateResult) -> None:
+        tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
+        for c in gate.conditions:
+            detail = f"  ({c.detail})" if c.detail else ""
+            verdict = "PASS" if c.passed else "FAIL"
+            tr.write_line(f"{verdict}  {c.name:28s} {fmt(c.value)} vs {fmt(c.threshold)}{detail}")
+        if gate.comparison is not None and gate.baseline is not None:
+            cmp = gate.comparison
+            tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "
+                          f"{cmp.baseline_pass_at_1:.3f} -> {cmp.new_pass_at_1:.3f}, mean difference "
+                          f"{cmp.mean_difference:+.3f} [{cmp.interval.low:+.3f}, {cmp.interval.high:+.3f}]")
+            for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
+                if tasks:
+                    tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
+
+
+def _protocol_word(described: dict[str, Any]) -> str:
+    """The -q line's protocol: the preset, the published ones it matches, or why it matches none."""
+    if described["name"]:
+        return str(described["name"])
+    if described["temperature"] is None:
+        return "unknown"
+    return "/".join(described["matches"]) or "unpublished"

@@ -126,3 +126,13 @@ def test_every_process_the_package_starts_and_every_exec_is_in_the_sandbox_folde
     assert starts["data"] == {"pytest_humaneval.data.plus"}
     assert "pytest_humaneval.sandbox._zygote" in starts["sandbox"] and \
         "pytest_humaneval.sandbox._judge" in starts["sandbox"]
+
+
+def test_no_private_pytest_module_is_imported():
+    """pytest's public API only (``pytest.*``): any ``_pytest`` module may change in a minor release."""
+    private = {str(path.relative_to(PACKAGE)): node.lineno for path in PACKAGE.rglob("*.py")
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, (ast.Import, ast.ImportFrom))
+               and any(name.split(".")[0] == "_pytest" for name in
+                       ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]))}
+    assert private == {}

@@ -1,0 +1,74 @@
+"""The plugin as a pytest citizen: its hooks for a team's own code, one plugin object per output, and the
+public pytest API only (tests/test_layout.py checks the imports)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sessions import NO_CACHE, read_report
+
+MOCK = "target: {mode: mock}\nparams: {limit: 3}\n"
+OUTPUTS = ("--humaneval-results", "r.jsonl", "--humaneval-report", "r.json", "--humaneval-markdown", "r.md",
+           "--humaneval-html", "r.html", "--junitxml", "j.xml")
+
+RECORDER = '''
+import json, pytest
+
+def pytest_humaneval_report(report, config):
+    with open("calls.jsonl", "a") as handle:
+        handle.write(json.dumps({"worker": hasattr(config, "workerinput"), "pass_at_1":
+                                 report["measurements"]["human-eval.pass_at_1"]["value"]}) + "\\n")
+    report["team"] = {"uploaded": True}
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    names = sorted(name for name, plugin in config.pluginmanager.list_name_plugin()
+                   if name.startswith("humaneval-") and plugin is not None)
+    with open("plugins-left.json", "w") as handle:
+        json.dump(names, handle)
+'''
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_the_report_hook_is_called_once_and_its_amendment_is_in_every_output(pytester, workers):
+    pytester.makeconftest(RECORDER)
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", *OUTPUTS, *workers, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the replay has failing samples
+    calls = [json.loads(line) for line in (pytester.path / "calls.jsonl").read_text().splitlines()]
+    report = read_report(pytester.path / "r.json")
+    assert calls == [{"worker": False, "pass_at_1": report["measurements"]["human-eval.pass_at_1"]["value"]}]
+    assert report["team"] == {"uploaded": True}
+    assert json.loads((pytester.path / "plugins-left.json").read_text()) == [], "every plugin object is unregistered"
+
+
+def test_each_output_has_its_own_plugin_and_only_when_asked(pytester):
+    pytester.makeconftest('''
+import json, pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    names = sorted(name for name, _ in session.config.pluginmanager.list_name_plugin()
+                   if name.startswith("humaneval-"))
+    with open("plugins.json", "w") as handle:
+        json.dump(names, handle)
+''')
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    pytester.runpytest("--humaneval-config", "mock.yaml", "-p", "no:xdist", *NO_CACHE)
+    bare = json.loads((pytester.path / "plugins.json").read_text())
+    assert bare == ["humaneval-collector", "humaneval-quiet", "humaneval-quiet-lines", "humaneval-section"]
+    pytester.runpytest("--humaneval-config", "mock.yaml", "-p", "no:xdist", *OUTPUTS, *NO_CACHE)
+    every = json.loads((pytester.path / "plugins.json").read_text())
+    assert sorted(set(every) - set(bare)) == ["humaneval-html", "humaneval-junit", "humaneval-markdown",
+                                              "humaneval-report", "humaneval-results"]
+    pytester.runpytest("--humaneval-config", "mock.yaml", "-p", "no:xdist", "--collect-only", *OUTPUTS, *NO_CACHE)
+    assert json.loads((pytester.path / "plugins.json").read_text()) == [], "--collect-only writes nothing"
+
+
+def test_a_report_hook_with_a_wrong_argument_is_refused_by_pytest(pytester):
+    pytester.makeconftest("def pytest_humaneval_report(report, session):\n    pass\n")
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", *NO_CACHE)
+    assert result.ret != 0
+    assert "session" in result.stdout.str() + result.stderr.str()

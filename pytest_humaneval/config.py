@@ -33,6 +33,266 @@ MAX_REQUEST_N = 128  # OpenAI's documented maximum of n
 MAX_WORKERS = 1024
 
 
+# -- the schema: every config key declared once ---------------------------------------------------------------
+# From it come the keys each mapping accepts (in this order), every number's bounds and every default the reader
+# applies, and the table of docs/configuration.md (``reference_table``; tests/test_config.py compares the two).
+
+@dataclass(frozen=True)
+class Key:
+    path: str  # "params.timeout_s"; "retry.*": the keys of target.retries and params.retry
+    default: Any  # what the run gets when the key is unset (None: nothing)
+    shown: str  # the default as the reference page says it ("" for none worth saying)
+    doc: str  # one line: what it means
+    lo: float | None = None  # numbers: the bounds, as the error message says them
+    hi: float = math.inf
+    integer: bool = False
+    lo_open: bool = False
+    what: str = ""  # said after the bounds in an error: "(sandboxes per pytest process)"
+    choices: tuple[str, ...] | None = None  # a text that is one of these
+
+    @property
+    def section(self) -> str:
+        return self.path.rpartition(".")[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.rpartition(".")[2]
+
+
+_K = Key
+SCHEMA: tuple[Key, ...] = (
+    _K("target", None, "(required)", "a mapping: where the completions come from"),
+    _K("dataset",
+       None,
+       "`humaneval` (the bundled HumanEval, 164)",
+       "`humaneval`, `humanevalplus`, `humanevalplus-mini`, `humanevalplus-noextreme` (HumanEval+ v0.1.10, "
+       "bundled: see [HumanEval+ (EvalPlus)](datasets.md#humaneval-evalplus)), or the path of a JSONL or "
+       "JSONL.gz problem file in HumanEval's format or EvalPlus's (told apart by `base_input`/`plus_input` "
+       "in its rows). A name wins over a file of that name (write `./humanevalplus` for the file)"),
+    _K("params", None, "", "a mapping: how the run samples, executes and scores"),
+    _K("pricing", None, "none", "a mapping: what tokens cost, for the cost measurement (`runtime`)"),
+    _K("gate",
+       None,
+       "none",
+       "a mapping: the conditions a run must meet (see [Use as a CI regression "
+       "gate](ci-and-reports.md#use-as-a-ci-regression-gate))"),
+    _K("target.mode", None, "(required)", "`mock`, `samples` or `runtime`", choices=MODES),
+    _K("target.endpoint", None, "", "`mode: runtime`: the OpenAI-compatible base URL (`.../v1`)"),
+    _K("target.model", None, "", "`mode: runtime`: the model name"),
+    _K("target.credentials_ref",
+       None,
+       "none (keyless server)",
+       "`env:NAME`: the environment variable holding the API key"),
+    _K("target.api",
+       "chat",
+       "`chat`",
+       "`chat` (`/chat/completions`) or `completions` (`/completions`, raw prompt)",
+       choices=APIS),
+    _K("target.retries",
+       None,
+       "none",
+       "`{max_attempts, backoff_base_s, backoff_max_s}` (the `retry.*` keys below) for the preflight call "
+       "only"),
+    _K("target.samples",
+       None,
+       "",
+       "`mode: samples`: a JSONL file of `{\"task_id\", \"completion\"}` rows, or EvalPlus's `{\"task_id\", "
+       "\"solution\"}` (see [Samples files](usage.md#samples-files-mode-samples)). A repeated task_id is "
+       "another sample; the file defines the plan (its problems, its samples per problem); a `null` "
+       "completion is a planned sample that is `not_run`."),
+    _K("retry.max_attempts",
+       None,
+       "(required)",
+       "in `target.retries` and `params.retry`: attempts in all, the first included",
+       1,
+       20,
+       integer=True),
+    _K("retry.backoff_base_s",
+       0.2,
+       "`0.2`",
+       "in `target.retries` and `params.retry`: the first wait between attempts, doubled after each",
+       0,
+       60),
+    _K("retry.backoff_max_s",
+       5.0,
+       "`5.0`",
+       "in `target.retries` and `params.retry`: the longest wait (at least `backoff_base_s`)",
+       0,
+       600),
+    _K("params.execute",
+       False,
+       "`false`",
+       "`mode: mock` only: run the canonical solutions through the sandbox instead of replaying the fixture"),
+    _K("params.allow_code_execution",
+       False,
+       "`false`",
+       "must be `true` for `samples` and `runtime`: their completions are untrusted code executed on this "
+       "machine"),
+    _K("params.limit", None, "all", "the first N problems of the dataset (natural task-id order)", 1, integer=True),
+    _K("params.n",
+       1,
+       "`1`",
+       "samples per problem (`runtime`, or `mock` with `execute: true`, which repeats each canonical "
+       "solution)",
+       1,
+       10000,
+       integer=True),
+    _K("params.k",
+       (1,),
+       "`[1]`",
+       "the pass@k values to report; each k <= n (in samples mode, a k is reported only when every problem "
+       "has at least k samples, and a warning and the summary say which k was left out and why)"),
+    _K("params.temperature",
+       0.0,
+       "`0.0`",
+       "sampling temperature (`runtime`). In `samples` mode (with `top_p` if it was used) it labels how the "
+       "file was sampled, and nothing is generated; unlabelled, its temperature is unknown",
+       0,
+       2),
+    _K("params.top_p",
+       None,
+       "unset",
+       "nucleus sampling (`runtime`; in `samples` mode a label, with `temperature`)",
+       0,
+       1,
+       lo_open=True),
+    _K("params.max_tokens", 512, "`512`", "the longest answer generated (`runtime`)", 1, 1_000_000, integer=True),
+    _K("params.stop",
+       None,
+       "unset",
+       "up to 4 stop sequences (`runtime`); unset: HumanEval's customary ones over `api: completions`, none "
+       "over chat"),
+    _K("params.timeout_s", 3.0, "`3.0`", "wall-clock limit per sample execution", 0, 3600, lo_open=True),
+    _K("params.concurrency", 8, "`8`", "generation requests in flight at once", 1, 1024, integer=True),
+    _K("params.retry",
+       None,
+       "off",
+       "`{max_attempts, backoff_base_s: 0.2, backoff_max_s: 5.0}` (the `retry.*` keys): generation retries: "
+       "see [Retries](live-models.md#retries)"),
+    _K("params.memory_mb", 2048, "`2048`", "address-space limit of the candidate process", 64, 1 << 20, integer=True),
+    _K("params.isolation",
+       "auto",
+       "`auto`",
+       "`auto` (namespaces, else Landlock, else basic), `strict` (namespaces or Landlock, else a usage "
+       "error) or `basic`: see [Safety](safety.md)",
+       choices=ISOLATION),
+    _K("params.request_timeout_s",
+       120.0,
+       "`120`",
+       "read timeout per generation request (connect timeout: 10 s)",
+       0,
+       3600,
+       lo_open=True),
+    _K("params.system_prompt",
+       None,
+       "the built-in instruction",
+       "`api: chat`: the system message; `''` sends none. Part of the digest and label when set"),
+    _K("params.extra_body",
+       None,
+       "none",
+       "a mapping merged into every generation request (provider options such as `enable_thinking`, "
+       "`reasoning_effort`, `chat_template_kwargs`, `seed`); not `model`, `messages`, `prompt`, `n`, "
+       "`stream`; `null` removes a field. Part of the digest and label"),
+    _K("params.request_n",
+       None,
+       "`auto`",
+       f"choices per generation request: `auto` (the server's `n` when honoured), or an integer 1 to "
+       f"{MAX_REQUEST_N} (see [Several choices per request](live-models.md#several-choices-per-request))"),
+    _K("params.plus",
+       None,
+       "none",
+       "EvalPlus datasets only (an error otherwise): their time limits, the `params.plus.*` keys below"),
+    _K("params.workers",
+       None,
+       "the usable CPUs; 1 per xdist worker",
+       f"sandboxes per pytest process, an integer 1 to {MAX_WORKERS}: without xdist the pool that runs the "
+       "samples ahead of the items (`1`: no pool), with xdist (`-n`, `--tx ssh=...`) a pool in each worker. "
+       "See [Parallel runs](usage.md#parallel-runs)",
+       1,
+       MAX_WORKERS,
+       integer=True,
+       what="(sandboxes per pytest process)"),
+    _K("params.protocol",
+       None,
+       "none",
+       "a published protocol: " + ", ".join(f"`{name}`" for name in PRESETS) + ". Sets `n`, `temperature`, "
+       "`top_p` and `k` as its source does (a key also set must agree, or it is a usage error); `runtime` and "
+       "`samples` only. On `api: completions` it also sends its source's stop sequences and prompt form "
+       "(unless `params.stop` is set); over `api: chat` it warns. See [Comparable numbers: published "
+       "protocols](live-models.md#comparable-numbers-published-protocols)",
+       choices=tuple(PRESETS)),
+    _K("params.dedupe",
+       True,
+       "`true`",
+       "identical samples of a problem (the same program, limits and suites) are executed once per pytest "
+       "process and reported once each: a repeat's results row says `\"repeat_of\": N`, the sample whose "
+       "execution it carries. `false` executes every sample afresh: for timing-sensitive or random programs,"
+       " where a repeat's verdict could differ (see [Identical samples are judged "
+       "once](usage.md#identical-samples-are-judged-once))"),
+    _K("params.plus.min_time_limit_s",
+       PLUS_DEFAULT_LIMITS[0],
+       f"`{PLUS_DEFAULT_LIMITS[0]}`",
+       "input i of a suite may take max(`min_time_limit_s`, `time_limit_factor` x the canonical solution's "
+       "time on it). Part of the digest; other values than the defaults are named in the label",
+       0,
+       3600,
+       lo_open=True),
+    _K("params.plus.time_limit_factor",
+       PLUS_DEFAULT_LIMITS[1],
+       f"`{PLUS_DEFAULT_LIMITS[1]}`",
+       "see `params.plus.min_time_limit_s`",
+       0,
+       1000,
+       lo_open=True),
+    _K("pricing.input_usd_per_mtok",
+       None,
+       "(required)",
+       "USD per million prompt tokens, for the cost measurement (`runtime`)",
+       0),
+    _K("pricing.output_usd_per_mtok", None, "(required)", "USD per million completion tokens", 0),
+    _K("gate.min_pass_at_1", None, "none", "an absolute floor for pass@1", 0, 1),
+    _K("gate.min_pass_at", (), "none", "floors for other k (`{10: 0.9}`; each k in `params.k`)"),
+    _K("gate.min_coverage", 1.0, "`1.0` when a gate is set", "a run that lost samples fails the gate", 0, 1),
+    _K("gate.baseline",
+       None,
+       "none",
+       "the baseline report (see [Use as a CI regression "
+       "gate](ci-and-reports.md#use-as-a-ci-regression-gate))"),
+    _K("gate.max_drop", 0.0, "`0.0`", "with `gate.baseline`: the pass@1 drop tolerated", 0, 1),
+    _K("gate.confidence",
+       None,
+       "none",
+       "with `gate.baseline`: the confidence of the paired test (a number > 0 and < 1)",
+       0,
+       1,
+       lo_open=True),
+    _K("gate.allow_partial",
+       False,
+       "`false`",
+       "`true`: gate a run whose `-k`/`--lf`/`--deselect` left planned samples out (otherwise such a run "
+       "fails the gate); `--humaneval-allow-partial` does the same"),
+)
+KEYS = {key.path: key for key in SCHEMA}
+
+
+def _default(path: str) -> Any:
+    """A dataclass field's default: the key's, as the schema declares it."""
+    return KEYS[path].default
+
+
+def keys_of(section: str) -> tuple[str, ...]:
+    """The names a mapping accepts, in the schema's order (``""``: the top level)."""
+    return tuple(key.name for key in SCHEMA if key.section == section)
+
+
+def reference_table() -> str:
+    """The table of docs/configuration.md, from the schema."""
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{key.path}` | {key.shown} | {key.doc} |" for key in SCHEMA]
+    return "\n".join(rows) + "\n"
+
+
+
 class ConfigError(ValueError):
     """A bad configuration value; the message is one line naming file, key, expected and found."""
 
@@ -40,8 +300,8 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class RetryPolicy:
     max_attempts: int
-    backoff_base_s: float = 0.2
-    backoff_max_s: float = 5.0
+    backoff_base_s: float = _default("retry.backoff_base_s")
+    backoff_max_s: float = _default("retry.backoff_max_s")
 
 
 @dataclass(frozen=True)
@@ -49,45 +309,46 @@ class PlusParams:
     """EvalPlus datasets: input i may take max(min_time_limit_s, time_limit_factor x the canonical solution's
     time on it). The defaults are EvalPlus master's (0.3.1 used a 1.0 s floor)."""
 
-    min_time_limit_s: float = PLUS_DEFAULT_LIMITS[0]
-    time_limit_factor: float = PLUS_DEFAULT_LIMITS[1]
+    min_time_limit_s: float = _default("params.plus.min_time_limit_s")
+    time_limit_factor: float = _default("params.plus.time_limit_factor")
 
 
 @dataclass(frozen=True)
 class Target:
     mode: str
-    endpoint: str | None = None
-    model: str | None = None
-    credentials_ref: str | None = None
-    api: str = "chat"
-    retries: RetryPolicy | None = None
-    samples: Path | None = None
+    endpoint: str | None = _default("target.endpoint")
+    model: str | None = _default("target.model")
+    credentials_ref: str | None = _default("target.credentials_ref")
+    api: str = _default("target.api")
+    retries: RetryPolicy | None = _default("target.retries")
+    samples: Path | None = _default("target.samples")
 
 
 @dataclass(frozen=True)
 class Params:
-    execute: bool = False
-    allow_code_execution: bool = False
-    limit: int | None = None
-    n: int = 1
-    k: tuple[int, ...] = (1,)
-    temperature: float | None = 0.0  # None: not known (a samples file that params.temperature does not label)
-    top_p: float | None = None
-    max_tokens: int = 512
-    stop: tuple[str, ...] | None = None
-    timeout_s: float = 3.0
-    concurrency: int = 8
-    retry: RetryPolicy | None = None
-    memory_mb: int = 2048
-    isolation: str = "auto"
-    request_timeout_s: float = 120.0
-    system_prompt: str | None = None  # None: the harness's own instruction; "": no system message
-    extra_body: dict[str, Any] | None = field(default=None, hash=False)  # merged into every request
-    request_n: int | None = None  # choices per generation request; None: auto (the server's n when honoured)
-    workers: int | None = None  # sandboxes per pytest process; None: the usable CPUs, or 1 per xdist worker
-    plus: PlusParams | None = None  # EvalPlus datasets' time limits; None: not set (the defaults apply)
-    protocol: str | None = None  # a published preset (protocol.PRESETS), which set n, temperature, top_p and k
-    dedupe: bool = True  # identical samples of a problem are executed once per process and reported each
+    execute: bool = _default("params.execute")
+    allow_code_execution: bool = _default("params.allow_code_execution")
+    limit: int | None = _default("params.limit")
+    n: int = _default("params.n")
+    k: tuple[int, ...] = _default("params.k")
+    # None: not known (a samples file that params.temperature does not label)
+    temperature: float | None = _default("params.temperature")
+    top_p: float | None = _default("params.top_p")
+    max_tokens: int = _default("params.max_tokens")
+    stop: tuple[str, ...] | None = _default("params.stop")
+    timeout_s: float = _default("params.timeout_s")
+    concurrency: int = _default("params.concurrency")
+    retry: RetryPolicy | None = _default("params.retry")
+    memory_mb: int = _default("params.memory_mb")
+    isolation: str = _default("params.isolation")
+    request_timeout_s: float = _default("params.request_timeout_s")
+    system_prompt: str | None = _default("params.system_prompt")  # None: the harness's own; "": no system message
+    extra_body: dict[str, Any] | None = field(default=_default("params.extra_body"), hash=False)  # in every request
+    request_n: int | None = _default("params.request_n")  # None: auto (the server's n when honoured)
+    workers: int | None = _default("params.workers")  # None: the usable CPUs, or 1 per xdist worker
+    plus: PlusParams | None = _default("params.plus")  # None: not set (the defaults apply)
+    protocol: str | None = _default("params.protocol")  # a preset: it set n, temperature, top_p and k
+    dedupe: bool = _default("params.dedupe")
 
 
 @dataclass(frozen=True)
@@ -98,13 +359,13 @@ class Pricing:
 
 @dataclass(frozen=True)
 class Gate:
-    min_pass_at_1: float | None = None
-    min_pass_at: tuple[tuple[int, float], ...] = ()  # (k, floor) for k other than 1
-    min_coverage: float = 1.0  # a run that lost samples must not pass silently
-    baseline: Path | None = None
-    max_drop: float = 0.0
-    confidence: float | None = None
-    allow_partial: bool = False  # gate a run whose -k/--lf/--deselect left planned samples out
+    min_pass_at_1: float | None = _default("gate.min_pass_at_1")
+    min_pass_at: tuple[tuple[int, float], ...] = _default("gate.min_pass_at")  # (k, floor) for k other than 1
+    min_coverage: float = _default("gate.min_coverage")  # a run that lost samples must not pass silently
+    baseline: Path | None = _default("gate.baseline")
+    max_drop: float = _default("gate.max_drop")
+    confidence: float | None = _default("gate.confidence")
+    allow_partial: bool = _default("gate.allow_partial")  # gate a run that -k/--lf/--deselect made partial
 
 
 @dataclass(frozen=True)
@@ -127,8 +388,12 @@ class RunConfig:
 class _Reader:
     """Walks one mapping of the YAML file, checking keys and values against what is expected."""
 
-    def __init__(self, file: Path, where: str, data: Any, allowed: tuple[str, ...]) -> None:
+    def __init__(self, file: Path, where: str, data: Any, section: str | None = None) -> None:
+        """``where``: the mapping's key path in the file; ``section``: its keys' section of the schema (the same,
+        but for ``retry``, which two mappings share)."""
         self.file, self.where = file, where
+        self.section = where if section is None else section
+        allowed = keys_of(self.section)
         if not isinstance(data, dict):
             self.fail(where or "(top level)", "a mapping", data)
         unknown = sorted(str(key) for key in data if key not in allowed)
@@ -141,10 +406,14 @@ class _Reader:
     def key(self, name: str) -> str:
         return f"{self.where}.{name}" if self.where else name
 
+    def declared(self, name: str) -> Key:
+        return KEYS[f"{self.section}.{name}" if self.section else name]
+
     def fail(self, key: str, expected: str, found: Any) -> None:
         raise ConfigError(f"{self.file}: {key}: expected {expected}, found {_show(found)}")
 
-    def get(self, name: str, default: Any, check: Callable[[Any], bool], expected: str) -> Any:
+    def get(self, name: str, check: Callable[[Any], bool], expected: str) -> Any:
+        default = self.declared(name).default
         if name not in self.data or self.data[name] is None:
             return default
         value = self.data[name]
@@ -152,8 +421,10 @@ class _Reader:
             self.fail(self.key(name), expected, value)
         return value
 
-    def number(self, name: str, default: Any, lo: float, hi: float = math.inf, *, integer: bool = False,
-               lo_open: bool = False, what: str = "") -> Any:
+    def number(self, name: str) -> Any:
+        key = self.declared(name)
+        assert key.lo is not None, key  # a number's bounds are declared
+        default, lo, hi, integer, lo_open, what = key.default, key.lo, key.hi, key.integer, key.lo_open, key.what
         kind = "an integer" if integer else "a number"
         bound = f"{'>' if lo_open else '>='} {lo:g}" + ("" if hi == math.inf else f" and <= {hi:g}")
         bound += f" {what}" if what else ""
@@ -163,17 +434,18 @@ class _Reader:
                 return False
             return (value > lo if lo_open else value >= lo) and value <= hi and math.isfinite(value)
 
-        value = self.get(name, default, ok, f"{kind} {bound}")
+        value = self.get(name, ok, f"{kind} {bound}")
         return value if value is default or integer else float(value)
 
-    def flag(self, name: str, default: bool) -> bool:
-        value: bool = self.get(name, default, lambda v: isinstance(v, bool), "true or false")
+    def flag(self, name: str) -> bool:
+        value: bool = self.get(name, lambda v: isinstance(v, bool), "true or false")
         return value
 
-    def text(self, name: str, default: str | None = None, choices: tuple[str, ...] | None = None) -> Any:
+    def text(self, name: str) -> Any:
+        choices = self.declared(name).choices
         if choices:
-            return self.get(name, default, lambda v: v in choices, " | ".join(choices))
-        return self.get(name, default, lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string")
+            return self.get(name, lambda v: v in choices, " | ".join(choices))
+        return self.get(name, lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string")
 
     def path(self, name: str, *, must_exist: bool = True) -> Path | None:
         value = self.text(name)
@@ -203,13 +475,13 @@ def _show(value: Any) -> str:
 
 
 def _retry(file: Path, where: str, data: Any) -> RetryPolicy:
-    r = _Reader(file, where, data, ("max_attempts", "backoff_base_s", "backoff_max_s"))
+    r = _Reader(file, where, data, "retry")
     if "max_attempts" not in data:
         r.fail(r.key("max_attempts"), "an integer >= 1", None)
     policy = RetryPolicy(
-        max_attempts=r.number("max_attempts", None, 1, 20, integer=True),
-        backoff_base_s=r.number("backoff_base_s", 0.2, 0, 60),
-        backoff_max_s=r.number("backoff_max_s", 5.0, 0, 600),
+        max_attempts=r.number("max_attempts"),
+        backoff_base_s=r.number("backoff_base_s"),
+        backoff_max_s=r.number("backoff_max_s"),
     )
     if policy.backoff_max_s < policy.backoff_base_s:
         r.fail(r.key("backoff_max_s"), f">= backoff_base_s ({policy.backoff_base_s:g})", policy.backoff_max_s)
@@ -217,9 +489,8 @@ def _retry(file: Path, where: str, data: Any) -> RetryPolicy:
 
 
 def _target(file: Path, data: Any) -> Target:
-    r = _Reader(file, "target", data,
-                ("mode", "endpoint", "model", "credentials_ref", "api", "retries", "samples"))
-    mode = r.text("mode", None, MODES)
+    r = _Reader(file, "target", data)
+    mode = r.text("mode")
     if mode is None:
         r.fail("target.mode", " | ".join(MODES), None)
     credentials = r.text("credentials_ref")
@@ -230,7 +501,7 @@ def _target(file: Path, data: Any) -> Target:
         endpoint=r.text("endpoint"),
         model=r.text("model"),
         credentials_ref=credentials,
-        api=r.text("api", "chat", APIS),
+        api=r.text("api"),
         retries=_retry(file, "target.retries", data["retries"]) if data.get("retries") is not None else None,
         samples=r.path("samples"),
     )
@@ -244,48 +515,45 @@ def _target(file: Path, data: Any) -> Target:
 
 
 def _params(file: Path, data: Any) -> Params:
-    r = _Reader(file, "params", data, (
-        "execute", "allow_code_execution", "limit", "n", "k", "temperature", "top_p", "max_tokens", "stop",
-        "timeout_s", "concurrency", "retry", "memory_mb", "isolation", "request_timeout_s", "system_prompt",
-        "extra_body", "request_n", "plus", "workers", "protocol", "dedupe",
-    ))
-    k = r.get("k", [1], lambda v: isinstance(v, list) and v != [] and all(
+    r = _Reader(file, "params", data)
+    k = r.get("k", lambda v: isinstance(v, list) and v != [] and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in v), "a non-empty list of integers >= 1")
-    stop = r.get("stop", None, lambda v: isinstance(v, list) and len(v) <= 4 and all(
+    stop = r.get("stop", lambda v: isinstance(v, list) and len(v) <= 4 and all(
         isinstance(s, str) and s for s in v), "a list of up to 4 non-empty strings")
     params = Params(
-        execute=r.flag("execute", False),
-        allow_code_execution=r.flag("allow_code_execution", False),
-        limit=r.number("limit", None, 1, integer=True),
-        n=r.number("n", 1, 1, 10000, integer=True),
+        execute=r.flag("execute"),
+        allow_code_execution=r.flag("allow_code_execution"),
+        limit=r.number("limit"),
+        n=r.number("n"),
         k=tuple(sorted(set(k))),
-        temperature=r.number("temperature", 0.0, 0, 2),
-        top_p=r.number("top_p", None, 0, 1, lo_open=True),
-        max_tokens=r.number("max_tokens", 512, 1, 1_000_000, integer=True),
+        temperature=r.number("temperature"),
+        top_p=r.number("top_p"),
+        max_tokens=r.number("max_tokens"),
         stop=tuple(stop) if stop is not None else None,
-        timeout_s=r.number("timeout_s", 3.0, 0, 3600, lo_open=True),
-        concurrency=r.number("concurrency", 8, 1, 1024, integer=True),
+        timeout_s=r.number("timeout_s"),
+        concurrency=r.number("concurrency"),
         retry=_retry(file, "params.retry", data["retry"]) if data.get("retry") is not None else None,
-        memory_mb=r.number("memory_mb", 2048, 64, 1 << 20, integer=True),
-        isolation=r.text("isolation", "auto", ISOLATION),
-        request_timeout_s=r.number("request_timeout_s", 120.0, 0, 3600, lo_open=True),
-        system_prompt=r.get("system_prompt", None, lambda v: isinstance(v, str),
+        memory_mb=r.number("memory_mb"),
+        isolation=r.text("isolation"),
+        request_timeout_s=r.number("request_timeout_s"),
+        system_prompt=r.get("system_prompt", lambda v: isinstance(v, str),
                             "a string (the chat instruction; '' sends none)"),
         extra_body=_extra_body(r, data.get("extra_body")),
-        request_n=_auto_is_none(r.get("request_n", "auto", lambda v: v == "auto" or (
+        request_n=_auto_is_none(r.get("request_n", lambda v: v == "auto" or (
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)")),
-        workers=r.number("workers", None, 1, MAX_WORKERS, integer=True, what="(sandboxes per pytest process)"),
-        dedupe=r.flag("dedupe", True),
+        workers=r.number("workers"),
+        dedupe=r.flag("dedupe"),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
-        protocol=r.text("protocol", None, tuple(PRESETS)),
+        protocol=r.text("protocol"),
     )
     return params
 
 
 def _auto_is_none(request_n: Any) -> int | None:
-    """``params.request_n``: ``auto`` is None in Params (the server's n, once a reply shows it is honoured)."""
-    return None if request_n == "auto" else int(request_n)
+    """``params.request_n``: ``auto`` (or unset) is None in Params (the server's n, once a reply shows it is
+    honoured)."""
+    return None if request_n in ("auto", None) else int(request_n)
 
 
 def _sampling(file: Path, mode: str, params: Params, data: dict[str, Any]) -> Params:
@@ -327,11 +595,9 @@ def _agrees(found: Any, wanted: Any) -> bool:
 
 
 def _plus(file: Path, data: Any) -> PlusParams:
-    r = _Reader(file, "params.plus", data, ("min_time_limit_s", "time_limit_factor"))
-    return PlusParams(min_time_limit_s=r.number("min_time_limit_s", PlusParams.min_time_limit_s, 0, 3600,
-                                                lo_open=True),
-                      time_limit_factor=r.number("time_limit_factor", PlusParams.time_limit_factor, 0, 1000,
-                                                 lo_open=True))
+    r = _Reader(file, "params.plus", data)
+    return PlusParams(min_time_limit_s=r.number("min_time_limit_s"),
+                      time_limit_factor=r.number("time_limit_factor"))
 
 
 def _dataset(top: _Reader) -> tuple[Path | None, str | None]:
@@ -393,18 +659,16 @@ def _not_json(value: Any, where: str) -> tuple[str, Any] | None:
 
 
 def _pricing(file: Path, data: Any) -> Pricing:
-    r = _Reader(file, "pricing", data, ("input_usd_per_mtok", "output_usd_per_mtok"))
+    r = _Reader(file, "pricing", data)
     for name in ("input_usd_per_mtok", "output_usd_per_mtok"):
         if data.get(name) is None:
             r.fail(f"pricing.{name}", "a number >= 0 (USD per million tokens)", None)
-    return Pricing(r.number("input_usd_per_mtok", None, 0), r.number("output_usd_per_mtok", None, 0))
+    return Pricing(r.number("input_usd_per_mtok"), r.number("output_usd_per_mtok"))
 
 
 def _gate(file: Path, data: Any, params: Params) -> Gate:
-    r = _Reader(file, "gate", data,
-                ("min_pass_at_1", "min_pass_at", "min_coverage", "baseline", "max_drop", "confidence",
-                 "allow_partial"))
-    floors = r.get("min_pass_at", {}, lambda v: isinstance(v, dict) and all(
+    r = _Reader(file, "gate", data)
+    floors = r.get("min_pass_at", lambda v: isinstance(v, dict) and all(
         isinstance(k, int) and not isinstance(k, bool) and k >= 1 and isinstance(x, (int, float))
         and not isinstance(x, bool) and 0 <= x <= 1 for k, x in v.items()),
         "a mapping of k (an integer >= 1) to a pass@k floor between 0 and 1")
@@ -412,13 +676,13 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
         if k not in params.k:
             r.fail(f"gate.min_pass_at.{k}", f"a k that params.k reports ({list(params.k)})", k)
     gate = Gate(
-        min_pass_at_1=r.number("min_pass_at_1", None, 0, 1),
+        min_pass_at_1=r.number("min_pass_at_1"),
         min_pass_at=tuple((k, float(floors[k])) for k in sorted(floors)),
-        min_coverage=r.number("min_coverage", 1.0, 0, 1),
+        min_coverage=r.number("min_coverage"),
         baseline=r.path("baseline"),
-        max_drop=r.number("max_drop", 0.0, 0, 1),
-        confidence=r.number("confidence", None, 0, 1, lo_open=True),
-        allow_partial=r.flag("allow_partial", False),
+        max_drop=r.number("max_drop"),
+        confidence=r.number("confidence"),
+        allow_partial=r.flag("allow_partial"),
     )
     if gate.confidence is not None and gate.confidence >= 1:
         r.fail("gate.confidence", "a number > 0 and < 1 (e.g. 0.95)", gate.confidence)
@@ -490,7 +754,7 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
 
 
 def _validated(file: Path, data: Any) -> RunConfig:
-    top = _Reader(file, "", data, ("target", "dataset", "params", "pricing", "gate"))
+    top = _Reader(file, "", data)
     if data.get("target") is None:
         top.fail("target", "a mapping with at least `mode`", None)
     target = _target(file, data["target"])

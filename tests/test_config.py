@@ -250,3 +250,35 @@ def test_every_shipped_example_config_is_valid(name):
 def test_workers_default_to_none_and_take_a_count(write):
     assert load_config(write("target: {mode: mock}\n")).params.workers is None  # resolved per process
     assert load_config(write("target: {mode: mock}\nparams: {execute: true, workers: 8}\n")).params.workers == 8
+
+
+# -- the schema: one declaration per key -------------------------------------------------------------------
+
+def test_the_reference_page_is_the_schemas_table():
+    from pytest_humaneval.config import reference_table
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    assert reference_table() in page
+
+
+def test_every_field_of_the_config_is_a_declared_key_with_its_default():
+    import dataclasses
+
+    from pytest_humaneval.config import KEYS, Gate, Params, PlusParams, Pricing, RetryPolicy, Target, keys_of
+    for section, kind in (("target", Target), ("params", Params), ("params.plus", PlusParams),
+                          ("retry", RetryPolicy), ("pricing", Pricing), ("gate", Gate)):
+        fields = {f.name: f for f in dataclasses.fields(kind)}
+        assert set(keys_of(section)) == set(fields), section
+        for name, declared in fields.items():
+            if declared.default is not dataclasses.MISSING:
+                assert declared.default == KEYS[f"{section}.{name}"].default, (section, name)
+    assert keys_of("") == ("target", "dataset", "params", "pricing", "gate")
+
+
+def test_a_key_added_to_the_schema_is_accepted_and_bounded_from_it(tmp_path, monkeypatch):
+    from pytest_humaneval import config
+    key = config.Key("params.timeout_s", 3.0, "`3.0`", "wall-clock limit", 0, 7, lo_open=True)
+    monkeypatch.setitem(config.KEYS, "params.timeout_s", key)
+    path = tmp_path / "c.yaml"
+    path.write_text("target: {mode: mock}\nparams: {timeout_s: 9}\n")
+    with pytest.raises(ConfigError, match=r"params\.timeout_s: expected a number > 0 and <= 7, found 9"):
+        load_config(path)

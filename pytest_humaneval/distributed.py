@@ -11,6 +11,14 @@ Imported only when pytest-xdist is present (it stays optional at import time).
 - A sample whose worker crashed while running it is a ``harness_error`` that says so, not "run cut short".
 - ``--dist loadscope`` and ``--dist loadfile`` group samples by problem: every sample of a session lives in
   the one config file, so xdist's own grouping would put them all on one worker.
+- Workers that do not share this directory (``--tx ssh=``, ``--tx popen//chdir=``) get the plugin's path
+  options joined to their values (``--humaneval-results=r.jsonl``): xdist refuses any existing file among the
+  arguments that is not under a synced folder (``make_reltoroot``), and the outputs exist by the time it looks.
+  A remote worker (not popen) also gets ``-p no:rerunfailures``: that plugin's worker side connects to the
+  controller at 127.0.0.1, which is the host's own loopback there (hosts.py).
+- A host whose gateway cannot be made (ssh refuses, a wrong ``//python=``, a host lost for good when xdist
+  replaces its crashed worker) is dropped, not replaced, and the run goes on with the other hosts; when none
+  is left the session ends, every output written, the samples that did not run not_run with the reason.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
 from .completions.sources import Plan
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
+from .hosts import Hosts
 from .items import RUN_KEY, parse_item_name
 from .summary import COLLECTOR_KEY, Collector
 
@@ -58,6 +67,26 @@ class XdistHooks:
         self._payload: tuple[Plan, str, str] | None = None
         self._collected: set[str] = set()  # workers that finished collection
         self._stopping = False
+        self._hosts: Hosts | None = None
+
+    @pytest.hookimpl
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
+        # Called by xdist's NodeManager before it makes the first gateway: the manager is there to wrap.
+        dsession = config.pluginmanager.get_plugin("dsession")
+        if dsession is not None and getattr(dsession, "nodemanager", None) is not None:
+            self._hosts = Hosts(config, dsession, _aggregator(config))
+
+    @pytest.hookimpl(trylast=True)  # after the aggregator, whose gate decides when there is one
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        ended = self._hosts is not None and self._hosts.ended is not None
+        if ended and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # samples lost with the hosts must not look green
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self._hosts is not None:
+            for line in self._hosts.summary_lines():
+                terminalreporter.write_line(line, yellow=True)
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:

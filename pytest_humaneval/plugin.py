@@ -117,6 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if path is None or _left_out_by_paths(config, path):
         return
     workerinput = getattr(config, "workerinput", None)
+    if workerinput is None and config.pluginmanager.hasplugin("xdist"):
+        _check_hosts(config)
     try:
         if workerinput is not None and CONFIG_INPUT in workerinput:
             # An xdist worker: the controller's config and plan, never the files (see distributed.py).
@@ -165,6 +167,24 @@ def pytest_configure(config: pytest.Config) -> None:
             _own(config, Section(config, quiet), "humaneval-section")
         if config.pluginmanager.hasplugin("html"):  # pytest-html: optional, its hooks exist only with it
             _own(config, PytestHtmlHooks(), "humaneval-pytest-html")
+
+
+def _check_hosts(config: pytest.Config) -> None:
+    """What xdist would do with --tx that the benchmark cannot use, said before anything runs."""
+    from .hosts import remote_specs  # imports execnet: only with xdist
+
+    tx = config.getoption("tx", None) or []
+    if tx and config.getoption("dist", "no") == "no":
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"pytest-humaneval: --tx {tx[0]} without --dist (-d) or -n: xdist starts no worker, and every sample "
+            "runs in this process; add -d (--dist load) to run them on the --tx hosts"), stacklevel=2)
+    remote = remote_specs(config)
+    if remote and outcomes.reruns_requested(config):
+        raise pytest.UsageError(
+            f"--tx {remote[0]}: pytest-rerunfailures cannot rerun on a remote xdist worker (its worker side "
+            "connects to the controller at 127.0.0.1, the host's own loopback there), and samples are never "
+            "rerun: drop --reruns/--force-reruns and the reruns ini key for this run, or run the workers with "
+            "popen (-n, --tx popen//chdir=)")
 
 
 def _check_outputs(config: pytest.Config) -> None:

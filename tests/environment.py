@@ -192,6 +192,25 @@ def probe_system_python(kernel: dict) -> Finding:
     return (True, found) if found else (False, f"none of {', '.join(SYSTEM_PYTHONS)}")
 
 
+def probe_ssh_hosts(kernel: dict) -> Finding:
+    """What tests/ssh_hosts.py needs to make hosts reached over real ssh: root, ``ip netns``, ``unshare``, sshd
+    (Debian's openssh-server) and the ssh client."""
+    if os.geteuid() != 0:
+        return False, f"euid {os.geteuid()}, not root (network namespaces, mounts and an sshd of its own)"
+    missing = [name for name in ("ip", "unshare", "ssh", "ssh-keygen") if shutil.which(name) is None]
+    if not os.access("/usr/sbin/sshd", os.X_OK):
+        missing.append("/usr/sbin/sshd (apt-get install openssh-server)")
+    if missing:
+        return False, f"not on this machine: {', '.join(missing)}"
+    try:
+        done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, f"ip netns list: {exc}"
+    if done.returncode != 0:
+        return False, f"ip netns list: {done.stderr.strip() or done.returncode}"
+    return True, "root, ip netns, unshare, /usr/sbin/sshd, ssh"
+
+
 # need -> probe; the marker of each is PREFIX + need (pyproject.toml registers them; test_environment.py checks).
 PROBES: dict[str, Callable[[dict], Finding]] = {
     "root": probe_root,
@@ -201,6 +220,7 @@ PROBES: dict[str, Callable[[dict], Finding]] = {
     "browser": probe_browser,
     "system_python": probe_system_python,
     "landlock": probe_landlock,
+    "ssh_hosts": probe_ssh_hosts,
 }
 
 _FINDINGS = pytest.StashKey[dict]()

@@ -1,0 +1,174 @@
+"""xdist hosts: the plugin's options in either form with existing files (--tx popen//chdir=, which xdist treats
+as it treats ssh), hosts that cannot start or are lost for good, pytest-rerunfailures and --tx without -d.
+Real xdist runs; the same over real ssh is tests/test_ssh.py."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from sessions import NO_CACHE, read_report
+
+from pytest_humaneval.hosts import config_path_for, worker_args
+
+MOCK = "target: {mode: mock}\nparams: {execute: true, limit: 4}\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def results(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_worker_args_join_the_plugins_path_options_and_leave_the_rest():
+    args = ["--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "--humaneval-report=rep.json",
+            "--junitxml", "j.xml", "-k", "HumanEval/1[", "--humaneval-baseline", "b.json", "--", "--humaneval-html"]
+    assert worker_args(args, "/abs/cfg.yaml", remote=False) == [
+        "--humaneval-config=/abs/cfg.yaml", "--humaneval-results=r.jsonl", "--humaneval-report=rep.json",
+        "--junitxml", "j.xml", "-k", "HumanEval/1[", "--humaneval-baseline=b.json", "--", "--humaneval-html"]
+    assert worker_args(["--humaneval-config=c.yaml"], None, remote=True) == [
+        "-p", "no:rerunfailures", "--humaneval-config=c.yaml"]
+
+
+def test_the_config_path_a_worker_gets_is_where_it_finds_the_file(tmp_path):
+    root = tmp_path / "humaneval"
+    assert config_path_for(root / "sub" / "big.yaml", [Path("/usr/lib/pytest"), root], synced=True) == \
+        "humaneval/sub/big.yaml"
+    assert config_path_for(tmp_path / "big.yaml", [root], synced=True) == str(tmp_path / "big.yaml")
+    assert config_path_for(root / "big.yaml", [root], synced=False) == str(root / "big.yaml")
+
+
+@pytest.mark.parametrize("joined", [False, True], ids=["option-and-value", "option=value"])
+@pytest.mark.parametrize("synced", [False, True], ids=["config-at-its-path", "config-under-rsyncdir"])
+def test_the_plugins_options_work_in_either_form_with_existing_files_on_workers_elsewhere(pytester, joined,
+                                                                                           synced):
+    # Every output exists already (an earlier run's), the baseline and the config exist: xdist's argument check
+    # (make_reltoroot) refused each of them as "not relative to an rsync root", an INTERNALERROR.
+    cfg = write(pytester.path / "humaneval" / "cfg.yaml", MOCK)
+    pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "base.json",
+                       *NO_CACHE)
+    outputs = {"--humaneval-results": "r.jsonl", "--humaneval-report": "rep.json", "--humaneval-markdown": "s.md",
+               "--humaneval-html": "page.html", "--humaneval-baseline": "base.json",
+               "--humaneval-config": "humaneval/cfg.yaml"}
+    for name in ("r.jsonl", "rep.json", "s.md", "page.html"):
+        write(pytester.path / name, "left by an earlier run\n")
+    args = [part for option, value in outputs.items()
+            for part in ([f"{option}={value}"] if joined else [option, value])]
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    sync = ["--rsyncdir", str(pytester.path / "humaneval"), "-W", "ignore::DeprecationWarning"] if synced else []
+    result = pytester.runpytest(*args, "-d", "--tx", f"popen//chdir={elsewhere}", *sync, *NO_CACHE)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0, output[-3000:]
+    assert "INTERNALERROR" not in output and "rsync root" not in output
+    assert [row["status"] for row in results(pytester.path / "r.jsonl")] == ["passed"] * 4
+    report = read_report(pytester.path / "rep.json")
+    assert report["coverage"] == 1.0 and report["gate"]["passed"] is True
+    assert "pass@1" in (pytester.path / "s.md").read_text()
+    assert (elsewhere / "humaneval" / "cfg.yaml").exists() == synced
+
+
+def python_that_starts_once(folder: Path) -> Path:
+    """An interpreter for ``--tx popen//python=`` that starts one worker, then never again: a host lost for good
+    once its first worker is gone. Its worker ends itself at its first sample (conftest.py below)."""
+    flag = folder / "started-once"
+    script = folder / "python-once"
+    script.write_text(f"#!/bin/sh\n[ -e {flag} ] && exit 1\n: > {flag}\n"
+                      f"HUMANEVAL_TEST_DIE_AT_FIRST_SAMPLE=1 exec {sys.executable} \"$@\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+DIE_AT_FIRST_SAMPLE = (
+    "import os\n"
+    "def pytest_runtest_setup(item):\n"
+    "    if os.environ.get('HUMANEVAL_TEST_DIE_AT_FIRST_SAMPLE'):\n"
+    "        os._exit(1)\n")
+
+
+def test_a_host_lost_for_good_mid_run_is_dropped_and_the_others_run_its_samples(pytester):
+    # Before: xdist replaced the crashed worker, making its gateway raised, and the session ended (exit 3,
+    # INTERNALERROR) with the surviving host's work.
+    # 16 samples: xdist hands out a quarter of them first, so the survivor is still taking samples when the
+    # other host is lost (with every sample handed out, xdist has told every worker to finish: see below).
+    write(pytester.path / "cfg.yaml",
+          MOCK.replace("limit: 4", "limit: 16") + "gate: {min_pass_at_1: 0.5, min_coverage: 0.9}\n")
+    pytester.makeconftest(DIE_AT_FIRST_SAMPLE)
+    once = python_that_starts_once(pytester.path)
+    result = pytester.runpytest_subprocess(
+        "--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "--humaneval-report", "rep.json", "-d",
+        "--tx", f"popen//python={once}", "--tx", "popen", *NO_CACHE, timeout=120)
+    output = result.stdout.str()
+    assert result.ret == 0, output[-3000:]
+    assert "INTERNALERROR" not in output
+    result.stdout.fnmatch_lines(["*humaneval: xdist host popen//python=*python-once could not start (*): dropped*"])
+    statuses = sorted(row["status"] for row in results(pytester.path / "r.jsonl"))
+    assert statuses == ["harness_error"] + ["passed"] * 15
+    report = read_report(pytester.path / "rep.json")
+    assert report["planned"] == 16 and report["interrupted"] is None and report["gate"]["passed"] is True
+
+
+def test_a_wrong_python_path_drops_that_host_and_the_run_goes_on(pytester):
+    write(pytester.path / "cfg.yaml", MOCK)
+    result = pytester.runpytest_subprocess(
+        "--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "-d",
+        "--tx", "popen//python=/nonexistent/bin/python", "--tx", "popen", *NO_CACHE, timeout=120)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*xdist host popen//python=/nonexistent/bin/python could not start (*): dropped*"])
+    assert [row["status"] for row in results(pytester.path / "r.jsonl")] == ["passed"] * 4
+
+
+def test_no_host_that_can_start_ends_the_session_the_plugins_way(pytester):
+    # Before: an INTERNALERROR, no report, an empty results file left behind.
+    write(pytester.path / "cfg.yaml", MOCK + "gate: {min_pass_at_1: 0.5}\n")
+    result = pytester.runpytest_subprocess(
+        "--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "--humaneval-report", "rep.json",
+        "--junitxml", "j.xml", "-d", "--tx", "popen//python=/nonexistent/bin/python", *NO_CACHE, timeout=120)
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output[-3000:]  # the gate's
+    assert "INTERNALERROR" not in output
+    rows = results(pytester.path / "r.jsonl")
+    assert [row["status"] for row in rows] == ["not_run"] * 4
+    assert all("could not start" in row["detail"] and "no other xdist worker" in row["detail"] for row in rows)
+    report = read_report(pytester.path / "rep.json")
+    assert report["counts"]["not_run"] == 4 and report["gate"]["passed"] is False
+    assert "could not start" in report["interrupted"]
+    assert "human-eval.interrupted" in (pytester.path / "j.xml").read_text()
+
+
+def test_reruns_with_remote_workers_are_refused_before_anything_runs(pytester, monkeypatch):
+    pytest.importorskip("pytest_rerunfailures")
+    monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
+    write(pytester.path / "cfg.yaml", MOCK)
+    result = pytester.runpytest_subprocess("--humaneval-config", "cfg.yaml", "--humaneval-report", "rep.json",
+                                           "-d", "--tx", "ssh=nowhere.invalid", "--reruns", "1", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tx ssh=nowhere.invalid: pytest-rerunfailures cannot rerun on a remote xdist "
+                                 "worker*drop --reruns*"])
+    assert not (pytester.path / "rep.json").exists()
+
+
+def test_tx_without_dist_says_the_samples_run_here(pytester):
+    write(pytester.path / "cfg.yaml", MOCK)
+    result = pytester.runpytest("--humaneval-config", "cfg.yaml", "--tx", "popen", *NO_CACHE)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*--tx popen without --dist (-d) or -n: xdist starts no worker*add -d*"])
+
+
+def test_the_controller_keeps_its_own_arguments(pytester):
+    # The workers' copy is made while xdist reads it; the controller's invocation args are as given after.
+    write(pytester.path / "cfg.yaml", MOCK)
+    pytester.makeconftest(
+        "def pytest_sessionfinish(session):\n"
+        "    if not hasattr(session.config, 'workerinput'):\n"
+        "        print('ARGS', list(session.config.invocation_params.args))\n")
+    result = pytester.runpytest("--humaneval-config", "cfg.yaml", "-n", "1", "-s", *NO_CACHE)
+    assert result.ret == 0
+    assert "ARGS ['--humaneval-config', 'cfg.yaml', '-n', '1', '-s'" in result.stdout.str()

@@ -129,6 +129,17 @@ class HumanEvalItem(pytest.Item):
         self.result: ExecResult | None = None
         self.repeat_of: int | None = None  # the sample of the same problem whose execution this verdict is
 
+    def executes(self) -> bool:
+        """Whether the sandbox runs this sample (what ``program`` says without making its suites' file)."""
+        sample = self.sample
+        return sample.recorded is None and sample.not_run is None and sample.completion is not None
+
+    def judged_by_suites(self) -> bool:
+        """Whether this sample is judged on EvalPlus suites (two suite runs, not one test)."""
+        run = self.config.stash[RUN_KEY]
+        return self.executes() and run.plan.problems[self.sample.task_id].evalplus and \
+            isinstance(run.plan.suites, plus.Suites)
+
     def program(self) -> sandbox.Program | None:
         """What the sandbox runs for this sample; None when nothing is executed (replayed, or not_run)."""
         sample = self.sample

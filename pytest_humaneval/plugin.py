@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -27,11 +26,14 @@ from .scoring.gate import Baseline, BaselineError, check_digest, compared_settin
 from .scoring.outputs import OutputError, busy_error, check_output
 from .scoring.report import describe_protocol, planned_view
 from .summary import COLLECTOR_KEY, Collector
-from .terminal import QuietSamples, Section
+from .terminal import Progress, QuietSamples, Section
 
 COLLECT_KEY = pytest.StashKey[Path]()
 INTERRUPTED_KEY = pytest.StashKey[bool]()  # Ctrl-C during generation: raised again when collection starts
 PLUGINS_KEY = pytest.StashKey[list[tuple[str, object]]]()  # the objects registered for this session
+# The validated config (and, on an xdist worker, the controller's plan) between configure and session start.
+PENDING_KEY = pytest.StashKey[tuple[RunConfig, "Plan | None"]]()
+NOT_STARTED = ("not started (--collect-only)", "", "", "")
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
 # timeout_s, a HumanEval+ sample's two suite caps).
@@ -113,6 +115,9 @@ def _generations_folder(config: pytest.Config) -> Path | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    """Validate (the config, the options, the endpoint's key and URL) and register the plugin's objects; the
+    work of the run (the plan, a download, expected outputs, the sandbox) waits for ``pytest_sessionstart``,
+    so ``--collect-only``, ``--fixtures`` or ``--markers`` do none of it that they do not need."""
     path = _config_path(config)
     if path is None or _left_out_by_paths(config, path):
         return
@@ -120,16 +125,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None and config.pluginmanager.hasplugin("xdist"):
         _check_hosts(config)
     try:
+        plan: Plan | None = None
         if workerinput is not None and CONFIG_INPUT in workerinput:
             # An xdist worker: the controller's config and plan, never the files (see distributed.py).
             run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
-            if isinstance(plan.suites, Suites):
-                plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
         else:
             run_config = _with_gate_options(config, load_config(path, config.getoption("humaneval_set") or (),
                                                                 config.invocation_params.dir))
-            plan = build_plan(run_config, StatusLine())
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if workerinput is not None and not path.is_file():
@@ -141,10 +144,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
         _check_runtime_gates(run_config)
-    config.stash[RUN_KEY] = Run(run_config, plan, *_start_sandbox(config, run_config))
+    config.stash[PENDING_KEY] = (run_config, plan)
     if workerinput is None:
-        _warn_unreportable_k(config, run_config, plan)
-        _warn_incomparable(config, run_config, plan)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
@@ -155,9 +156,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if run_config.executes:
         _own(config, PoolHooks(), "humaneval-pool")
     if workerinput is None:
-        baseline = _baseline(run_config, plan)
         if not config.option.collectonly:  # --collect-only scores nothing and writes nothing
-            collector = config.stash[COLLECTOR_KEY] = Collector(config.stash[RUN_KEY], baseline)
+            collector = config.stash[COLLECTOR_KEY] = Collector()  # it gets the run at session start
             _own(config, collector, "humaneval-collector")
             for name, writer in writers.make(config):  # one per output asked for
                 _own(config, writer, name)
@@ -202,25 +202,6 @@ def _check_outputs(config: pytest.Config) -> None:
             busy = busy_error(option, path) if dest == "humaneval_results" else None
             if busy:
                 raise pytest.UsageError(busy)
-
-
-class StatusLine:
-    """Progress of one-time work before the session (a dataset download, expected outputs), on stderr: one line
-    updated in place on a terminal; in a log, each phase's first and last states only. (The terminal reporter
-    does not exist yet when the plan is built.)"""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.open = False  # a phase has shown its first state and not its last
-
-    def __call__(self, text: str, final: bool = False) -> None:
-        if self.tty:
-            self.stream.write("\r" + text + "\x1b[K" + ("\n" if final else ""))
-        elif final or not self.open:
-            self.stream.write(text + "\n")
-        self.open = not final
-        self.stream.flush()
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
@@ -293,17 +274,39 @@ def _check_runtime_gates(run_config: RunConfig) -> None:
         raise pytest.UsageError(f"{run_config.path}: target.endpoint: {exc}") from exc
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True)  # before xdist starts its workers and the terminal prints its header
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Runtime mode: generate every completion once, on the controller, before items run or workers start."""
+    """The run's work, once per session: the plan (a download, a samples file, the expected outputs of an
+    EvalPlus dataset), the baseline's check, this process's sandbox; then, in runtime mode, on the controller,
+    every completion, before items run or workers start. ``--collect-only`` needs only the plan's samples: no
+    expected outputs, no sandbox, no generation."""
     config = session.config
-    run = config.stash.get(RUN_KEY, None)
-    if (run is None or run.config.target.mode != "runtime" or hasattr(config, "workerinput")
-            or config.option.collectonly):
+    pending = config.stash.get(PENDING_KEY, None)
+    if pending is None:
+        return
+    run_config, plan = pending
+    collect_only = bool(config.option.collectonly)
+    controller = not hasattr(config, "workerinput")
+    try:
+        if plan is None:
+            plan = build_plan(run_config, Progress(config), expected=not collect_only)
+        elif isinstance(plan.suites, Suites) and not collect_only:
+            plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
+    except (ConfigError, DatasetError) as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    baseline = _baseline(run_config, plan) if controller else None
+    if controller:
+        _warn_unreportable_k(config, run_config, plan)
+        _warn_incomparable(config, run_config, plan)
+    applied = NOT_STARTED if collect_only else _start_sandbox(config, run_config)
+    run = config.stash[RUN_KEY] = Run(run_config, plan, *applied)
+    collector = config.stash.get(COLLECTOR_KEY, None)
+    if collector is not None:
+        collector.use(run, baseline)
+    if run.config.target.mode != "runtime" or not controller or collect_only:
         return
     from .completions import generation  # httpx and asyncio: imported by runtime sessions only
 
-    collector = config.stash.get(COLLECTOR_KEY, None)
     try:
         plan = generation.generate_completions(run.config, run.plan,
                                                config.pluginmanager.get_plugin("terminalreporter"), collector,
@@ -438,8 +441,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     suites = pytest.mark.timeout(2 * sandbox.SUITE_CAP_S + SAFETY_NET_MARGIN_S)
     for item in items:
         if isinstance(item, HumanEvalItem):
-            program = item.program()
-            item.add_marker(suites if program is not None and program.suite is not None else plain)
+            item.add_marker(suites if item.judged_by_suites() else plain)
 
 
 def _wants_safety_net(config: pytest.Config) -> bool:

@@ -33,11 +33,15 @@ Row = dict[str, Any]
 
 
 class Collector:
-    def __init__(self, run: Run, baseline: Baseline | None = None) -> None:
-        self.baseline = baseline
+    """Registered at configure; it gets the run (and the baseline) at session start, ``use``."""
+
+    def __init__(self) -> None:
+        self.baseline: Baseline | None = None
         self.gate_result: GateResult | None = None
         self.report: dict[str, Any] = {}
-        self.use(run)
+        self._run: Run | None = None
+        self.samples: dict[tuple[str, int], Sample] = {}
+        self.positions: dict[tuple[str, int], int] = {}
         self.planned: list[tuple[str, int]] | None = None
         self.outcomes: dict[tuple[str, int], Outcome] = {}
         self.details: dict[tuple[str, int], str] = {}
@@ -50,9 +54,15 @@ class Collector:
         self.listeners: list[Callable[[Row], None]] = []  # each result row as it arrives (writers.Results)
         self.finished = False  # the summary and the report are final
 
-    def use(self, run: Run) -> None:
+    @property
+    def run(self) -> Run:
+        assert self._run is not None, "the collector gets its run at session start"
+        return self._run
+
+    def use(self, run: Run, baseline: Baseline | None = None) -> None:
         """The run whose samples are reported (runtime mode: replaced once completions are generated)."""
-        self.run = run
+        self._run = run
+        self.baseline = baseline or self.baseline
         self.samples = {sample.key: sample for sample in run.plan.samples}
         self.positions = {sample.key: i for i, sample in enumerate(run.plan.samples)}
 
@@ -149,6 +159,8 @@ class Collector:
     @pytest.hookimpl(tryfirst=True)  # before every writer, and before junitxml writes its file
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = session.config
+        if self._run is None:  # the session stopped before it began
+            return
         if self.interrupted is None and session.exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = "interrupted"
         if self.interrupted is not None and self.stop_reason is None:

@@ -14,6 +14,7 @@ both their failure blocks and their lines.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from .scoring.metrics import STATUSES, fmt
 from .scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
 
-__all__ = ["SAMPLE_ATTR", "QuietSamples", "Section", "mark_sample"]
+__all__ = ["SAMPLE_ATTR", "Progress", "QuietSamples", "Section", "mark_sample"]
 
 SAMPLE_ATTR = "humaneval_sample"  # on every report of a sample's item (a report's attributes cross xdist)
 DEFAULT_TBSTYLE = "auto"
@@ -40,6 +41,36 @@ def mark_sample(report: pytest.TestReport) -> None:
 
 def _is_sample(report: Any) -> bool:
     return getattr(report, SAMPLE_ATTR, False)
+
+
+class Progress:
+    """Progress of one-time work at session start (a dataset download, expected outputs), through pytest's
+    terminal reporter: one line updated in place on a terminal; in a log, each phase's first and last states
+    only. Without a terminal reporter (``-p no:terminal``), on stderr the same way."""
+
+    def __init__(self, config: pytest.Config | None = None, stream: Any = None) -> None:
+        self.terminal: pytest.TerminalReporter | None = (
+            config.pluginmanager.get_plugin("terminalreporter") if config is not None else None)
+        self.stream = stream or sys.stderr
+        if self.terminal is not None:
+            self.tty = bool(self.terminal.isatty)
+        else:
+            self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.open = False  # a phase has shown its first state and not its last
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self._write("\r" + text + "\x1b[K" + ("\n" if final else ""))
+        elif final or not self.open:
+            self._write(text + "\n")
+        self.open = not final
+
+    def _write(self, text: str) -> None:
+        if self.terminal is not None:
+            self.terminal.write(text, flush=True)
+        else:
+            self.stream.write(text)
+            self.stream.flush()
 
 
 class QuietSamples:

@@ -72,3 +72,49 @@ def test_a_report_hook_with_a_wrong_argument_is_refused_by_pytest(pytester):
     result = pytester.runpytest("--humaneval-config", "mock.yaml", *NO_CACHE)
     assert result.ret != 0
     assert "session" in result.stdout.str() + result.stderr.str()
+
+
+# -- work at the right hook: configure validates, session start works ---------------------------------------
+
+CHILDREN = '''
+import json, os, pytest
+
+def children():
+    """Processes whose parent is this one (the sandbox's supervisor, its fork server)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid():
+                found.append(int(entry))
+    return found
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    with open("children.json", "w") as handle:
+        json.dump(children(), handle)
+'''
+
+
+@pytest.mark.parametrize("collect_only", [False, True], ids=["run", "collect-only"])
+def test_collect_only_starts_no_sandbox_and_computes_no_expected_outputs(pytester, monkeypatch, collect_only):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "xdg"))  # an empty cache: nothing computed yet
+    pytester.makeconftest(CHILDREN)
+    (pytester.path / "plus.yaml").write_text(
+        "target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 2}\n")
+    args = ("--collect-only",) if collect_only else ()
+    result = pytester.runpytest_subprocess("--humaneval-config", "plus.yaml", "-p", "no:xdist", *args, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    started = json.loads((pytester.path / "children.json").read_text())
+    expected = list((pytester.path / "xdg").rglob("*.blob*")) + list((pytester.path / "xdg").glob("*/expected/*/*"))
+    if collect_only:
+        result.stdout.fnmatch_lines(["*<HumanEvalItem HumanEval/1?0?>*"])
+        assert started == [] and expected == []
+        assert "expected outputs" not in result.stdout.str() + result.stderr.str()
+    else:  # the control: a run starts its sandbox by the time it collects, and computes the expected outputs
+        assert len(started) >= 1 and expected != []
+        result.stdout.fnmatch_lines(["humaneval: expected outputs of 2 task(s) computed in * s, cached in *"])

@@ -192,7 +192,7 @@ def test_a_session_with_dataset_humanevalplus_downloads_it_with_a_progress_line_
     config.write_text("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(config), "--humaneval-report", "report.json", *NO_CACHE)
     result.assert_outcomes(passed=2)
-    result.stderr.fnmatch_lines([
+    result.stdout.fnmatch_lines([  # through pytest's terminal reporter, at session start
         f"humaneval: downloading HumanEvalPlus.jsonl.gz from {server.url}HumanEvalPlus.jsonl.gz: *%",
         f"humaneval: downloaded HumanEvalPlus.jsonl.gz (904 KiB, sha256 verified) into {cache}/evalplus/v0.1.10",
         "humaneval: computing expected outputs (canonical solutions): */2 tasks, * s",
@@ -203,7 +203,7 @@ def test_a_session_with_dataset_humanevalplus_downloads_it_with_a_progress_line_
 
     again = pytester.runpytest("--humaneval-config", str(config), *NO_CACHE)
     again.assert_outcomes(passed=2)
-    assert "humaneval: download" not in again.stderr.str() and "expected outputs" not in again.stderr.str()
+    assert "humaneval: download" not in again.stdout.str() and "expected outputs" not in again.stdout.str()
     assert len(server.requests) == 1, "the second session reads the release and its outputs from the user cache"
 
 
@@ -222,10 +222,10 @@ def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypat
 def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
     import io
 
-    from pytest_humaneval.plugin import StatusLine
+    from pytest_humaneval.terminal import Progress
 
     log = io.StringIO()
-    line = StatusLine(log)
+    line = Progress(stream=log)  # no terminal reporter (-p no:terminal): stderr, the same way
     for text, final in (("a 1%", False), ("a 50%", False), ("a done", True), ("b 1/3", False), ("b 3/3", False),
                         ("b done", True)):
         line(text, final=final)
@@ -236,7 +236,7 @@ def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
             return True
 
     screen = Terminal()
-    line = StatusLine(screen)
+    line = Progress(stream=screen)
     line("a 1%")
     line("a done", final=True)
     assert screen.getvalue() == "\ra 1%\x1b[K\ra done\x1b[K\n"

@@ -157,9 +157,10 @@ def _open_dataset(config: RunConfig,
     return dataset, releases.RELEASE_VERSION if release is not None else None, path
 
 
-def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -> Plan:
+def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True) -> Plan:
     """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
-    EvalPlus dataset being computed (each happens once, then comes from the user cache)."""
+    EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
+    leaves those outputs to be made when a sample needs them (``--collect-only`` needs none)."""
     dataset, release, path = _open_dataset(config, progress)
     name, problems = dataset.name, dataset.problems
     total = len(problems)
@@ -191,7 +192,8 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None) -
     if dataset.evalplus:
         suites = plus.Suites(dataset.sha256, problems)
         try:
-            suites.ensure(progress)  # once per dataset, Python and machine; then it is read from the user cache
+            if expected:
+                suites.ensure(progress)  # once per dataset, Python and machine; then it is read from the user cache
         except DatasetError as exc:
             raise DatasetError(f"{path}: {exc}") from exc
     return Plan(selection, tuple(samples), suites)

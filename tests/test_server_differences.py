@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_openai import MODEL, FakeOpenAI, server_like
+from fake_openai import MODEL, SLOTS_REFUSAL, FakeOpenAI, Reply, server_like
 from sessions import NO_CACHE, read_report
 
 from pytest_humaneval.completions.endpoint import USAGE_SHORT, _usage_short
@@ -63,6 +63,33 @@ def test_a_usage_summed_over_the_choices_is_not_flagged(pytester):
     assert [row["completion_tokens"] for row in rows] == [128, 0, 0, 0] * 2
     assert read_report(pytester.path / "r.json")["measurements"]["human-eval.total_tokens"]["value"] == 2 * (10 + 128)
     assert USAGE_SHORT not in result.stdout.str() + (pytester.path / "results.jsonl").read_text()
+
+
+def test_a_fixed_request_n_refused_with_400_falls_back_to_one_choice_per_request(pytester):
+    # It used to record the 400 for every sample of the request: with request_n 4 on a 2-slot llama-server,
+    # every sample of the run was lost.
+    with FakeOpenAI(server_like("llama-server", canonical, slots=2)) as server:
+        result, rows = run(pytester, server, ", request_n: 4, concurrency: 1")
+    result.assert_outcomes(passed=8)
+    asked = [r.body.get("n") for r in server.posts()]
+    assert asked.count(4) == 2 and asked.count(None) == 8 and len(asked) == 10
+    assert all(row["status"] == "passed" for row in rows)
+    refusal = SLOTS_REFUSAL.format(slots=2)
+    result.stdout.fnmatch_lines([f"humaneval: warning: a request for 4 choices failed (HTTP 400 from "
+                                 f"{server.url}/chat/completions: {refusal}); asking one choice per request from now on"])
+    assert result.stdout.str().count("asking one choice per request") == 1
+
+
+def test_a_fixed_request_n_that_fails_for_another_reason_does_not_fall_back(pytester):
+    def script(request, index):
+        return server_like("vllm", canonical)(request, index) if request.method == "GET" else \
+            Reply(503, {"error": {"message": "overloaded"}})
+
+    with FakeOpenAI(script) as server:
+        result, rows = run(pytester, server, ", request_n: 4")
+    result.assert_outcomes(skipped=8)
+    assert [r.body.get("n") for r in server.posts()] == [4, 4]  # a 503 says nothing about n: not asked again
+    assert all(row["status"] == "not_run" and "HTTP 503" in row["detail"] for row in rows)
 
 
 @pytest.mark.parametrize(("counted", "finishes", "limit", "flagged"), [

@@ -9,6 +9,7 @@ the moment it arrives (so Ctrl-C or a crash loses nothing that was paid for).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -24,6 +25,10 @@ __all__ = ["AUTO_MAX_CHOICES", "Requests", "generate", "plan_requests"]
 
 # The most choices asked at once with request_n: auto (OpenAI's documented maximum of n).
 AUTO_MAX_CHOICES = 128
+# A fixed request_n falls back to one choice per request when a request of several choices is refused with one
+# of these (llama.cpp's server answers 400 to an n above its slots; validating servers say 422). A timeout or a
+# 5xx says nothing about n: those samples fail as they would alone.
+REFUSED_STATUS = frozenset({400, 422})
 
 
 @dataclass
@@ -62,10 +67,10 @@ def generate(plan: Plan, client: Client, concurrency: int,
 
     ``request_n``: choices per request (None: auto, i.e. all of a problem's missing samples in one request
     once a first reply shows the server honours ``n``; fewer choices than asked fall back to one request per
-    missing sample). ``done`` fills up as generations finish, so a caller interrupted by Ctrl-C keeps them.
-    A sample whose generation failed stays ``not_run`` with the reason, and is not stored. ``notice`` gets a
-    line when the run stops asking several choices at once, and one when replies counted fewer tokens than
-    their choices take (``USAGE_SHORT``)."""
+    missing sample; so does a request of several choices that the server refuses). ``done`` fills up as
+    generations finish, so a caller interrupted by Ctrl-C keeps them. A sample whose generation failed stays
+    ``not_run`` with the reason, and is not stored. ``notice`` gets a line when the run stops asking several
+    choices at once, and one when replies counted fewer tokens than their choices take (``USAGE_SHORT``)."""
     requests = requests or Requests(keys={}, missing=list(plan.samples))
     finished: dict[tuple[str, int], Generation] = {} if done is None else done
     if requests.missing:
@@ -133,7 +138,7 @@ class _Sender:
         assert self.gate is not None
         async with self.gate:
             generations = await self.client.generate_choices(problem.prompt, problem.entry_point, len(batch))
-        if generations[0].completion is None and len(batch) > 1 and self.auto:
+        if generations[0].completion is None and len(batch) > 1 and (self.auto or _refused(generations[0].error)):
             # The server refused n (llama.cpp's server: a 400 above its slots): one request per sample from now on.
             if self.honoured is not False:
                 self.notice(f"a request for {len(batch)} choices failed ({generations[0].error}); asking one choice "
@@ -168,3 +173,7 @@ class _Sender:
         if self.progress is not None:
             self.progress(len(self.finished), len(self.requests.missing), self.failed)
 
+
+def _refused(error: str | None) -> bool:
+    status = re.match(r"HTTP (\d{3}) ", error or "")
+    return status is not None and int(status.group(1)) in REFUSED_STATUS

@@ -73,6 +73,7 @@ from typing import Any
 import httpx
 import yaml
 
+from pytest_humaneval.completions.endpoint import USAGE_SHORT
 from pytest_humaneval.completions.generation import make_client
 from pytest_humaneval.config import load_config
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -90,7 +91,6 @@ SERVER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_CPU_KVCA
               "VLLM_CPU_OMP_THREADS_BIND": "nobind", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
 STOP_GRACE_S = 30.0
 TRUNCATED = "truncated at max_tokens (finish_reason: length)"
-USAGE_FLAG = "cannot cover"  # in the detail of a request whose usage is too small for its choices
 
 
 # -- an interpreter with vLLM ---------------------------------------------------------------------------------
@@ -206,6 +206,9 @@ class Server:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
         self.process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _group_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
         return f"pid {pid} killed (SIGKILL) after {STOP_GRACE_S:.0f} s"
 
     def log(self, since: int = 0) -> str:
@@ -403,7 +406,7 @@ def check_recorded_answers(check: Checks, session: Session, replies: dict[str, d
             tokens_wrong.append(task_id)
         for row in rows:
             cut = row["finish_reason"] == "length"
-            if cut != (row["detail"] or "").startswith(TRUNCATED) or USAGE_FLAG in (row["detail"] or ""):
+            if cut != (row["detail"] or "").startswith(TRUNCATED) or USAGE_SHORT in (row["detail"] or ""):
                 detail_wrong.append(f"{task_id}[{row['sample']}]")
     samples = sum(len(session.rows_of(t)) for t in replies)
     check(case, f"the {samples} recorded answers and finish reasons are the server's replies to the same body",

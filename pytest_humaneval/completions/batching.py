@@ -9,10 +9,12 @@ the moment it arrives (so Ctrl-C or a crash loses nothing that was paid for).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .endpoint import USAGE_SHORT
 from .sources import Plan, Sample, with_generation
 from .store import GenerationStore, request_key
 
@@ -23,6 +25,10 @@ __all__ = ["AUTO_MAX_CHOICES", "Requests", "generate", "plan_requests"]
 
 # The most choices asked at once with request_n: auto (OpenAI's documented maximum of n).
 AUTO_MAX_CHOICES = 128
+# A fixed request_n falls back to one choice per request when a request of several choices is refused with one
+# of these (llama.cpp's server answers 400 to an n above its slots; validating servers say 422). A timeout or a
+# 5xx says nothing about n: those samples fail as they would alone.
+REFUSED_STATUS = frozenset({400, 422})
 
 
 @dataclass
@@ -57,18 +63,19 @@ def generate(plan: Plan, client: Client, concurrency: int,
              progress: Callable[[int, int, int], None] | None = None,
              done: dict[tuple[str, int], Generation] | None = None, *,
              requests: Requests | None = None, store: GenerationStore | None = None,
-             request_n: int | None = 1) -> Plan:
+             request_n: int | None = 1, notice: Callable[[str], None] | None = None) -> Plan:
     """The plan with every sample's generation: reused (``requests.cached``) or requested now.
 
     ``request_n``: choices per request (None: auto, i.e. all of a problem's missing samples in one request
     once a first reply shows the server honours ``n``; fewer choices than asked fall back to one request per
-    missing sample). ``done`` fills up as generations finish, so a caller interrupted by Ctrl-C keeps them.
-    A sample whose generation failed stays ``not_run`` with the reason, and is not stored.
-    """
+    missing sample; so does a request of several choices that the server refuses). ``done`` fills up as
+    generations finish, so a caller interrupted by Ctrl-C keeps them. A sample whose generation failed stays
+    ``not_run`` with the reason, and is not stored. ``notice`` gets a line when the run stops asking several
+    choices at once, and one when replies counted fewer tokens than their choices take (``USAGE_SHORT``)."""
     requests = requests or Requests(keys={}, missing=list(plan.samples))
     finished: dict[tuple[str, int], Generation] = {} if done is None else done
     if requests.missing:
-        sender = _Sender(plan, client, concurrency, requests, store, finished, progress, request_n)
+        sender = _Sender(plan, client, concurrency, requests, store, finished, progress, request_n, notice)
         try:
             asyncio.run(sender.run())
         finally:
@@ -81,7 +88,8 @@ def generate(plan: Plan, client: Client, concurrency: int,
 class _Sender:
     def __init__(self, plan: Plan, client: Client, concurrency: int, requests: Requests,
                  store: GenerationStore | None, finished: dict[tuple[str, int], Generation],
-                 progress: Callable[[int, int, int], None] | None, request_n: int | None) -> None:
+                 progress: Callable[[int, int, int], None] | None, request_n: int | None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.plan, self.client, self.concurrency = plan, client, concurrency
         self.requests, self.store, self.finished, self.progress = requests, store, finished, progress
         self.auto = request_n is None
@@ -89,6 +97,9 @@ class _Sender:
         self.honoured: bool | None = None if request_n is None else request_n > 1
         self.failed = 0
         self.gate: asyncio.Semaphore | None = None
+        self.notice = notice or (lambda line: None)
+        self.batched = 0  # replies with several choices
+        self.short: list[str] = []  # the usage notes of those whose usage cannot cover their choices
 
     async def run(self) -> None:
         self.gate = asyncio.Semaphore(self.concurrency)
@@ -105,6 +116,10 @@ class _Sender:
                     groups.remove(probe)
                     await self.fill(probe)
             await asyncio.gather(*(self.fill(group) for group in groups))
+        if self.short:
+            self.notice(f"{len(self.short)} of {self.batched} replies with several choices counted fewer completion "
+                        f"tokens than their choices take (first: {self.short[0].split(': ', 1)[1]}); each such "
+                        "request's first sample says so in its detail")
 
     async def fill(self, samples: list[Sample]) -> None:
         """Every sample of one problem: batches of choices while the server honours n, then one by one."""
@@ -124,8 +139,12 @@ class _Sender:
         assert self.gate is not None
         async with self.gate:
             generations = await self.client.generate_choices(problem.prompt, problem.entry_point, len(batch))
-        if generations[0].completion is None and len(batch) > 1 and self.auto:
-            self.honoured = False  # the server refused n (e.g. a 400): one request per sample from now on
+        if generations[0].completion is None and len(batch) > 1 and (self.auto or _refused(generations[0].error)):
+            # The server refused n (llama.cpp's server: a 400 above its slots): one request per sample from now on.
+            if self.honoured is not False:
+                self.notice(f"a request for {len(batch)} choices failed ({generations[0].error}); asking one choice "
+                            "per request from now on")
+            self.honoured = False
             return batch
         if generations[0].completion is None:
             for sample in batch:
@@ -133,6 +152,9 @@ class _Sender:
             return []
         if self.auto and len(batch) > 1:
             self.honoured = len(generations) > 1
+        if len(generations) > 1:
+            self.batched += 1
+            self.short += [note for note in generations[0].notes if note.startswith(USAGE_SHORT)]
         for sample, generation in zip(batch, generations, strict=False):
             self.record(sample, generation)
         if len(generations) < len(batch) and not self.auto:
@@ -151,3 +173,8 @@ class _Sender:
                 "attempts": generation.attempts})
         if self.progress is not None:
             self.progress(len(self.finished), len(self.requests.missing), self.failed)
+
+
+def _refused(error: str | None) -> bool:
+    status = re.match(r"HTTP (\d{3}) ", error or "")
+    return status is not None and int(status.group(1)) in REFUSED_STATUS

@@ -28,8 +28,8 @@ from .store import normalise_endpoint
 
 Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
 
-__all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "EndpointError", "Extractor", "Generation", "Client", "check_url",
-           "stored_generation", "unwrap_completion"]
+__all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "USAGE_SHORT", "EndpointError", "Extractor", "Generation", "Client",
+           "check_url", "stored_generation", "unwrap_completion"]
 
 # The customary HumanEval stop sequences (Chen et al., 2021), trimmed to the 4 that OpenAI's API accepts.
 DEFAULT_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(")
@@ -38,6 +38,10 @@ CHAT_SYSTEM = ("You are an expert Python programmer. Complete the user's functio
 CHAT_USER = "Complete this Python function:\n```python\n{prompt}\n```"
 TRUNCATED = "truncated at max_tokens (finish_reason: length)"
 NO_CODE = "the model returned no code"
+# A reply's usage too small for the choices it returned: llama.cpp's server counts one choice of n. The count is
+# recorded as the server said it (guessing n times one choice would be wrong on every server that does count),
+# and the request's first sample says so.
+USAGE_SHORT = "usage cannot cover the choices"
 # Where servers put the reasoning of a thinking model when they parse it out of the answer: DeepSeek, vLLM and
 # SGLang reasoning parsers, DashScope (reasoning_content); OpenRouter, newer vLLM, Ollama (reasoning).
 REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -342,6 +346,7 @@ class Client:
         details = usage.get("completion_tokens_details")
         billed = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
                   _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None)
+        short = _usage_short(billed[1], [finish for _, _, finish in answers], _token_limit(payload))
         generations = []
         for index, (raw, reasoning, finish) in enumerate(answers):
             found, failed = _extracted(self.extractor, raw, entry_point, prompt)
@@ -352,7 +357,8 @@ class Client:
                 completion_tokens=tokens[1], generation_ms=elapsed, attempts=attempts,
                 retry_overhead_ms=overhead if index == 0 else 0.0,
                 reasoning="\n\n".join(r for r in (reasoning, found.reasoning) if r) or None,
-                finish_reason=finish, reasoning_tokens=tokens[2], notes=_notes(found, finish)))
+                finish_reason=finish, reasoning_tokens=tokens[2],
+                notes=_notes(found, finish) + ((short,) if short and index == 0 else ())))
         return generations
 
 
@@ -379,6 +385,29 @@ def _extracted(extractor: Extractor, raw: str, entry_point: str, prompt: str) ->
         return extractor(raw, entry_point, prompt), None
     except Exception as exc:
         return Extraction("", None, None), f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
+
+
+def _token_limit(payload: dict[str, Any]) -> int | None:
+    """The most tokens one choice may have, as sent (``max_completion_tokens`` supersedes ``max_tokens``)."""
+    for name in ("max_completion_tokens", "max_tokens"):
+        if _count(payload.get(name)):
+            return int(payload[name])
+    return None
+
+
+def _usage_short(counted: int | None, finishes: list[str | None], limit: int | None) -> str | None:
+    """A note when a reply of several choices counts fewer completion tokens than its choices must have taken:
+    at least one each, and the token limit for each choice cut at it (unless the context cut it sooner)."""
+    if counted is None or len(finishes) < 2:
+        return None
+    cut = sum(1 for finish in finishes if finish == "length") if limit is not None else 0
+    needed = cut * (limit or 0) + len(finishes) - cut
+    if counted >= needed:
+        return None
+    how = f", {cut} of them cut at max_tokens {limit}" if cut else ""
+    return (f"{USAGE_SHORT}: the server counted {counted} completion tokens for the {len(finishes)} choices it "
+            f"returned{how}, which take at least {needed}; recorded as counted, so the token and cost totals are "
+            "too low (llama.cpp's server counts one choice)")
 
 
 def _notes(found: Extraction, finish: str | None) -> tuple[str, ...]:

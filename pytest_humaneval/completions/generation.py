@@ -93,7 +93,8 @@ def generate_completions(config: RunConfig, plan: Plan, terminal: Any, aggregato
         progress.write(f"humaneval: {reused}generating {len(requests.missing)} completions with "
                        f"{config.target.model} ({config.params.concurrency} requests at a time)")
         plan = generate(plan, make_client(config, extractor), config.params.concurrency, progress, done,
-                        requests=requests, store=store, request_n=config.params.request_n)
+                        requests=requests, store=store, request_n=config.params.request_n,
+                        notice=lambda line: progress.write(f"humaneval: warning: {line}"))
         if store is not None and store.error:
             progress.write(f"humaneval: warning: generation store: {store.error}; these completions will not "
                            "be reused")

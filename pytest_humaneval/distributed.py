@@ -23,7 +23,8 @@ Imported only when pytest-xdist is present (it stays optional at import time).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
@@ -33,6 +34,12 @@ from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .hosts import Hosts
 from .items import RUN_KEY, parse_item_name
 from .summary import COLLECTOR_KEY, Collector
+
+if TYPE_CHECKING:  # xdist's own types, as its hookspecs (newhooks.py) name them
+    import execnet
+    from xdist.remote import Producer
+    from xdist.scheduler.protocol import Scheduling
+    from xdist.workermanage import WorkerController
 
 __all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
 
@@ -70,7 +77,7 @@ class XdistHooks:
         self._hosts: Hosts | None = None
 
     @pytest.hookimpl
-    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[execnet.XSpec]) -> None:
         # Called by xdist's NodeManager before it makes the first gateway: the manager is there to wrap.
         dsession = config.pluginmanager.get_plugin("dsession")
         if dsession is not None and getattr(dsession, "nodemanager", None) is not None:
@@ -83,13 +90,13 @@ class XdistHooks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # samples lost with the hosts must not look green
 
     @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self._hosts is not None:
             for line in self._hosts.summary_lines():
                 terminalreporter.write_line(line, yellow=True)
 
     @pytest.hookimpl
-    def pytest_configure_node(self, node: Any) -> None:
+    def pytest_configure_node(self, node: WorkerController) -> None:
         # Serialised once for all workers (at n = 200 the plan is 10 MB).
         run = node.config.stash[RUN_KEY]
         if self._payload is None or self._payload[0] is not run.plan:
@@ -98,14 +105,14 @@ class XdistHooks:
         node.workerinput[CONFIG_INPUT] = self._payload[2]
 
     @pytest.hookimpl
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+    def pytest_xdist_node_collection_finished(self, node: WorkerController, ids: Sequence[str]) -> None:
         self._collected.add(node.gateway.id)
         aggregator = _aggregator(node.config)
         if aggregator is not None:
             aggregator.set_planned([nodeid.rpartition("::")[2] for nodeid in ids])
 
     @pytest.hookimpl
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:
         if error is None or self._stopping or node.gateway.id in self._collected:
             return
         self._stopping = True
@@ -118,13 +125,13 @@ class XdistHooks:
         pytest.exit(reason, returncode=pytest.ExitCode.INTERRUPTED)
 
     @pytest.hookimpl
-    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Scheduling) -> None:
         aggregator = _aggregator(report.node.config) if hasattr(report, "node") else None
         if aggregator is not None:
             aggregator.record_crash(crashitem, str(report.longrepr))
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> Scheduling | None:
         dist = config.getvalue("dist")
         if dist == "loadscope":
             return ByProblemScope(config, log)
@@ -133,6 +140,6 @@ class XdistHooks:
         return None
 
 
-def _last_line(error: Any) -> str:
+def _last_line(error: object) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return lines[-1] if lines else "no reason given"

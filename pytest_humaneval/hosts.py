@@ -29,11 +29,18 @@ Imported only when pytest-xdist is present (distributed.py), and installed on xd
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # xdist's and execnet's own types
+    import execnet
+    from xdist.dsession import DSession
+    from xdist.workermanage import WorkerController
+
+    from .summary import Collector
 
 __all__ = ["CONFIG_OPTION", "PATH_OPTIONS", "Hosts", "remote_specs", "spec_text", "worker_args"]
 
@@ -79,7 +86,7 @@ def config_path_for(path: Path, roots: Sequence[Path], synced: bool) -> str:
     return str(path)
 
 
-def spec_text(spec: Any) -> str:
+def spec_text(spec: execnet.XSpec) -> str:
     """The --tx spec as the user wrote it (xdist prefixes its execmodel)."""
     return str(spec).removeprefix("execmodel=main_thread_only//")
 
@@ -103,7 +110,7 @@ class HostDown:
     """Stands in for the node of a host whose gateway could not be made: xdist's DSession holds it among its
     active nodes until it handles the event this node queued, which removes it."""
 
-    def __init__(self, spec: Any, reason: str) -> None:
+    def __init__(self, spec: execnet.XSpec, reason: str) -> None:
         self.spec = spec
         self.reason = reason
 
@@ -114,7 +121,7 @@ class HostDown:
 class Hosts:
     """Wraps the NodeManager's setup_node: the worker's arguments while xdist reads them, and hosts that fail."""
 
-    def __init__(self, config: pytest.Config, dsession: Any, aggregator: Any) -> None:
+    def __init__(self, config: pytest.Config, dsession: DSession, aggregator: Collector | None) -> None:
         self.config = config
         self.dsession = dsession
         self.aggregator = aggregator
@@ -127,7 +134,8 @@ class Hosts:
         self.manager.setup_node = self.setup_node
         setattr(dsession, "worker_" + HOST_DOWN_EVENT, self.host_down)
 
-    def setup_node(self, spec: Any, putevent: Any) -> Any:
+    def setup_node(self, spec: execnet.XSpec,
+                   putevent: Callable[[tuple[str, dict[str, Any]]], None]) -> WorkerController | HostDown:
         params = self.config.invocation_params
         synced = not spec.popen or bool(spec.chdir)  # the workers whose arguments xdist maps to synced folders
         path = (config_path_for(self.config_path, self.manager.roots, synced)

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,6 +27,9 @@ from .scoring.outputs import OutputError, busy_error, check_output
 from .scoring.report import describe_protocol, planned_view
 from .summary import COLLECTOR_KEY, Collector
 from .terminal import Progress, QuietSamples, Section
+
+if TYPE_CHECKING:
+    import pluggy  # pytest's own hook machinery: its types only
 
 COLLECT_KEY = pytest.StashKey[Path]()
 INTERRUPTED_KEY = pytest.StashKey[bool]()  # Ctrl-C during generation: raised again when collection starts
@@ -416,7 +419,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
     """One line per failing sample, and its verdict on the teardown report only (see outcomes.py)."""
     outcome = yield
     if isinstance(item, HumanEvalItem):
@@ -460,7 +464,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 class PytestHtmlHooks:
     """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
 
-    def pytest_html_results_summary(self, prefix: list[Any], session: pytest.Session) -> None:
+    def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
         collector = session.config.stash.get(COLLECTOR_KEY, None)
         if collector is not None and collector.report:
             prefix.append(html_report.summary_fragment(collector.report))

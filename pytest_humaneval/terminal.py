@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -39,7 +39,7 @@ def mark_sample(report: pytest.TestReport) -> None:
     setattr(report, SAMPLE_ATTR, True)
 
 
-def _is_sample(report: Any) -> bool:
+def _is_sample(report: object) -> bool:
     return getattr(report, SAMPLE_ATTR, False)
 
 
@@ -48,7 +48,7 @@ class Progress:
     terminal reporter: one line updated in place on a terminal; in a log, each phase's first and last states
     only. Without a terminal reporter (``-p no:terminal``), on stderr the same way."""
 
-    def __init__(self, config: pytest.Config | None = None, stream: Any = None) -> None:
+    def __init__(self, config: pytest.Config | None = None, stream: IO[str] | None = None) -> None:
         self.terminal: pytest.TerminalReporter | None = (
             config.pluginmanager.get_plugin("terminalreporter") if config is not None else None)
         self.stream = stream or sys.stderr
@@ -92,7 +92,7 @@ class QuietSamples:
         self._stats: dict[str, list[Any]] | None = None
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside the terminal reporter's own wrapper
-    def pytest_terminal_summary(self, terminalreporter: Any) -> Iterator[None]:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> Iterator[None]:
         if not self.blocks:
             self._leave_out(terminalreporter.stats)
         try:

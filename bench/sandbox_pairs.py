@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from common import commit, write_record
+
 HERE = Path(__file__).resolve().parents[1]
 ONE_SIDE = r"""
 import json, sys, time
@@ -75,11 +77,17 @@ def main() -> int:
         print(f"pair {pair + 1}: other ({other.get('isolation', '?')}) {other['wall_ms']:.2f} ms wall "
               f"{other['cpu_ms']:.2f} ms CPU;  this ({this['isolation']}) {this['wall_ms']:.2f} ms wall "
               f"{this['cpu_ms']:.2f} ms CPU")
+    figures = {}
     for key, name in (("wall_ms", "wall"), ("cpu_ms", "CPU")):
         ratio = statistics.median(o[key] / t[key] for o, t in rows)
-        print(f"{name} per sample: other median {statistics.median(o[key] for o, _ in rows):.2f} ms, this "
-              f"{statistics.median(t[key] for _, t in rows):.2f} ms; median per-pair ratio (other / this) "
-              f"{ratio:.3f}")
+        figures[key] = {"other_median": statistics.median(o[key] for o, _ in rows),
+                        "this_median": statistics.median(t[key] for _, t in rows), "median_ratio": ratio}
+        print(f"{name} per sample: other median {figures[key]['other_median']:.2f} ms, this "
+              f"{figures[key]['this_median']:.2f} ms; median per-pair ratio (other / this) {ratio:.3f}")
+    write_record("sandbox-pairs", {"other": {"checkout": str(args.other.resolve()), **commit(args.other.resolve())},
+                                   "samples": args.samples, "isolation": args.isolation,
+                                   "other_isolation": args.other_isolation or args.isolation, **figures},
+                 [{"other": o, "this": t} for o, t in rows])
     return 0
 
 

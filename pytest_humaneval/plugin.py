@@ -149,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_runtime_gates(run_config)
     config.stash[PENDING_KEY] = (run_config, plan)
     if workerinput is None:
+        _warn_seeded(config, run_config)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
@@ -218,6 +219,18 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
             warn_at(config, f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
                             f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})",
                     run_config.path, "params.k")
+
+
+def _warn_seeded(config: pytest.Config, run_config: RunConfig) -> None:
+    """A fixed seed sent in every request of a problem: samples drawn in separate requests are the same answer."""
+    params = run_config.params
+    seeded = (params.extra_body or {}).get("seed") is not None
+    if seeded and run_config.target.mode == "runtime" and params.request_n is not None and params.request_n < params.n:
+        warn_at(config, f"pytest-humaneval: params.extra_body.seed with params.n {params.n} and params.request_n "
+                        f"{params.request_n}: every request sends the same seed, so the samples of a problem drawn in "
+                        "separate requests repeat one another (a server seeds the choices of one request apart, not "
+                        "its requests) and pass@k measures fewer samples than n; leave the seed out, or set "
+                        f"params.request_n to {params.n}", run_config.path, "params.extra_body")
 
 
 def _warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:

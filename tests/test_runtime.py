@@ -259,3 +259,19 @@ def test_ctrl_c_during_the_preflight_still_writes_the_report(pytester):
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     report = read_report(pytester.path / "r.json")
     assert report["interrupted"] == "KeyboardInterrupt during generation" and report["counts"]["not_run"] == 4
+
+
+def test_a_seed_sent_in_every_request_of_a_problem_is_warned_about(pytester, monkeypatch):
+    """A fixed ``extra_body.seed`` with fewer choices per request than samples: the samples of a problem drawn in
+    separate requests start from the same seed and repeat one another (seen with vLLM). Nothing is sent here:
+    ``--collect-only`` generates nothing."""
+    path = pytester.path / "seeded.yaml"
+    path.write_text("target: {mode: runtime, endpoint: 'http://127.0.0.1:9/v1', model: m}\n"
+                    "params: {allow_code_execution: true, n: 4, k: [1], temperature: 0.8, request_n: 1,\n"
+                    "         extra_body: {seed: 7}}\n")
+    result = pytester.runpytest("--humaneval-config", str(path), "--collect-only", *NO_CACHE)
+    result.stdout.fnmatch_lines(["*seeded.yaml:3: PytestConfigWarning: pytest-humaneval: params.extra_body.seed "
+                                 "with params.n 4 and params.request_n 1: every request sends the same seed*"])
+    path.write_text(path.read_text().replace("request_n: 1", "request_n: 4"))
+    assert "extra_body.seed" not in pytester.runpytest("--humaneval-config", str(path), "--collect-only",
+                                                       *NO_CACHE).stdout.str()

@@ -39,7 +39,12 @@ NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also 
 def finish_report(item: HumanEvalItem, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     """Called for each of a sample's three reports, as pytest makes them."""
     mark_sample(report)  # so the terminal can leave it out of pytest's failure sections (terminal.py)
-    if report.failed and report.when in ("setup", "call"):
+    if report.when == "call" and report.passed and call.excinfo is None:
+        failing = item.failure_line()  # a verdict that is not passed: no exception was raised for it
+        if failing is not None:
+            report.outcome = "failed"
+            report.longrepr = one_line(item, failing)
+    elif report.failed and report.when in ("setup", "call"):
         line = _failure_line(item, call)
         if line is not None:
             report.longrepr = one_line(item, line)

@@ -58,7 +58,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.needs_namespaces
-def test_completions_that_hunt_for_their_answer_key_score_0(pytester, namespaces, workspace, mode):
+def test_hunters_score_0(pytester, namespaces, workspace, mode):
+    """Completions that hunt for their answer key score 0."""
     problems = load_problems()[1][:PROBLEMS]
     rows = []
     for problem in problems:  # a neighbour's passing answer first, then every hunter
@@ -166,8 +167,8 @@ def _plus_run(pytester, workspace, completions, *options):
 
 @pytest.mark.parametrize("mode", ["pool", "xdist"])
 @pytest.mark.needs_namespaces
-def test_a_candidate_never_sees_an_input_before_its_turn_nor_its_expected_output(pytester, namespaces,
-                                                                                plus_workspace, mode):
+def test_candidate_sees_only_its_input(pytester, namespaces, plus_workspace, mode):
+    """A candidate never sees an input before its turn, nor its expected output."""
     hunters = [completion(technique, at_load=True) for technique in ("walk", "gc", "memory")]
     rows, _ = _plus_run(pytester, plus_workspace, [HONEST, TOO_SLOW, READ_AHEAD, *hunters], *MODES[mode])
     statuses = [row["status"] for row in rows]
@@ -178,8 +179,8 @@ def test_a_candidate_never_sees_an_input_before_its_turn_nor_its_expected_output
 
 
 @pytest.mark.needs_namespaces
-def test_a_reply_of_colliding_keys_never_holds_the_judge_past_the_suites_limit(pytester, namespaces,
-                                                                               plus_workspace):
+def test_colliding_keys_reply_is_bounded(pytester, namespaces, plus_workspace):
+    """A reply of colliding keys never holds the judge past the suite's limit."""
     rows, _ = _plus_run(pytester, plus_workspace, [COLLIDING, HONEST], "-p", "no:xdist")
     colliding, honest = rows
     assert colliding["status"] == "timeout" and "ran past its" in colliding["detail"], colliding
@@ -198,7 +199,8 @@ LIARS = [f"    print({FORGED!r})\n    import sys\n    print({FORGED!r}, file=sys
 
 
 @pytest.mark.parametrize("options", [(), ("-rA", "-v"), ("-q",)], ids=["default", "verbose", "quiet"])
-def test_no_line_a_sample_prints_can_pass_for_the_harnesss_own_and_bidi_text_stays_inert(pytester, options):
+def test_printed_lines_cannot_forge_the_harness(pytester, options):
+    """No line a sample prints can pass for the harness's own, and bidi text stays inert."""
     (pytester.path / "samples.jsonl").write_text(
         "".join(json.dumps({"task_id": "HumanEval/0", "completion": text}) + "\n" for text in LIARS))
     (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"

@@ -51,7 +51,8 @@ def repository(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda path: path.name)
-def test_each_job_runs_a_shipped_config_without_xdist_and_installs_the_plugin_from_a_source(job, repository):
+def test_each_job_runs_a_shipped_config(job, repository):
+    """Each job runs a shipped config without xdist and installs the plugin from a source."""
     runs = [shlex.split(command) for command in commands(job) if command.startswith("pytest ")]
     assert len(runs) == 1, commands(job)
     args = runs[0]
@@ -65,7 +66,9 @@ def test_each_job_runs_a_shipped_config_without_xdist_and_installs_the_plugin_fr
     assert config.target.credentials_ref[4:] in job.read_text(), "the job sets the key's variable"
 
 
-def test_the_production_config_measures_what_the_candidate_does(repository):
+def test_prod_differs_only_in_model(repository):
+    """The production config measures what the candidate does: the same settings (the same dataset digest), another
+    model and no gate."""
     candidate, prod = (load_config(repository / "humaneval" / name) for name in ("candidate.yaml", "prod.yaml"))
     assert candidate.target.model != prod.target.model and prod.gate is None
     assert dataclasses.replace(candidate.target, model=prod.target.model) == prod.target
@@ -73,7 +76,7 @@ def test_the_production_config_measures_what_the_candidate_does(repository):
         prod.params, prod.dataset, prod.dataset_release), "same settings: the same dataset digest"
 
 
-def test_the_starter_configs_make_a_baseline_and_gate_against_it(pytester, monkeypatch):
+def test_starter_configs_baseline_and_gate(pytester, monkeypatch):
     """The workflow of the jobs' comments, against a loopback server instead of DashScope: prod.yaml makes the
     baseline, candidate.yaml is gated on it."""
     problems = load_problems()[1]

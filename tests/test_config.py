@@ -28,7 +28,8 @@ def error_of(path: Path) -> str:
     return message
 
 
-def test_minimal_mock_config_has_contract_defaults(write):
+def test_minimal_mock_config_defaults(write):
+    """A minimal mock config has the contract's defaults."""
     config = load_config(write("target: {mode: mock}\n"))
     assert config.target.mode == "mock"
     assert config.params.timeout_s == 3.0 and config.params.k == (1,) and config.params.n == 1
@@ -42,7 +43,8 @@ def test_config_is_frozen(write):
         config.params.timeout_s = 1.0  # type: ignore[misc]
 
 
-def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monkeypatch):
+def test_paths_relative_to_config_folder(write, tmp_path, monkeypatch):
+    """Relative paths resolve against the config's folder."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "s.jsonl").write_text('{"task_id": "HumanEval/0", "completion": "x"}\n')
     monkeypatch.chdir("/")
@@ -146,14 +148,16 @@ def test_relative_paths_resolve_against_the_config_folder(write, tmp_path, monke
          "params.system_prompt: expected only with target.api chat (the completions API sends the raw prompt)"),
     ],
 )
-def test_each_bad_value_is_one_line_naming_key_expected_and_found(write, text, expected):
+def test_bad_value_is_one_line_error(write, text, expected):
+    """Each bad value is one line naming the key, what was expected and what was found."""
     message = error_of(write(text))
     for part in expected.split("*"):  # "*": the resolved path, which is the test's temporary folder
         assert part in message, message
         message = message[message.index(part) + len(part):]
 
 
-def test_dataset_is_a_release_name_or_a_path_and_plus_time_limits_default_to_evalplus_master(write, tmp_path):
+def test_dataset_is_release_or_path(write, tmp_path):
+    """The dataset is a release name or a path, and the HumanEval+ time limits default to EvalPlus master's."""
     from pytest_humaneval.config import PlusParams
 
     config = load_config(write("target: {mode: mock}\ndataset: humaneval\n"))
@@ -169,7 +173,8 @@ def test_dataset_is_a_release_name_or_a_path_and_plus_time_limits_default_to_eva
     assert type(config.params.plus.min_time_limit_s) is float
 
 
-def test_samples_and_runtime_require_explicit_code_execution_opt_in(write, tmp_path):
+def test_execution_needs_explicit_opt_in(write, tmp_path):
+    """The samples and runtime modes require an explicit opt-in to code execution."""
     (tmp_path / "s.jsonl").write_text("")
     message = error_of(write("target: {mode: samples, samples: s.jsonl}\n"))
     assert "params.allow_code_execution: expected true for mode samples" in message
@@ -178,7 +183,8 @@ def test_samples_and_runtime_require_explicit_code_execution_opt_in(write, tmp_p
     assert "params.allow_code_execution: expected true for mode runtime" in message
 
 
-def test_runtime_mode_needs_an_http_endpoint_and_a_model(write):
+def test_runtime_needs_endpoint_and_model(write):
+    """The runtime mode needs an http(s) endpoint and a model."""
     config = load_config(write("""
         target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m, credentials_ref: env:KEY}
         params: {allow_code_execution: true, n: 2, k: [1, 2], retry: {max_attempts: 3}}
@@ -197,7 +203,8 @@ def test_runtime_mode_needs_an_http_endpoint_and_a_model(write):
     """))
 
 
-def test_provider_options_and_the_system_prompt_are_read_as_given(write):
+def test_provider_options_read_as_given(write):
+    """The provider options and the system prompt are read as given."""
     config = load_config(write("""
         target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}
         params:
@@ -242,25 +249,29 @@ def test_missing_config_file_names_it(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parent.parent / "examples").glob("*.yaml")))
-def test_every_shipped_example_config_is_valid(name):
+def test_shipped_examples_are_valid(name):
+    """Every shipped example config is valid."""
     config = load_config(Path(__file__).parent.parent / "examples" / name)
     assert config.target.mode in ("mock", "samples", "runtime")
 
 
-def test_workers_default_to_none_and_take_a_count(write):
+def test_workers_none_or_a_count(write):
+    """The workers default to none and take a count."""
     assert load_config(write("target: {mode: mock}\n")).params.workers is None  # resolved per process
     assert load_config(write("target: {mode: mock}\nparams: {execute: true, workers: 8}\n")).params.workers == 8
 
 
 # -- the schema: one declaration per key -------------------------------------------------------------------
 
-def test_the_reference_page_is_the_schemas_table():
+def test_reference_page_is_schema_table():
+    """The reference page is the schema's table."""
     from pytest_humaneval.config import reference_table
     page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
     assert reference_table() in page
 
 
-def test_every_field_of_the_config_is_a_declared_key_with_its_default():
+def test_every_field_is_a_schema_key():
+    """Every field of the config is a declared key of the schema, with its default."""
     import dataclasses
 
     from pytest_humaneval.config import KEYS, Gate, Params, PlusParams, Pricing, RetryPolicy, Target, keys_of
@@ -274,7 +285,8 @@ def test_every_field_of_the_config_is_a_declared_key_with_its_default():
     assert keys_of("") == ("target", "dataset", "params", "pricing", "gate")
 
 
-def test_a_key_added_to_the_schema_is_accepted_and_bounded_from_it(tmp_path, monkeypatch):
+def test_new_schema_key_is_bounded(tmp_path, monkeypatch):
+    """A key added to the schema is accepted, and bounded from it."""
     from pytest_humaneval import config
     key = config.Key("params.timeout_s", 3.0, "`3.0`", "wall-clock limit", 0, 7, lo_open=True)
     monkeypatch.setitem(config.KEYS, "params.timeout_s", key)

@@ -42,7 +42,8 @@ def landlock() -> int:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_in_a_default_container_hunters_score_0_and_canonical_solutions_pass(pytester, landlock, mode):
+def test_default_container_hunters_score_0(pytester, landlock, mode):
+    """In a default container, the hunters score 0 and the canonical solutions pass."""
     folder = Path(tempfile.mkdtemp(dir=HERE.parent, prefix=".humaneval-attack-"))  # outside /tmp, as a workspace
     try:
         folder.chmod(0o755)
@@ -74,7 +75,8 @@ def test_in_a_default_container_hunters_score_0_and_canonical_solutions_pass(pyt
         shutil.rmtree(folder)
 
 
-def test_in_a_default_container_the_reference_run_passes_under_strict(pytester, landlock):
+def test_default_container_passes_strict(pytester, landlock):
+    """In a default container, the reference run passes under strict."""
     # The shipped CI starters ask for strict: in a container, Landlock meets it.
     (pytester.path / "run.yaml").write_text("target: {mode: mock}\nparams: {execute: true, isolation: strict}\n")
     result = in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-report", "report.json",
@@ -96,7 +98,8 @@ def contained_nobody(landlock):
 
 
 @pytest.mark.needs_system_python
-def test_without_root_or_user_namespaces_hunters_score_0_and_canonical_solutions_pass(contained_nobody):
+def test_no_userns_hunters_score_0(contained_nobody):
+    """Without root or user namespaces, the hunters score 0 and the canonical solutions pass."""
     problems = load_problems()[1][:PROBLEMS]
     passed = dict.fromkeys(TECHNIQUES, 0)
     for problem in problems:
@@ -111,7 +114,8 @@ def test_without_root_or_user_namespaces_hunters_score_0_and_canonical_solutions
 
 
 @pytest.mark.needs_system_python
-def test_without_root_or_user_namespaces_a_candidate_writes_only_its_own_folder(contained_nobody):
+def test_no_userns_writes_own_folder_only(contained_nobody):
+    """Without root or user namespaces, a candidate writes only its own folder."""
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
         outside.chmod(0o777)  # writable by the harness's user, as a project tree or /tmp is
@@ -171,8 +175,8 @@ def _refused(attempt: str) -> str:
 
 @pytest.mark.needs_system_python
 @pytest.mark.parametrize("attack", sorted(name for name in CHANNELS if "/tmp" not in name))  # (/tmp is root's here)
-def test_without_root_or_user_namespaces_no_metadata_or_priority_change_outlives_the_sample(contained_nobody,
-                                                                                          attack):
+def test_no_userns_changes_end_with_sample(contained_nobody, attack):
+    """Without root or user namespaces, no metadata or priority change outlives the sample."""
     reply = contained_nobody(sample(_refused(CHANNELS[attack]) + "\ndef f():\n    return 1\n",
                                     "def check(candidate):\n    assert candidate() == 1\n"))
     assert reply["status"] == "passed", reply
@@ -185,7 +189,8 @@ def test_without_root_or_user_namespaces_no_metadata_or_priority_change_outlives
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
 @pytest.mark.parametrize("attack", ["xattr of /tmp", "chmod of /tmp", "utime of .."])
-def test_under_a_user_namespace_the_namespaces_own_folders_keep_nothing(attack):
+def test_userns_own_folders_keep_nothing(attack):
+    """Under a user namespace, the namespace's own folders keep nothing."""
     # /tmp, /dev/shm and the working dir's parent are owned by the candidate's uid there: their mode, times and
     # attributes survived the emptying after a sample, and chmod 0 of /tmp failed every later sample.
     if nobody.unavailable():
@@ -226,7 +231,8 @@ assert libc.syscall(cachestat, fd, None, None, 0) == -1 and ctypes.get_errno() =
 
 
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
-def test_the_page_cache_can_be_neither_queried_nor_evicted(mode):
+def test_page_cache_not_queried_or_evicted(mode):
+    """The page cache can be neither queried nor evicted."""
     # Which pages of a shared file are cached is state every sample can see: the red team carried 16 bits from
     # one sample to the next (and across sessions) by evicting pages with fadvise and timing reads. Eviction
     # and residency queries are refused; what remains (a read caches a page, timing tells) is in docs/safety.md.

@@ -65,7 +65,8 @@ def _rows() -> list[dict]:
 
 
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
-def test_every_attack_first_and_the_canonical_solutions_after_it_still_pass(pytester, isolation):
+def test_attacks_then_canonicals_pass(pytester, isolation):
+    """Every attack first, and the canonical solutions after it still pass."""
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _rows()))
     (pytester.path / "humaneval.yaml").write_text(
         "target: {mode: samples, samples: samples.jsonl}\n"
@@ -88,7 +89,8 @@ def test_every_attack_first_and_the_canonical_solutions_after_it_still_pass(pyte
     assert planted == [] or isolation == "basic"
 
 
-def test_a_lone_surrogate_and_terminal_escapes_do_not_break_an_xdist_run(pytester):
+def test_surrogate_and_escapes_keep_xdist(pytester):
+    """A lone surrogate and terminal escapes do not break an xdist run."""
     rows = [{"task_id": "HumanEval/0", "completion": ATTACKS["lone_surrogate_and_escapes"]}] + [
         {"task_id": p.task_id, "completion": p.canonical_solution} for p in load_problems()[1][:20]]
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
@@ -108,7 +110,8 @@ def basic():
     box.close()
 
 
-def test_a_deep_directory_is_removed_and_the_next_sample_passes(basic):
+def test_deep_directory_is_removed(basic):
+    """A deep directory is removed and the next sample passes."""
     deep = basic.run(script("import os\nfor _ in range(1200):\n    os.mkdir('d')\n    os.chdir('d')\n"), FAST)
     assert deep.status is Status.PASSED, deep.detail
     after = basic.run(script("import os\nassert os.listdir('.') == []"), FAST)
@@ -121,7 +124,8 @@ def test_a_deep_directory_is_removed_and_the_next_sample_passes(basic):
     "os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
     "os.sched_setaffinity(os.getppid(), {min(os.sched_getaffinity(0))})",
 ])
-def test_changing_the_supervisor_voids_that_sample_only(attack):
+def test_supervisor_change_voids_one_sample(attack):
+    """Changing the supervisor voids that sample only."""
     if os.cpu_count() == 1 and "affinity" in attack:
         pytest.skip("one CPU: nothing to pin")
     box = Sandbox("basic").start()  # the candidate shares the supervisor's uid here
@@ -143,7 +147,8 @@ def test_changing_the_supervisor_voids_that_sample_only(attack):
         box.close()
 
 
-def test_a_setup_failure_is_the_sandboxs_not_the_programs(monkeypatch):
+def test_setup_failure_is_the_sandboxs(monkeypatch):
+    """A set-up failure is the sandbox's, not the program's."""
     box = Sandbox("basic").start()
     try:
         # As if the supervisor's limits had been lowered under the candidate's: its set-up fails before the
@@ -166,7 +171,8 @@ def namespaced():
 
 
 @pytest.mark.needs_namespaces
-def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
+def test_fresh_tmp_shm_and_ipc(namespaced):
+    """Each sample gets a fresh /tmp, /dev/shm and IPC namespace."""
     # SysV IPC is refused outright (seccomp: ENOSYS, as on a kernel without it); files may be written in the
     # sample's own working dir only (Landlock: not even a shared folder's times change), and where Landlock is
     # missing, /tmp and /dev/shm are emptied after each sample.
@@ -194,7 +200,8 @@ def test_each_sample_gets_a_fresh_tmp_shm_and_ipc_namespace(namespaced):
 
 
 @pytest.mark.needs_namespaces
-def test_host_folders_sockets_and_accounts_are_out_of_reach(namespaced, tmp_path):
+def test_host_is_out_of_reach(namespaced, tmp_path):
+    """The host's folders, sockets and accounts are out of reach."""
     folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     folder.chmod(0o755)
     path = folder / "service.sock"
@@ -243,7 +250,8 @@ SYS_ADD_KEY = {"x86_64": 248, "aarch64": 217}.get(os.uname().machine)
 
 @pytest.mark.skipif(SYS_ADD_KEY is None, reason="add_key's syscall number is not known here")
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
-def test_the_harness_session_keyring_is_not_inherited(isolation):
+def test_session_keyring_not_inherited(isolation):
+    """The harness's session keyring is not inherited."""
     libc = ctypes.CDLL(None, use_errno=True)
     keyctl = _contain.SYS_KEYCTL[os.uname().machine]
     canary = f"humaneval-canary-{uuid.uuid4().hex}"
@@ -274,7 +282,8 @@ assert libc.syscall({keyctl}, 11, ctypes.c_int({serial}), buf, 65536) < 0, 'read
         libc.syscall(keyctl, 21, ctypes.c_int(serial))  # invalidate the canary
 
 
-def test_free_ids_come_from_the_top_of_the_map_and_avoid_accounts_and_subordinate_ranges(monkeypatch, tmp_path):
+def test_free_ids_avoid_used_ranges(monkeypatch, tmp_path):
+    """Free ids come from the top of the map and avoid accounts and subordinate ranges."""
     maps = tmp_path / "uid_map"
     maps.write_text("         0     100000      65536\n")
     monkeypatch.setattr(_contain, "_id_map", lambda path: [(0, 65536)])
@@ -294,7 +303,8 @@ def test_free_ids_come_from_the_top_of_the_map_and_avoid_accounts_and_subordinat
 
 
 @pytest.mark.needs_namespaces
-def test_a_supervisor_killed_from_outside_is_a_harness_error_not_the_models(namespaced):
+def test_killed_supervisor_is_harness_error(namespaced):
+    """A supervisor killed from outside is a harness error, not the model's."""
     import signal
     import threading
 
@@ -316,7 +326,8 @@ def test_a_supervisor_killed_from_outside_is_a_harness_error_not_the_models(name
 
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
 @pytest.mark.needs_cgroup
-def test_memory_and_processes_are_limited_for_the_whole_process_tree(isolation):
+def test_limits_cover_the_process_tree(isolation):
+    """Memory and processes are limited for the whole process tree."""
     box = Sandbox(isolation).start()
     try:
         if not box.limits.startswith("cgroup"):
@@ -335,7 +346,8 @@ def test_memory_and_processes_are_limited_for_the_whole_process_tree(isolation):
 
 
 @pytest.mark.needs_cgroup
-def test_a_killed_supervisor_leaves_no_cgroup_behind():
+def test_killed_supervisor_leaves_no_cgroup():
+    """A killed supervisor leaves no cgroup behind."""
     # Killed from outside, a namespaced supervisor's last processes are still being torn down for a moment,
     # and its cgroup cannot be removed yet: about one kill in ten left both folders behind for good.
     program = sample("def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(1) == 1\n")
@@ -353,7 +365,8 @@ def test_a_killed_supervisor_leaves_no_cgroup_behind():
     assert not left, left
 
 
-def test_a_cgroup_left_by_an_earlier_supervisor_of_the_same_pid_does_not_cost_the_limits(tmp_path):
+def test_stale_cgroup_keeps_the_limits(tmp_path):
+    """A cgroup left by an earlier supervisor of the same pid does not cost the limits."""
     stale = tmp_path / "pytest-humaneval-123"
     stale.mkdir()  # empty: what a supervisor that could not remove it left; it goes, the name is reused
     assert _contain._make_cgroup(str(stale)) == str(stale) and stale.is_dir()
@@ -364,7 +377,8 @@ def test_a_cgroup_left_by_an_earlier_supervisor_of_the_same_pid_does_not_cost_th
     assert made.startswith(str(busy) + "-") and os.path.isdir(made) and (busy / "cgroup.procs").exists()
 
 
-def test_empty_cgroups_left_by_killed_harnesses_are_swept_when_a_supervisor_starts(tmp_path):
+def test_empty_stale_cgroups_are_swept(tmp_path):
+    """Empty cgroups left by killed harnesses are swept when a supervisor starts."""
     old = time.time() - 2 * _contain.STALE_CGROUP_S
     folders = {name: tmp_path / name for name in ("pytest-humaneval-1", "pytest-humaneval-2", "pytest-humaneval-3",
                                                   "other-4")}
@@ -379,7 +393,8 @@ def test_empty_cgroups_left_by_killed_harnesses_are_swept_when_a_supervisor_star
 
 
 @pytest.mark.needs_namespaces
-def test_a_candidate_cannot_kill_its_namespaced_supervisor(namespaced):
+def test_candidate_cannot_kill_supervisor(namespaced):
+    """A candidate cannot kill its namespaced supervisor."""
     result = namespaced.run(sample("import os, signal\ndef f(x):\n    for sig in (signal.SIGKILL, signal.SIGTERM):\n"
                                    "        try:\n            os.kill(1, sig)\n        except OSError:\n            pass\n    return x\n",
                                    "def check(candidate):\n    assert candidate(1) == 1\n"), FAST)
@@ -434,7 +449,8 @@ print(json.dumps(found))
     ("0 100000 65536", "namespaces"),  # rootless Podman/Docker, Kubernetes user namespaces
     ("0 0 1", "namespaces-userns"),  # `unshare --user --map-root-user`: no second uid at all
 ])
-def test_rootless_containers_get_a_working_isolation_and_say_which(mapping, isolation):
+def test_rootless_containers_isolate(mapping, isolation):
+    """Rootless containers get a working isolation, and say which."""
     import subprocess
     import sys
 
@@ -457,7 +473,8 @@ def test_rootless_containers_get_a_working_isolation_and_say_which(mapping, isol
 # -- found by attacking the sandbox after the above landed -------------------------------------------------------
 
 @pytest.mark.needs_namespaces
-def test_a_tree_deeper_than_any_path_is_removed_and_the_verdict_stays_the_programs(namespaced):
+def test_tree_deeper_than_any_path(namespaced):
+    """A tree deeper than any path is removed, and the verdict stays the program's."""
     deep = ("import os\nfor where in ('.',):\n    fd = os.open(where, os.O_RDONLY)\n"
             "    for _ in range(20):\n        os.mkdir('x' * 250, dir_fd=fd)\n"
             "        inner = os.open('x' * 250, os.O_RDONLY, dir_fd=fd)\n        os.close(fd)\n        fd = inner\n"
@@ -470,7 +487,8 @@ def test_a_tree_deeper_than_any_path_is_removed_and_the_verdict_stays_the_progra
 
 
 @pytest.mark.needs_namespaces
-def test_the_judge_killed_between_samples_is_replaced_before_the_next_one(namespaced):
+def test_killed_judge_is_replaced(namespaced):
+    """The judge killed between samples is replaced before the next one."""
     import signal
 
     def children(pid: int) -> list[int]:
@@ -494,7 +512,8 @@ def test_the_judge_killed_between_samples_is_replaced_before_the_next_one(namesp
 
 
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
-def test_no_keyring_of_any_kind_is_reachable(mode):
+def test_no_keyring_is_reachable(mode):
+    """No keyring of any kind is reachable."""
     # Keys outlive the process, and the uid's persistent keyring outlives the run: a channel from one sample to
     # the next. Every keyring call fails as on a kernel without keys (seccomp: ENOSYS), in every mode.
     if SYS_ADD_KEY is None:
@@ -538,7 +557,8 @@ def _wait_until_released(uid: int) -> None:
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
 @pytest.mark.needs_namespaces
 @pytest.mark.needs_root
-def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
+def test_uid_keeps_no_kernel_keys(namespaced):
+    """The candidate's uid keeps no kernel keys after its samples."""
     # The kernel keeps a uid's user keyrings, once anything asked for them, until the machine restarts: every
     # supervisor left two keys behind for its uid, and the key collector, which walks all keys, slowed down.
     if namespaced.isolation != "namespaces":
@@ -561,7 +581,8 @@ def test_the_candidates_uid_keeps_no_kernel_keys_after_its_samples(namespaced):
 @pytest.mark.skipif(not os.path.exists("/proc/key-users"), reason="the kernel does not list its key users")
 @pytest.mark.needs_namespaces
 @pytest.mark.needs_root
-def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespaced):
+def test_uid_keeps_no_keys_after_a_kill(namespaced):
+    """A killed supervisor's candidate uid keeps no kernel keys either."""
     if namespaced.isolation != "namespaces":
         pytest.skip("needs_root: candidates share the harness's uid (a user namespace): their keys go with the namespace")
     result = namespaced.run(script("import os\nprint('uid', os.getuid())\n"), FAST)
@@ -573,7 +594,8 @@ def test_a_killed_supervisors_candidate_uid_keeps_no_kernel_keys_either(namespac
 
 
 @pytest.mark.needs_namespaces
-def test_ptys_are_refused_or_come_from_a_small_instance_of_the_sandboxs_own(namespaced):
+def test_ptys_refused_or_from_own_devpts(namespaced):
+    """Ptys are refused, or come from a small devpts instance of the sandbox's own."""
     # With Landlock a candidate may open five devices only (a pty's creation would change /dev/pts, which
     # outlives the sample); without it, ptys come from a devpts instance of 16.
     most = 0 if namespaced.confinement.startswith("landlock") else 16
@@ -584,7 +606,8 @@ def test_ptys_are_refused_or_come_from_a_small_instance_of_the_sandboxs_own(name
 
 
 @pytest.mark.needs_root("the basic sandbox runs its candidates as root only when the harness is root")
-def test_basic_mode_as_root_runs_candidates_without_capabilities(basic):
+def test_basic_as_root_drops_capabilities(basic):
+    """The basic mode as root runs candidates without capabilities."""
     # The attack that made a wrong answer pass here before: take the judge's socket with pidfd_getfd.
     program = ("import ctypes, os\ncaps = open('/proc/self/status').read().split('CapEff:')[1].split()[0]\n"
                "assert caps == '0' * 16, caps\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -598,7 +621,8 @@ def test_basic_mode_as_root_runs_candidates_without_capabilities(basic):
 
 
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
-def test_the_candidates_argv_and_environment_name_no_folder_of_the_harness(isolation):
+def test_argv_and_env_hide_harness_folders(isolation):
+    """The candidate's argv and environment name no folder of the harness."""
     box = Sandbox(isolation).start()
     try:
         # (In the basic sandbox the working dir, HOME and TMPDIR are a folder inside the harness's own.)
@@ -618,7 +642,8 @@ def test_the_candidates_argv_and_environment_name_no_folder_of_the_harness(isola
 
 @pytest.mark.parametrize("layout", [("sandbox", "_contain.py"), ("_contain.py",), ("fixtures", "HumanEval.jsonl.gz")],
                          ids=["this layout", "the flat layout before it", "its data alone"])
-def test_any_copy_of_the_package_inside_a_shown_folder_is_covered(tmp_path, layout):
+def test_package_copies_are_covered(tmp_path, layout):
+    """Any copy of the package inside a shown folder is covered."""
     # An older install elsewhere on a shown path carries the canonical solutions too: whatever its layout, the
     # candidate's root covers it.
     site = tmp_path / "lib" / "python3.11" / "site-packages"
@@ -633,7 +658,8 @@ def test_any_copy_of_the_package_inside_a_shown_folder_is_covered(tmp_path, layo
     assert os.path.realpath(other) not in hidden
 
 
-def test_a_copy_in_a_nested_site_packages_on_the_import_path_is_covered(tmp_path):
+def test_nested_site_packages_copy_covered(tmp_path):
+    """A copy in a nested site-packages on the import path is covered."""
     # As the code calls it: the import path as it is (the supervisor's sys.path), of which only the outermost
     # folders are shown. A site-packages nested in another one, both on the import path (a vendored
     # environment, a .pth entry), used to keep its copy of the package visible.
@@ -665,7 +691,8 @@ MOVE = ("import os\nfor i in range({n}):\n    open(f'f{{i}}', 'w').close()\n    
 
 
 @pytest.mark.needs_namespaces
-def test_no_counter_a_sample_moves_reaches_the_next(namespaced):
+def test_no_counter_reaches_next_sample(namespaced):
+    """No counter a sample moves reaches the next."""
     seen = set()
     for n in (0, 5, 0, 9):
         assert namespaced.run(script(MOVE.format(n=n)), FAST).status is Status.PASSED
@@ -678,7 +705,8 @@ def test_no_counter_a_sample_moves_reaches_the_next(namespaced):
 @pytest.mark.needs_root("to start the supervisor as nobody")
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
-def test_under_a_user_namespace_no_counter_a_sample_moves_reaches_the_next():
+def test_userns_no_counter_reaches_next():
+    """Under a user namespace, no counter a sample moves reaches the next."""
     import nobody
 
     if nobody.unavailable():
@@ -725,6 +753,7 @@ assert not problems, problems
 
 
 @pytest.mark.needs_namespaces
-def test_no_network_counter_device_time_or_proc_file_carries_anything(namespaced):
+def test_no_counter_or_proc_file_carries(namespaced):
+    """No network counter, device time or /proc file carries anything."""
     result = namespaced.run(script(SECOND_READING), FAST)
     assert result.status is Status.PASSED, result.detail

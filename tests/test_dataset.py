@@ -24,7 +24,8 @@ def write_jsonl(path: Path, rows: list) -> Path:
     return path
 
 
-def test_bundled_dataset_is_the_unedited_human_eval_file():
+def test_bundled_dataset_is_unedited():
+    """The bundled dataset is the unedited HumanEval file."""
     assert hashlib.sha256(bundled_path().read_bytes()).hexdigest() == BUNDLED_SHA256
     name, problems = load_problems()
     assert name == "openai_humaneval"
@@ -56,7 +57,8 @@ def test_custom_dataset_plain_and_gzipped(tmp_path):
         ([], "expected at least one problem, found none"),
     ],
 )
-def test_dataset_rows_are_validated_with_file_and_line(tmp_path, rows, expected):
+def test_rows_validated_with_file_and_line(tmp_path, rows, expected):
+    """Dataset rows are validated, with the file and line."""
     path = write_jsonl(tmp_path / "bad.jsonl", rows)
     with pytest.raises(DatasetError) as info:
         load_problems(path)
@@ -64,7 +66,8 @@ def test_dataset_rows_are_validated_with_file_and_line(tmp_path, rows, expected)
     assert expected in str(info.value)
 
 
-def test_digest_covers_problems_and_measurement_settings_and_label_says_full_or_sample():
+def test_digest_and_label():
+    """The digest covers the problems and the measurement settings, and the label says full or sample."""
     _, problems = load_problems()
     full = select("openai_humaneval", problems, 164, {"timeout_s": 3.0, "retry": False})
     assert full.full and full.label == "openai_humaneval full (164/164 problems)"
@@ -79,7 +82,8 @@ def test_digest_covers_problems_and_measurement_settings_and_label_says_full_or_
     assert part.digest != full.digest
 
 
-def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed(tmp_path):
+def test_default_runtime_digest_is_pinned(tmp_path):
+    """A default runtime run's digest is the one pinned before the provider options existed."""
     # Pinned from the code before system_prompt and extra_body: baselines made then still compare.
     from pytest_humaneval.completions.sources import build_plan
     from pytest_humaneval.config import load_config
@@ -94,7 +98,8 @@ def test_a_default_runtime_digest_is_what_it_was_before_provider_options_existed
 
 
 @pytest.mark.parametrize("name", ["mine.jsonl", "mine.jsonl.gz"])
-def test_a_byte_that_is_not_utf8_is_one_error_naming_its_line_and_column(tmp_path, name):
+def test_non_utf8_byte_names_line_and_column(tmp_path, name):
+    """A byte that is not UTF-8 is one error naming its line and column."""
     content = (json.dumps(row("T/0")) + "\n" + json.dumps(row("T/1")).replace("T/1", "T/\\u00e9") + "\n").encode()
     content = content.replace(b"T/\\u00e9", b"T/\xe9")  # the task id as Latin-1, not UTF-8
     path = tmp_path / name

@@ -21,7 +21,8 @@ def xdg(tmp_path, monkeypatch):
     return tmp_path / "xdg" / "pytest-humaneval"
 
 
-def test_the_command_lists_every_dataset_name_with_its_problems_inputs_size_and_place(xdg):
+def test_lists_every_dataset(xdg):
+    """The command lists every dataset name with its problems, inputs, size and place."""
     run = subprocess.run([sys.executable, "-m", "pytest_humaneval", "datasets"], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(xdg.parent)})
     assert run.returncode == 0, run.stderr
@@ -40,7 +41,8 @@ def test_the_command_lists_every_dataset_name_with_its_problems_inputs_size_and_
             f"on every input) and keeps them in {plus.table_folder(mini.sha256, xdg)}") in lines
 
 
-def test_expected_outputs_computed_on_this_machine_are_counted(xdg, capsys):
+def test_local_expected_outputs_counted(xdg, capsys):
+    """Expected outputs computed on this machine are counted."""
     mini = load_dataset(release_file("humanevalplus-mini"))
     plus.Suites(mini.sha256, mini.problems[:2]).ensure()
     assert cli(["datasets"]) == 0
@@ -49,7 +51,8 @@ def test_expected_outputs_computed_on_this_machine_are_counted(xdg, capsys):
     assert line.startswith("  expected  2/164 tasks computed, ") and line.endswith(f", in {folder}")
 
 
-def test_a_release_the_package_does_not_carry_says_where_it_comes_from(xdg, capsys, monkeypatch):
+def test_unbundled_release_says_its_source(xdg, capsys, monkeypatch):
+    """A release the package does not carry says where it comes from."""
     monkeypatch.setattr(releases, "bundled_copy", lambda release: None)
     monkeypatch.delenv(releases.BASE_URL_ENV, raising=False)
     assert cli(["datasets", "--json"]) == 0

@@ -68,7 +68,8 @@ def anchors(page: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
-def test_every_link_between_the_pages_leads_somewhere(page):
+def test_every_link_leads_somewhere(page):
+    """Every link between the pages leads somewhere."""
     for target, anchor in LINK.findall(page.read_text()):
         if target.startswith(("http://", "https://", "mailto:")):
             continue
@@ -90,7 +91,8 @@ def headings() -> set[str]:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
-def test_every_pointer_to_another_section_is_a_link(page):
+def test_section_pointers_are_links(page):
+    """Every pointer to another section is a link."""
     text = page.read_text()
     prose = re.sub(r"```.*?```", "", text, flags=re.S)  # code blocks say what they say
     assert not [m.group(0) for m in VAGUE.finditer(prose)], page.name

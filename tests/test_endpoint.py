@@ -53,12 +53,14 @@ def scripted(*replies: Reply, preflight: Reply | None = None):
     "http://metadata.google.internal/v1",
     "http://[::ffff:169.254.169.254]/v1",
 ])
-def test_guard_refuses_metadata_and_link_local_destinations(url):
+def test_guard_refuses_metadata(url):
+    """The guard refuses metadata and link-local destinations."""
     with pytest.raises(EndpointError, match="refused"):
         check_url(url, resolve=lambda host: [])
 
 
-def test_guard_refuses_a_hostname_that_resolves_to_metadata():
+def test_guard_refuses_metadata_hostname():
+    """The guard refuses a hostname that resolves to metadata."""
     with pytest.raises(EndpointError, match="resolves to 169.254.169.254"):
         check_url("https://innocent.example/v1", resolve=lambda host: ["10.0.0.1", "169.254.169.254"])
 
@@ -71,11 +73,13 @@ def test_guard_accepts_only_http_and_https(url):
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "http://localhost:11434/v1",
                                  "http://10.1.2.3/v1", "https://192.168.1.5:8443/v1", "https://api.example/v1"])
-def test_guard_allows_loopback_private_and_public_hosts(url):
+def test_guard_allows_other_hosts(url):
+    """The guard allows loopback, private and public hosts."""
     check_url(url, resolve=lambda host: ["127.0.0.1"])
 
 
-def test_a_redirect_to_metadata_is_never_followed():
+def test_no_redirect_to_metadata():
+    """A redirect to metadata is never followed."""
     # The redirect target resolves to the metadata address only through the injected resolver; were the
     # guard to fail, the real resolver would find nothing for .invalid, so no packet could leave anyway.
     def resolve(host):
@@ -91,7 +95,8 @@ def test_a_redirect_to_metadata_is_never_followed():
 
 # -- requests and answers ------------------------------------------------------------------------------------
 
-def test_chat_request_carries_the_key_model_prompt_and_settings():
+def test_chat_request_body():
+    """A chat request carries the key, the model, the prompt and the settings."""
     with FakeOpenAI(scripted(chat("```python\n    return a + b\n```"))) as server:
         result = generate(server, api_key="sk-live-123", temperature=0.2, max_tokens=64, top_p=0.9)
     request = server.posts()[0]
@@ -103,7 +108,8 @@ def test_chat_request_carries_the_key_model_prompt_and_settings():
     assert result.completion == "    return a + b\n" and result.attempts == 1
 
 
-def test_completions_api_sends_the_raw_prompt_with_the_customary_stops():
+def test_completions_request_body():
+    """The completions API sends the raw prompt with the customary stops."""
     with FakeOpenAI(scripted(completion("    return a + b\n"))) as server:
         result = generate(server, api="completions")
         custom = generate(server, api="completions", stop=("\n\n\n",))
@@ -114,7 +120,8 @@ def test_completions_api_sends_the_raw_prompt_with_the_customary_stops():
     assert result.completion == "    return a + b\n" and custom.completion == result.completion
 
 
-def test_usage_is_recorded_when_present_and_none_when_absent():
+def test_usage_is_optional():
+    """Usage is recorded when present, and None when absent."""
     with FakeOpenAI(scripted(chat("    return a + b\n", usage={"prompt_tokens": 40, "completion_tokens": 7}))) as s:
         with_usage = generate(s)
     with FakeOpenAI(scripted(chat("    return a + b\n"))) as s:
@@ -123,7 +130,8 @@ def test_usage_is_recorded_when_present_and_none_when_absent():
     assert (without.prompt_tokens, without.completion_tokens) == (None, None)
 
 
-def test_a_key_less_local_server_gets_no_authorization_header():
+def test_no_key_no_authorization():
+    """A key-less local server gets no Authorization header."""
     with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
         generate(server, api_key=None)
     assert "Authorization" not in server.posts()[0].headers
@@ -139,7 +147,8 @@ def test_a_key_less_local_server_gets_no_authorization_header():
     ("def add(a, b):\n    return a + b\n", "\ndef add(a, b):\n    return a + b\n"),
     ("", ""),
 ])
-def test_fenced_prose_whole_function_and_body_answers_are_unwrapped(text, expected):
+def test_answers_are_unwrapped(text, expected):
+    """Fenced, prose, whole-function and body answers are unwrapped."""
     assert unwrap_completion(text, "add") == expected
 
 
@@ -150,7 +159,8 @@ DRAFT = "def add(a, b):\n    return a - b\n"
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
-def test_a_separate_reasoning_field_is_never_code_and_is_kept(field):
+def test_reasoning_field_is_kept_apart(field):
+    """A separate reasoning field is never code, and is kept."""
     thinking = f"Draft:\n```python\n{DRAFT}```\nNo: it must add."
     usage = {"prompt_tokens": 40, "completion_tokens": 300, "completion_tokens_details": {"reasoning_tokens": 260}}
     with FakeOpenAI(scripted(chat(f"```python\n{RIGHT}```", usage=usage, **{field: thinking}))) as server:
@@ -160,7 +170,8 @@ def test_a_separate_reasoning_field_is_never_code_and_is_kept(field):
     assert (result.completion_tokens, result.reasoning_tokens) == (300, 260)
 
 
-def test_thinking_in_the_content_is_set_apart_and_kept():
+def test_thinking_is_kept_apart():
+    """Thinking in the content is set apart, and kept."""
     text = f"<think>\nLet me draft:\n```python\n{DRAFT}```\nWrong sign.\n</think>\n\n```python\n{RIGHT}```"
     with FakeOpenAI(scripted(chat(text))) as server:
         result = generate(server)
@@ -168,14 +179,16 @@ def test_thinking_in_the_content_is_set_apart_and_kept():
     assert result.reasoning.startswith("Let me draft:") and result.notes == ()
 
 
-def test_an_answer_cut_at_max_tokens_is_kept_and_flagged():
+def test_cut_answer_is_flagged():
+    """An answer cut at max_tokens is kept and flagged."""
     with FakeOpenAI(scripted(chat("```python\ndef add(a, b):\n    return a", finish_reason="length"))) as server:
         result = generate(server, max_tokens=16)
     assert result.finish_reason == "length" and result.completion == "\ndef add(a, b):\n    return a"
     assert result.notes == ("truncated at max_tokens (finish_reason: length)",)
 
 
-def test_the_block_taken_is_noted_when_there_was_a_choice():
+def test_chosen_block_is_noted():
+    """The block taken is noted when there was a choice."""
     text = f"```python\n{DRAFT}```\nOn second thought, the final version:\n```python\n{RIGHT}```"
     with FakeOpenAI(scripted(chat(text))) as server:
         result = generate(server)
@@ -183,7 +196,8 @@ def test_the_block_taken_is_noted_when_there_was_a_choice():
     assert result.notes == ("took code block 2 of 2 (the last that defines add)",)
 
 
-def test_extra_body_is_merged_into_every_request_and_null_removes_a_key():
+def test_extra_body_is_merged():
+    """``extra_body`` is merged into every request, and null removes a key."""
     extra = {"chat_template_kwargs": {"enable_thinking": False}, "seed": 7, "max_tokens": None,
              "max_completion_tokens": 4096, "reasoning_effort": "low"}
     with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
@@ -196,7 +210,8 @@ def test_extra_body_is_merged_into_every_request_and_null_removes_a_key():
     assert completions_body["seed"] == 7 and completions_body["prompt"] == PROMPT
 
 
-def test_the_system_prompt_is_configurable_and_defaults_to_the_builtin_one():
+def test_system_prompt_is_configurable():
+    """The system prompt is configurable and defaults to the built-in one."""
     with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
         generate(server)
         generate(server, system_prompt="Answer with code only.")
@@ -209,7 +224,8 @@ def test_the_system_prompt_is_configurable_and_defaults_to_the_builtin_one():
 
 # -- retries: exact request counts per policy ----------------------------------------------------------------
 
-def test_503_twice_then_200_is_three_requests_with_retries():
+def test_503_is_retried():
+    """503 twice then 200 is three requests, with retries."""
     with FakeOpenAI(scripted(Reply(503, {"error": "busy"}), Reply(503, {"error": "busy"}),
                              chat("    return a + b\n"))) as server:
         result = generate(server, retry=FAST_RETRY)
@@ -218,7 +234,8 @@ def test_503_twice_then_200_is_three_requests_with_retries():
     assert result.retry_overhead_ms > 0
 
 
-def test_without_a_retry_policy_a_503_is_tried_once():
+def test_no_retry_policy_tries_once():
+    """Without a retry policy, a 503 is tried once."""
     with FakeOpenAI(scripted(Reply(503, {"error": {"message": "overloaded"}}))) as server:
         result = generate(server)
     assert len(server.posts()) == 1
@@ -234,7 +251,8 @@ def test_other_4xx_are_never_retried(status):
     assert result.error.startswith(f"HTTP {status} from {server.url}/chat/completions")
 
 
-def test_429_honours_retry_after_up_to_the_cap():
+def test_429_honours_retry_after():
+    """429 honours Retry-After, up to the cap."""
     limited = Reply(429, {"error": "slow down"}, headers={"Retry-After": "0.3"})
     with FakeOpenAI(scripted(limited, chat("    return a + b\n"))) as server:
         started = time.monotonic()
@@ -248,7 +266,8 @@ def test_429_honours_retry_after_up_to_the_cap():
     assert result.attempts == 2 and result.completion is not None
 
 
-def test_read_timeouts_and_connection_resets_are_retried_then_reported():
+def test_timeouts_and_resets_are_retried():
+    """Read timeouts and connection resets are retried, then reported."""
     slow = Reply(body={"choices": []}, delay_s=1.0)
     with FakeOpenAI(scripted(slow, chat("    return a + b\n"))) as server:
         result = generate(server, retry=FAST_RETRY, request_timeout_s=0.3)
@@ -259,7 +278,8 @@ def test_read_timeouts_and_connection_resets_are_retried_then_reported():
     assert result.completion is None and f"cannot reach {server.url}/chat/completions" in result.error
 
 
-def test_malformed_json_and_a_reply_without_choices_are_clear_and_not_retried():
+def test_malformed_reply_is_not_retried():
+    """Malformed JSON and a reply without choices are clear errors, and not retried."""
     with FakeOpenAI(scripted(Reply(200, "{not json"))) as server:
         result = generate(server, retry=FAST_RETRY)
     assert len(server.posts()) == 1 and result.error.startswith(f"malformed JSON from {server.url}")
@@ -293,7 +313,8 @@ def preflight(server: FakeOpenAI, model: str = MODEL, policy: RetryPolicy | None
     return asyncio.run(go())
 
 
-def test_preflight_fails_fast_on_a_wrong_key_or_model_and_warns_on_a_missing_models_route():
+def test_preflight_checks_key_and_model():
+    """The preflight fails fast on a wrong key or model, and warns on a missing /models route."""
     with FakeOpenAI(scripted(preflight=Reply(401, {"error": {"message": "invalid api key"}}))) as server:
         with pytest.raises(EndpointError, match=r"HTTP 401 from .*/v1/models: invalid api key"):
             preflight(server)
@@ -305,7 +326,8 @@ def test_preflight_fails_fast_on_a_wrong_key_or_model_and_warns_on_a_missing_mod
         assert "404" in preflight(server)
 
 
-def test_target_retries_bound_only_the_preflight():
+def test_retries_bound_only_preflight():
+    """``target.retries`` bounds only the preflight."""
     flaky = iter([Reply(503, {}), models()])
     with FakeOpenAI(lambda request, index: next(flaky)) as server:
         assert preflight(server, policy=FAST_RETRY) is None
@@ -314,7 +336,8 @@ def test_target_retries_bound_only_the_preflight():
 
 # -- concurrency ---------------------------------------------------------------------------------------------
 
-def test_generation_concurrency_never_exceeds_the_limit_and_fills_every_sample():
+def test_concurrency_stays_within_limit():
+    """The generation's concurrency never exceeds the limit, and fills every sample."""
     problems = load_problems()[1][:12]
     plan = Plan(select("t", problems, 164, {}), tuple(Sample(p.task_id, 0, None, "not generated") for p in problems))
     with FakeOpenAI(scripted(Reply(body=chat("    return 1\n").body, delay_s=0.2))) as server:
@@ -330,7 +353,7 @@ def test_client_repr_never_shows_the_key():
     assert "sk-very-secret" not in repr(client) and "sk-very-secret" not in str(vars(client).get("endpoint"))
 
 
-def test_a_tls_failure_names_the_endpoint():
+def test_tls_failure_names_the_endpoint():
     # https:// to a plain-HTTP server: the TLS handshake fails; the sample is lost, the message says where.
     with FakeOpenAI(scripted(chat("    return a + b\n"))) as server:
         url = server.url.replace("http://", "https://")

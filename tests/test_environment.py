@@ -60,7 +60,8 @@ def session(pytester: pytest.Pytester, request: pytest.FixtureRequest, monkeypat
     return pytester
 
 
-def test_a_missing_need_skips_its_tests_with_the_markers_name_and_the_probes_finding(session):
+def test_missing_need_skips_with_reason(session):
+    """A missing need skips its tests with the marker's name and the probe's finding."""
     result = session.runpytest("-rs", "-p", "no:xdist")
     result.assert_outcomes(passed=2, skipped=5)
     assert result.ret == pytest.ExitCode.OK
@@ -77,7 +78,8 @@ def test_a_missing_need_skips_its_tests_with_the_markers_name_and_the_probes_fin
 
 
 @pytest.mark.parametrize("how", ["option", "variable", "variable, xdist"])
-def test_a_skip_for_a_required_need_fails_the_session_and_names_the_test(session, monkeypatch, how):
+def test_required_need_skip_fails_session(session, monkeypatch, how):
+    """A skip for a required need fails the session and names the test."""
     args = ["-p", "no:xdist"] if "xdist" not in how else ["-n", "2"]
     if how == "option":
         args.append("--require-env=root,namespaces")
@@ -100,19 +102,21 @@ def test_a_skip_for_a_required_need_fails_the_session_and_names_the_test(session
     assert "3 test(s) skipped for a need that --require-env / HUMANEVAL_TEST_REQUIRE says this machine meets" in text
 
 
-def test_a_requirement_met_by_every_test_passes(session):
+def test_met_requirement_passes(session):
+    """A requirement met by every test passes."""
     result = session.runpytest("-p", "no:xdist", "--require-env=namespaces,cgroup", "-k", "not skips_itself")
     result.assert_outcomes(passed=2, skipped=4)  # root and browser are missing, but not required
     assert result.ret == pytest.ExitCode.OK
 
 
-def test_an_unknown_need_is_a_usage_error(session):
+def test_unknown_need_is_usage_error(session):
     result = session.runpytest("-p", "no:xdist", "--require-env=root,gpu")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown need(s) gpu; the needs are root, namespaces, *"])
 
 
-def test_an_unknown_needs_marker_is_a_usage_error(session):
+def test_unknown_marker_is_usage_error(session):
+    """An unknown needs_* marker is a usage error."""
     session.makepyfile(test_typo="import pytest\n\n@pytest.mark.needs_rooot\ndef test_typo():\n    pass\n")
     result = session.runpytest("-p", "no:xdist", "test_typo.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -127,11 +131,13 @@ def test_an_unknown_needs_marker_is_a_usage_error(session):
     ("one CPU: nothing to pin", []),
     ("the kernel needs_root: not at the start", []),
 ])
-def test_a_skips_needs_are_the_names_its_reason_starts_with(reason, needs):
+def test_needs_read_from_skip_reason(reason, needs):
+    """A skip's needs are the names its reason starts with."""
     assert environment.needs_of(reason) == needs
 
 
-def test_every_need_has_a_registered_marker_and_every_needs_marker_a_probe(pytestconfig):
+def test_needs_markers_and_probes_match(pytestconfig):
+    """Every need has a registered marker, and every needs_* marker a probe."""
     registered = {line.split(":", 1)[0] for line in pytestconfig.getini("markers")}
     assert {name for name in registered if name.startswith(environment.PREFIX)} == {
         environment.PREFIX + need for need in environment.PROBES}

@@ -28,12 +28,15 @@ def fenced(code: str, lang: str = "python") -> str:
     ("", ""),
     ("```python\ndef add(a, b):\n    return a +", "\ndef add(a, b):\n    return a +"),  # cut inside the block
 ])
-def test_a_single_block_or_none_is_unwrapped_as_before(text, expected):
+def test_single_block_or_none_is_unwrapped(text, expected):
+    """A single block, or none, is unwrapped as before several blocks were chosen between (``unwrap_completion``), with
+    no note."""
     assert unwrap_completion(text, "add") == expected
     assert extract(text, "add", PROMPT).note is None
 
 
-def test_without_a_definition_of_the_entry_point_the_first_python_block_is_taken():
+def test_no_entry_point_takes_first_block():
+    """Without a definition of the entry point, the first Python block is taken."""
     text = fenced("    return a + b\n") + "\nor\n" + fenced("    return b + a\n")
     result = extract(text, "add", PROMPT)
     assert result.completion == "    return a + b\n"
@@ -44,14 +47,16 @@ def test_without_a_definition_of_the_entry_point_the_first_python_block_is_taken
 
 # -- the three shapes of today's models ---------------------------------------------------------------------
 
-def test_a_usage_example_before_the_implementation_is_not_taken():
+def test_usage_example_is_not_taken():
+    """A usage example before the implementation is not taken."""
     text = "Usage:\n" + fenced("print(add.__doc__)\nprint(add(1, 2))\n") + "\nImplementation:\n" + fenced(RIGHT)
     result = extract(text, "add", PROMPT)
     assert result.completion == "\n" + RIGHT
     assert result.note == "took code block 2 of 2 (the last that defines add)"
 
 
-def test_a_draft_then_a_final_version_takes_the_final_one():
+def test_final_version_beats_draft():
+    """A draft then a final version takes the final one."""
     text = fenced(DRAFT) + "\nOn second thought, the final version:\n" + fenced(RIGHT)
     assert extract(text, "add", PROMPT).completion == "\n" + RIGHT
 
@@ -65,14 +70,16 @@ def runaway(code: str, cut_at: int, copies: int = 6) -> str:
 
 @pytest.mark.parametrize(("cut_at", "why"), [(len("def add(a, b):\n    return a +"), "does not compile"),
                                              (len("def add(a, b):\n    ret"), "compiles, but its fence never closed")])
-def test_a_runaway_answer_cut_mid_block_is_judged_by_its_last_complete_block(cut_at, why):
+def test_cut_takes_last_complete_block(cut_at, why):
+    """A runaway answer cut mid-block is judged by its last complete block."""
     result = extract(runaway(RIGHT, cut_at), "add", PROMPT)
     assert result.completion == "\n" + RIGHT, why
     assert result.note == ("took code block 7 of 8 (the last complete one that defines add; 1 later one is cut off "
                            "or does not compile)")
 
 
-def test_a_complete_block_wins_over_a_later_one_that_does_not_compile_and_cut_off_ones_still_run_alone():
+def test_complete_block_beats_broken_one():
+    """A complete block wins over a later one that does not compile, and cut-off ones still run alone."""
     text = fenced(DRAFT) + "\nFixed:\n" + fenced(RIGHT) + "\nOr shorter:\n" + fenced("def add(a, b) return a + b\n")
     assert extract(text, "add", PROMPT).completion == "\n" + RIGHT
     # Without a complete block, the last that compiles, else the last that defines the entry point, as before.
@@ -80,7 +87,8 @@ def test_a_complete_block_wins_over_a_later_one_that_does_not_compile_and_cut_of
     assert extract("```python\ndef add(a, b):\n    return (a +", "add").completion == "\ndef add(a, b):\n    return (a +"
 
 
-def test_thinking_with_a_draft_block_is_never_code():
+def test_thinking_draft_is_never_code():
+    """Thinking with a draft block in it is never code."""
     thinking = "<think>\nLet me try:\n" + fenced(DRAFT) + "\nNo, that subtracts.\n</think>\n\n"
     result = extract(thinking + fenced(RIGHT), "add", PROMPT)
     assert result.completion == "\n" + RIGHT and result.note is None
@@ -93,13 +101,15 @@ def test_thinking_with_a_draft_block_is_never_code():
     # the chat template opened the tag in the prompt: only the closing one is in the answer
     "Okay, first a draft:\n" + fenced(DRAFT) + "\n</think>\n\n" + fenced(RIGHT),
 ])
-def test_every_form_of_reasoning_tag_is_set_apart(text):
+def test_reasoning_tags_are_set_apart(text):
+    """Every form of reasoning tag is set apart."""
     result = extract(text, "add", PROMPT)
     assert result.completion == "\n" + RIGHT
     assert "return a - b" in result.reasoning
 
 
-def test_an_answer_cut_while_thinking_has_no_code():
+def test_cut_while_thinking_has_no_code():
+    """An answer cut while thinking has no code."""
     result = extract("<think>\nLet me write " + fenced(DRAFT)[:-3], "add", PROMPT)
     assert result.completion == "" and "return a - b" in result.reasoning
 
@@ -111,7 +121,8 @@ def test_no_reasoning_leaves_the_text_alone():
 
 # -- imports and helpers the chosen block needs from the others ---------------------------------------------
 
-def test_imports_and_helpers_from_other_blocks_come_with_the_chosen_block():
+def test_helpers_come_from_other_blocks():
+    """Imports and helpers from other blocks come with the chosen block."""
     text = (fenced("import math\n\nSCALE = 1\n\ndef helper(x):\n    return math.floor(x) * SCALE\n")
             + "\nThen:\n" + fenced("def add(a, b):\n    return helper(a) + helper(b)\n"))
     result = extract(text, "add", PROMPT)
@@ -120,14 +131,16 @@ def test_imports_and_helpers_from_other_blocks_come_with_the_chosen_block():
     assert result.note == "took code block 2 of 2 (the last that defines add), with SCALE, helper, math from the others"
 
 
-def test_usage_examples_locals_and_the_prompts_names_are_never_pulled_in():
+def test_examples_and_locals_not_pulled_in():
+    """Usage examples, locals and the prompt's names are never pulled in."""
     example = fenced("from typing import List\nresult = add(1, 2)\nprint(result)\n")
     final = fenced("def add(a, b):\n    result = a + b\n    return result\n\nprint(add(1, 2))\n")
     result = extract(example + final, "add", PROMPT)
     assert result.completion == "\n" + "def add(a, b):\n    result = a + b\n    return result\n\nprint(add(1, 2))\n"
 
 
-def test_a_chosen_block_that_does_not_parse_is_taken_alone():
+def test_unparsable_block_is_taken_alone():
+    """A chosen block that does not parse is taken alone."""
     text = fenced("import math\n") + fenced("def add(a, b):\n    return math.fsum([a, b]\n")
     assert extract(text, "add", PROMPT).completion == "\ndef add(a, b):\n    return math.fsum([a, b]\n"
 
@@ -146,14 +159,16 @@ INDENTED = "    def add(a, b):\n        return a + b\n"
     "<think>add them</think><answer>\n" + INDENTED,  # opened and cut: what there is
     "<think>add them</think><ANSWER>\n" + INDENTED + "</ANSWER>",
 ])
-def test_the_last_answer_block_is_the_code_dedented(text):
+def test_last_answer_block_is_dedented(text):
+    """The last answer block is the code, dedented."""
     result = extract(text, "add", PROMPT)
     assert result.completion == "\n" + RIGHT
     assert result.program == "from typing import List\n" + RIGHT
     assert result.note.startswith("took the <answer> block")
 
 
-def test_an_answer_block_beats_the_thinkings_and_a_cut_thinking_has_no_code():
+def test_answer_block_beats_thinking():
+    """An answer block beats the thinking's, and a cut thinking has no code."""
     outside = "<think>maybe <answer>def add(a, b):\n    return a - b\n</answer></think><answer>" + RIGHT + "</answer>"
     assert extract(outside, "add", PROMPT).completion == "\n" + RIGHT
     assert extract("<think>so <answer>" + RIGHT + "</answer> and then", "add", PROMPT).completion == ""
@@ -168,7 +183,8 @@ HELPER_PROMPT = ('import math\n\n\ndef scale(x):\n    return 10 * x\n\n\nLIMIT =
                  'def add(a, b):\n    """Add, scaled."""\n')
 
 
-def test_a_whole_program_runs_as_written_after_the_prompts_imports():
+def test_whole_program_runs_as_written():
+    """A whole program runs as written, after the prompt's imports."""
     assert extract(fenced(RIGHT), "add", PROMPT).program == "from typing import List\n" + RIGHT
     future = "from __future__ import annotations\n\n" + RIGHT
     program = extract(fenced(future), "add", PROMPT).program
@@ -179,7 +195,8 @@ def test_a_whole_program_runs_as_written_after_the_prompts_imports():
         '"""My module."""\nfrom __future__ import annotations\nfrom typing import List\n' + RIGHT)
 
 
-def test_the_prompts_helpers_come_in_only_when_used_and_not_redefined():
+def test_prompt_helpers_only_when_used():
+    """The prompt's helpers come in only when used and not redefined."""
     uses = "def add(a, b):\n    return scale(a) + scale(b)\n"
     assert extract(uses, "add", HELPER_PROMPT).program == "import math\ndef scale(x):\n    return 10 * x\n" + uses
     redefined = "def scale(x):\n    return x\n\ndef add(a, b):\n    return scale(a) + scale(b)\n"
@@ -188,7 +205,8 @@ def test_the_prompts_helpers_come_in_only_when_used_and_not_redefined():
     assert extract(above, "add", HELPER_PROMPT).program == "import math\nLIMIT = 3\n" + above
 
 
-def test_compiles_is_checked_on_the_program_that_runs():
+def test_compiles_checks_the_program():
+    """Whether the code compiles is checked on the program that runs."""
     future = "from __future__ import annotations\n" + RIGHT  # as it ran before (after the prompt): SyntaxError
     result = extract(fenced(DRAFT) + fenced(future), "add", PROMPT)
     assert result.program == "from __future__ import annotations\nfrom typing import List\n" + RIGHT
@@ -200,7 +218,9 @@ def test_compiles_is_checked_on_the_program_that_runs():
     assert "1 later one is cut off or does not compile" in result.note
 
 
-def test_a_definition_only_indented_is_appended_as_before():
+def test_indented_definition_is_appended():
+    """A definition only indented (inside another block) is not a program of its own: it is appended to the prompt, as
+    before several blocks were chosen between."""
     nested = "    def add(a, b):\n        return a + b\n    return add(a, b)\n"
     result = extract(nested, "add", PROMPT)
     assert (result.completion, result.program) == ("\n" + nested, None)

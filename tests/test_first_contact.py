@@ -13,7 +13,8 @@ from sessions import NO_CACHE, read_report
 MOCK = "target: {mode: mock}\n"
 
 
-def test_a_json_array_instead_of_jsonl_says_what_jsonl_is(pytester):
+def test_json_array_explains_jsonl(pytester):
+    """A JSON array instead of JSONL says what JSONL is."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}]
     (pytester.path / "samples.jsonl").write_text(json.dumps(rows, indent=2))
     (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
@@ -24,7 +25,8 @@ def test_a_json_array_instead_of_jsonl_says_what_jsonl_is(pytester):
                                  "looks like a JSON array*"])
 
 
-def test_markdown_to_the_github_job_summary_appends(pytester, monkeypatch):
+def test_markdown_appends_to_job_summary(pytester, monkeypatch):
+    """Markdown to the GitHub job summary appends."""
     summary = pytester.path / "step_summary.md"
     summary.write_text("## an earlier step's section\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -39,7 +41,8 @@ def test_markdown_to_the_github_job_summary_appends(pytester, monkeypatch):
     assert not other.read_text().startswith("old")
 
 
-def test_compare_into_a_reader_that_stops_early_ends_quietly(pytester):
+def test_compare_into_closed_pipe_is_quiet(pytester):
+    """``compare`` into a reader that stops early ends quietly."""
     (pytester.path / "run.yaml").write_text(MOCK)
     for name in ("a.json", "b.json"):
         pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-report", name, "-q", *NO_CACHE)
@@ -51,7 +54,8 @@ def test_compare_into_a_reader_that_stops_early_ends_quietly(pytester):
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
 
 
-def test_the_mock_replay_counts_failing_and_not_run_samples_apart_and_ends_with_the_score(pytester):
+def test_mock_replay_ends_with_score(pytester):
+    """The mock replay counts failing and not-run samples apart, and ends with the score."""
     (pytester.path / "run.yaml").write_text(MOCK)
     result = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE)
     report_counts = result.parseoutcomes()
@@ -65,7 +69,8 @@ def test_the_mock_replay_counts_failing_and_not_run_samples_apart_and_ends_with_
     assert result.outlines[-2].startswith("HumanEval pass@1 0.689  coverage "), result.outlines[-3:]
 
 
-def test_with_q_a_run_whose_every_generation_failed_says_so(pytester, monkeypatch):
+def test_q_says_every_generation_failed(pytester, monkeypatch):
+    """With -q, a run whose every generation failed says so."""
     monkeypatch.setenv("TEST_LLM_KEY", "sk-test-first-contact")
 
     def script(request, index):
@@ -85,7 +90,8 @@ def test_with_q_a_run_whose_every_generation_failed_says_so(pytester, monkeypatc
     assert read_report(pytester.path / "r.json")["counts"]["not_run"] == 3
 
 
-def test_a_protocol_warning_points_at_the_users_config_line(pytester):
+def test_protocol_warning_points_at_config(pytester):
+    """A protocol warning points at the user's config line."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}] * 2
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
@@ -98,7 +104,8 @@ def test_a_protocol_warning_points_at_the_users_config_line(pytester):
     quiet.stdout.no_fnmatch_line("*PytestConfigWarning*")
 
 
-def test_a_one_line_json_array_says_what_jsonl_is_too(pytester):
+def test_one_line_json_array_explains_jsonl(pytester):
+    """A one-line JSON array says what JSONL is too."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}]
     (pytester.path / "samples.jsonl").write_text(json.dumps(rows))  # what json.dump writes by default
     (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
@@ -110,7 +117,8 @@ def test_a_one_line_json_array_says_what_jsonl_is_too(pytester):
                                  "line (JSONL)*"])
 
 
-def test_compare_with_something_else_than_a_report_says_so_without_pythons_words(tmp_path, capsys):
+def test_compare_non_report_says_so_plainly(tmp_path, capsys):
+    """``compare`` with something else than a report says so, without Python's words."""
     from pytest_humaneval.__main__ import main as cli
 
     array = tmp_path / "array.json"

@@ -26,7 +26,8 @@ PROBLEMS = load_problems()[1][:20]
 
 # -- statistics, hand-computed -------------------------------------------------------------------------------
 
-def test_wilson_interval_matches_hand_computation():
+def test_wilson_interval():
+    """The Wilson interval matches a hand computation."""
     # p = 0.8, n = 10, z = 1.95996: center = (0.8 + z^2/20) / (1 + z^2/10) = 0.71674,
     # half = z * sqrt(0.016 + z^2/400) / (1 + z^2/10) = 0.22658
     interval = wilson_interval(8, 10, 0.95)
@@ -39,11 +40,13 @@ def test_wilson_interval_matches_hand_computation():
 
 @pytest.mark.parametrize(("regressions", "improvements", "p"), [
     (10, 0, 1 / 1024), (1, 0, 0.5), (3, 1, 5 / 16), (1, 3, 15 / 16), (0, 0, 1.0), (2, 2, 11 / 16)])
-def test_exact_mcnemar_one_sided_p_values(regressions, improvements, p):
+def test_exact_mcnemar_p_values(regressions, improvements, p):
+    """The exact McNemar test's one-sided p-values."""
     assert mcnemar_worse_p(regressions, improvements) == pytest.approx(p)
 
 
-def test_paired_comparison_names_regressions_and_improvements():
+def test_paired_comparison():
+    """The paired comparison names the regressions and the improvements."""
     base = {"A": (1, 1), "B": (1, 1), "C": (1, 0), "D": (1, 1)}
     new = {"A": (1, 0), "B": (1, 1), "C": (1, 1), "D": (1, 0)}
     result = compare(base, new)
@@ -54,7 +57,8 @@ def test_paired_comparison_names_regressions_and_improvements():
     assert not result.significant(0.95)
 
 
-def test_paired_bootstrap_for_several_samples_is_deterministic():
+def test_paired_bootstrap_is_deterministic():
+    """The paired bootstrap, for several samples per problem, is deterministic."""
     base = {f"T{i}": (4, 4) for i in range(30)}
     same = compare(base, dict(base))
     assert same.test.startswith("paired bootstrap") and same.p_worse == 1.0 and same.mean_difference == 0
@@ -64,7 +68,8 @@ def test_paired_bootstrap_for_several_samples_is_deterministic():
     assert compare(base, worse).interval == result.interval
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+def test_bootstrap_interval():
+    """The bootstrap interval is seeded and brackets the mean."""
     values = [1.0] * 70 + [0.0] * 30
     first, second = bootstrap_mean_interval(values), bootstrap_mean_interval(values)
     assert first == second and first.method == "bootstrap"
@@ -72,13 +77,15 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     assert bootstrap_mean_interval([0.5] * 10).low == bootstrap_mean_interval([0.5] * 10).high == 0.5
 
 
-def test_pass_at_k_interval_uses_wilson_for_a_plain_proportion_and_bootstrap_otherwise():
+def test_pass_at_k_interval_method():
+    """The pass@k interval uses Wilson for a plain proportion, and the bootstrap otherwise."""
     per_problem = {"A": 1.0, "B": 0.0, "C": 1.0}
     assert pass_at_k_interval(per_problem, {"A": 1, "B": 1, "C": 1}, 1).method == "wilson"
     assert pass_at_k_interval(per_problem, {"A": 2, "B": 2, "C": 2}, 1).method == "bootstrap"
 
 
-def test_gate_conditions():
+def test_conditions():
+    """The gate's conditions: the floors, the coverage, and the drop against a baseline, within noise or not."""
     gate = Gate(min_pass_at_1=0.5, min_pass_at=((10, 0.9),), min_coverage=1.0)
     result = evaluate(gate, {1: 0.6, 10: 0.8}, 0.99, {"A": (10, 6)}, None)
     assert [(c.name, c.passed) for c in result.conditions] == [
@@ -119,7 +126,8 @@ def baseline(pytester):
     return "prod.json"
 
 
-def test_an_identical_run_passes_the_gate(pytester, baseline):
+def test_identical_run_passes(pytester, baseline):
+    """An identical run passes the gate."""
     write_samples(pytester, "new.jsonl", set())
     cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json, min_pass_at_1: 0.9}")
     result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "new.json",
@@ -134,7 +142,8 @@ def test_an_identical_run_passes_the_gate(pytester, baseline):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_clearly_fewer_solved_problems_fail_the_gate_and_are_named(pytester, baseline, dist):
+def test_regressions_fail_and_are_named(pytester, baseline, dist):
+    """Clearly fewer solved problems fail the gate, and are named."""
     wrong = {p.task_id for p in PROBLEMS[::2]}
     write_samples(pytester, "new.jsonl", wrong)
     cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json, max_drop: 0.05, confidence: 0.95}")
@@ -156,7 +165,8 @@ def test_clearly_fewer_solved_problems_fail_the_gate_and_are_named(pytester, bas
     assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 1
 
 
-def test_a_small_drop_within_noise_passes_with_confidence_and_fails_a_plain_max_drop(pytester, baseline):
+def test_drop_within_noise(pytester, baseline):
+    """A small drop within noise passes with confidence, and fails a plain max_drop."""
     write_samples(pytester, "new.jsonl", {PROBLEMS[3].task_id})
     strict = write_config(pytester, "strict.yaml", "new.jsonl", "{baseline: prod.json, max_drop: 0}")
     result = pytester.runpytest("--humaneval-config", strict, "-p", "no:xdist", *NO_CACHE)
@@ -169,7 +179,8 @@ def test_a_small_drop_within_noise_passes_with_confidence_and_fails_a_plain_max_
                                  "confidence 0.95)"])
 
 
-def test_a_baseline_that_measured_something_else_is_refused(pytester, baseline):
+def test_other_measurement_is_refused(pytester, baseline):
+    """A baseline that measured something else is refused."""
     write_samples(pytester, "new.jsonl", set())
     cfg = write_config(pytester, "new.yaml", "new.jsonl", "{baseline: prod.json}", timeout=5.0)
     result = pytester.runpytest("--humaneval-config", cfg, *NO_CACHE)
@@ -180,7 +191,8 @@ def test_a_baseline_that_measured_something_else_is_refused(pytester, baseline):
                                  "they differ in params.timeout_s (baseline 3, this run 5)"])
 
 
-def test_command_line_floor_creates_a_gate_and_coverage_defaults_to_one(pytester):
+def test_command_line_floor(pytester):
+    """A floor on the command line creates a gate, and the coverage defaults to one."""
     write_samples(pytester, "new.jsonl", {PROBLEMS[0].task_id})
     cfg = write_config(pytester, "new.yaml", "new.jsonl")
     passing = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-min-pass-at-1", "0.9",
@@ -197,7 +209,8 @@ def test_command_line_floor_creates_a_gate_and_coverage_defaults_to_one(pytester
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 
 
-def test_compare_refuses_reports_of_different_things(pytester, tmp_path):
+def test_compare_refuses_different_things(pytester, tmp_path):
+    """``compare`` refuses reports of different things."""
     first = {"dataset": {"label": "a", "digest": "sha256:aaa"}, "problems": {"T": {"n": 1, "c": 1}}}
     second = {"dataset": {"label": "b", "digest": "sha256:bbb"}, "problems": {"T": {"n": 1, "c": 0}}}
     (tmp_path / "a.json").write_text(json.dumps(first))
@@ -224,7 +237,8 @@ def live_config(pytester, server, name: str, params: str, gate: str = "") -> str
     return str(path)
 
 
-def test_a_baseline_of_another_protocol_is_refused_naming_every_setting_that_differs(pytester):
+def test_other_protocol_names_differences(pytester):
+    """A baseline of another protocol is refused, naming every setting that differs."""
     with FakeOpenAI(canonical_answers) as server:
         greedy = live_config(pytester, server, "greedy.yaml", ", protocol: greedy")
         pytester.runpytest("--humaneval-config", greedy, "-p", "no:xdist", "--humaneval-report", "greedy.json",
@@ -271,7 +285,8 @@ def labelled_run(pytester, name: str, params: str) -> str:
     return str(pytester.path / f"{name}.json")
 
 
-def test_compare_names_the_settings_of_two_labelled_samples_files(pytester, capsys):
+def test_compare_names_samples_settings(pytester, capsys):
+    """``compare`` names the settings of two labelled samples files."""
     cold = labelled_run(pytester, "cold", ", temperature: 0.2, top_p: 0.95")
     hot = labelled_run(pytester, "hot", ", temperature: 0.8, top_p: 0.95")
     unlabelled = labelled_run(pytester, "unlabelled", "")
@@ -284,7 +299,8 @@ def test_compare_names_the_settings_of_two_labelled_samples_files(pytester, caps
         "params.top_p (baseline 0.95, this run not known)")
 
 
-def test_differences_say_what_differs_and_leave_out_what_follows_from_it():
+def test_differences_leave_out_consequences():
+    """The differences say what differs, and leave out what follows from it."""
     from pytest_humaneval.scoring.gate import compared_settings, differences
 
     def report(**settings):

@@ -73,7 +73,8 @@ def stored_bytes(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
-def test_a_run_stopped_by_sigint_resumes_with_exactly_the_missing_requests(pytester):
+def test_sigint_resumes_missing_requests(pytester):
+    """A run stopped by SIGINT resumes with exactly the missing requests."""
     store = pytester.path / "generations"
     with FakeOpenAI(answering(hang_from=2)) as server:  # the third request never finishes in time
         cfg = config(pytester, server, ", concurrency: 1")
@@ -104,7 +105,8 @@ def test_a_run_stopped_by_sigint_resumes_with_exactly_the_missing_requests(pytes
     assert KEY not in output + result.stdout.str()
 
 
-def test_lf_after_a_failing_run_sends_no_request_and_cache_clear_forgets(pytester):
+def test_lf_reuses_and_cache_clear_forgets(pytester):
+    """--lf after a failing run sends no request, and --cache-clear forgets."""
     # The default store is pytest's cache: --lf and --cache-clear mean what pytest users expect.
     run = ("-p", "no:xdist", "--humaneval-report", "r.json", *QUIET_REWRITE)
     with FakeOpenAI(answering(wrong=("HumanEval/1",))) as server:
@@ -125,7 +127,8 @@ def test_lf_after_a_failing_run_sends_no_request_and_cache_clear_forgets(pyteste
     assert (pytester.path / ".pytest_cache" / "d" / "humaneval-generations").is_dir()
 
 
-def test_regenerate_samples_afresh_and_the_new_draw_is_the_one_kept(pytester):
+def test_regenerate_keeps_new_draw(pytester):
+    """--humaneval-regenerate samples afresh, and the new draw is the one kept."""
     store = ("--humaneval-generations", "gen", "-p", "no:xdist", "--humaneval-results", "results.jsonl", *NO_CACHE)
     with FakeOpenAI(answering(wrong=("HumanEval/0",))) as server:
         cfg = config(pytester, server)
@@ -140,7 +143,8 @@ def test_regenerate_samples_afresh_and_the_new_draw_is_the_one_kept(pytester):
     assert all(row["cached"] for row in rows(pytester.path / "results.jsonl"))
 
 
-def test_only_what_is_asked_keys_an_answer_not_how_it_is_judged(pytester):
+def test_key_is_the_request_not_judging(pytester):
+    """Only what is asked keys an answer, not how it is judged."""
     # timeout_s and the retry policy change the dataset digest, not the requests: nothing is asked again.
     store = ("--humaneval-generations", "gen", "-p", "no:xdist", *NO_CACHE)
     with FakeOpenAI(answering()) as server:
@@ -149,7 +153,8 @@ def test_only_what_is_asked_keys_an_answer_not_how_it_is_judged(pytester):
             assert len(server.posts()) == posts, params
 
 
-def test_a_torn_store_file_resumes_and_stays_readable(pytester):
+def test_torn_store_file_resumes(pytester):
+    """A torn store file resumes and stays readable."""
     # The store's folder from the ini key, relative to the ini file.
     pytester.makeini("[pytest]\nhumaneval_generations = ci/generations\n")
     with FakeOpenAI(answering()) as server:
@@ -166,7 +171,8 @@ def test_a_torn_store_file_resumes_and_stays_readable(pytester):
         assert len(server.posts()) == 5
 
 
-def test_a_server_that_honours_n_gets_one_request_per_problem_and_bills_the_prompt_once(pytester):
+def test_honoured_n_one_request_per_problem(pytester):
+    """A server that honours n gets one request per problem, and bills the prompt once."""
     reports = {}
     for name, request_n in (("batched", ""), ("single", ", request_n: 1")):
         with FakeOpenAI(answering(honour_n=True)) as server:
@@ -188,7 +194,8 @@ def test_a_server_that_honours_n_gets_one_request_per_problem_and_bills_the_prom
 
 
 @pytest.mark.parametrize("server_kind", ["ignores n", "refuses n"])
-def test_a_server_that_ignores_or_refuses_n_falls_back_to_one_request_per_sample(pytester, server_kind):
+def test_ignored_n_one_request_per_sample(pytester, server_kind):
+    """A server that ignores or refuses n falls back to one request per sample."""
     script = answering(refuse_n=server_kind == "refuses n")  # a plain server answers one choice whatever n says
     with FakeOpenAI(script) as server:
         cfg = config(pytester, server, ", n: 10, k: [1, 10]", limit=2)
@@ -201,7 +208,8 @@ def test_a_server_that_ignores_or_refuses_n_falls_back_to_one_request_per_sample
     assert len({(r["task_id"], r["sample"]) for r in rows(pytester.path / "results.jsonl")}) == 20
 
 
-def test_failed_generations_are_not_stored_so_a_rerun_retries_them(pytester):
+def test_failed_generations_not_stored(pytester):
+    """Failed generations are not stored, so a rerun retries them."""
     def flaky(request, index):
         if request.method == "POST" and problem_of(request).task_id == "HumanEval/3" and index < 4:
             return Reply(503, {"error": "overloaded"})
@@ -224,7 +232,8 @@ def test_endpoints_are_normalised():
     assert normalise_endpoint("http://[::1]:80/v1") == "http://[::1]/v1"
 
 
-def test_the_last_line_of_a_key_wins_and_unreadable_lines_are_counted(tmp_path):
+def test_last_line_of_a_key_wins(tmp_path):
+    """The last line of a key wins, and unreadable lines are counted."""
     store = GenerationStore(tmp_path, {"endpoint": "http://x/v1"})
     store.append("k1", "T/0", 0, {"raw": "first"})
     store.append("k2", "T/1", 0, {"raw": "other"})
@@ -238,7 +247,8 @@ def test_the_last_line_of_a_key_wins_and_unreadable_lines_are_counted(tmp_path):
     assert json.loads(store.path.read_text().splitlines()[0])["setting"] == {"endpoint": "http://x/v1"}
 
 
-def test_a_store_that_cannot_be_written_costs_the_reuse_not_the_run(pytester):
+def test_unwritable_store_costs_reuse_only(pytester):
+    """A store that cannot be written costs the reuse, not the run."""
     (pytester.path / "occupied").write_text("a file where the store's folder should be")
     with FakeOpenAI(answering()) as server:
         result = pytester.runpytest("--humaneval-config", config(pytester, server), "-p", "no:xdist",

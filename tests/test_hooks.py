@@ -31,7 +31,8 @@ def pytest_unconfigure(config):
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_the_report_hook_is_called_once_and_its_amendment_is_in_every_output(pytester, workers):
+def test_report_hook_amends_every_output(pytester, workers):
+    """The report hook is called once, and its amendment is in every output."""
     pytester.makeconftest(RECORDER)
     (pytester.path / "mock.yaml").write_text(MOCK)
     result = pytester.runpytest("--humaneval-config", "mock.yaml", *OUTPUTS, *workers, *NO_CACHE)
@@ -43,7 +44,8 @@ def test_the_report_hook_is_called_once_and_its_amendment_is_in_every_output(pyt
     assert json.loads((pytester.path / "plugins-left.json").read_text()) == [], "every plugin object is unregistered"
 
 
-def test_each_output_has_its_own_plugin_and_only_when_asked(pytester):
+def test_output_plugins_only_when_asked(pytester):
+    """Each output has its own plugin, and only when asked."""
     pytester.makeconftest('''
 import json, pytest
 
@@ -66,7 +68,8 @@ def pytest_sessionstart(session):
     assert json.loads((pytester.path / "plugins.json").read_text()) == [], "--collect-only writes nothing"
 
 
-def test_a_report_hook_with_a_wrong_argument_is_refused_by_pytest(pytester):
+def test_report_hook_wrong_argument_refused(pytester):
+    """A report hook with a wrong argument is refused by pytest."""
     pytester.makeconftest("def pytest_humaneval_report(report, session):\n    pass\n")
     (pytester.path / "mock.yaml").write_text(MOCK)
     result = pytester.runpytest("--humaneval-config", "mock.yaml", *NO_CACHE)
@@ -101,7 +104,8 @@ def pytest_collection_finish(session):
 
 
 @pytest.mark.parametrize("collect_only", [False, True], ids=["run", "collect-only"])
-def test_collect_only_starts_no_sandbox_and_computes_no_expected_outputs(pytester, monkeypatch, collect_only):
+def test_collect_only_starts_nothing(pytester, monkeypatch, collect_only):
+    """--collect-only starts no sandbox and computes no expected outputs."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "xdg"))  # an empty cache: nothing computed yet
     pytester.makeconftest(CHILDREN)
     (pytester.path / "plus.yaml").write_text(

@@ -27,7 +27,8 @@ def results(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_worker_args_join_the_plugins_path_options_and_leave_the_rest():
+def test_worker_args_join_path_options():
+    """The worker arguments join the plugin's path options, and leave the rest."""
     args = ["--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "--humaneval-report=rep.json",
             "--junitxml", "j.xml", "-k", "HumanEval/1[", "--humaneval-baseline", "b.json", "--", "--humaneval-html"]
     assert worker_args(args, "/abs/cfg.yaml", remote=False) == [
@@ -37,7 +38,8 @@ def test_worker_args_join_the_plugins_path_options_and_leave_the_rest():
         "-p", "no:rerunfailures", "--humaneval-config=c.yaml"]
 
 
-def test_the_config_path_a_worker_gets_is_where_it_finds_the_file(tmp_path):
+def test_worker_config_path_finds_file(tmp_path):
+    """The config path a worker gets is where it finds the file."""
     root = tmp_path / "humaneval"
     assert config_path_for(root / "sub" / "big.yaml", [Path("/usr/lib/pytest"), root], synced=True) == \
         "humaneval/sub/big.yaml"
@@ -47,8 +49,8 @@ def test_the_config_path_a_worker_gets_is_where_it_finds_the_file(tmp_path):
 
 @pytest.mark.parametrize("joined", [False, True], ids=["option-and-value", "option=value"])
 @pytest.mark.parametrize("synced", [False, True], ids=["config-at-its-path", "config-under-rsyncdir"])
-def test_the_plugins_options_work_in_either_form_with_existing_files_on_workers_elsewhere(pytester, joined,
-                                                                                           synced):
+def test_options_in_either_form_elsewhere(pytester, joined, synced):
+    """The plugin's options work in either form, with existing files, on workers elsewhere."""
     # Every output exists already (an earlier run's), the baseline and the config exist: xdist's argument check
     # (make_reltoroot) refused each of them as "not relative to an rsync root", an INTERNALERROR.
     cfg = write(pytester.path / "humaneval" / "cfg.yaml", MOCK)
@@ -93,7 +95,8 @@ DIE_AT_FIRST_SAMPLE = (
     "        os._exit(1)\n")
 
 
-def test_a_host_lost_for_good_mid_run_is_dropped_and_the_others_run_its_samples(pytester):
+def test_lost_host_is_dropped(pytester):
+    """A host lost for good mid-run is dropped, and the others run its samples."""
     # Before: xdist replaced the crashed worker, making its gateway raised, and the session ended (exit 3,
     # INTERNALERROR) with the surviving host's work.
     # 16 samples: xdist hands out a quarter of them first, so the survivor is still taking samples when the
@@ -115,7 +118,8 @@ def test_a_host_lost_for_good_mid_run_is_dropped_and_the_others_run_its_samples(
     assert report["planned"] == 16 and report["interrupted"] is None and report["gate"]["passed"] is True
 
 
-def test_a_wrong_python_path_drops_that_host_and_the_run_goes_on(pytester):
+def test_wrong_python_drops_the_host(pytester):
+    """A wrong python path drops that host, and the run goes on."""
     write(pytester.path / "cfg.yaml", MOCK)
     result = pytester.runpytest_subprocess(
         "--humaneval-config", "cfg.yaml", "--humaneval-results", "r.jsonl", "-d",
@@ -125,7 +129,8 @@ def test_a_wrong_python_path_drops_that_host_and_the_run_goes_on(pytester):
     assert [row["status"] for row in results(pytester.path / "r.jsonl")] == ["passed"] * 4
 
 
-def test_no_host_that_can_start_ends_the_session_the_plugins_way(pytester):
+def test_no_host_starts_ends_session(pytester):
+    """No host that can start ends the session the plugin's way."""
     # Before: an INTERNALERROR, no report, an empty results file left behind.
     write(pytester.path / "cfg.yaml", MOCK + "gate: {min_pass_at_1: 0.5}\n")
     result = pytester.runpytest_subprocess(
@@ -143,7 +148,8 @@ def test_no_host_that_can_start_ends_the_session_the_plugins_way(pytester):
     assert "human-eval.interrupted" in (pytester.path / "j.xml").read_text()
 
 
-def test_reruns_with_remote_workers_are_refused_before_anything_runs(pytester, monkeypatch):
+def test_reruns_on_remote_workers_refused(pytester, monkeypatch):
+    """Reruns with remote workers are refused before anything runs."""
     pytest.importorskip("pytest_rerunfailures")
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
     write(pytester.path / "cfg.yaml", MOCK)
@@ -155,14 +161,15 @@ def test_reruns_with_remote_workers_are_refused_before_anything_runs(pytester, m
     assert not (pytester.path / "rep.json").exists()
 
 
-def test_tx_without_dist_says_the_samples_run_here(pytester):
+def test_tx_without_dist_runs_here(pytester):
+    """--tx without --dist says the samples run here."""
     write(pytester.path / "cfg.yaml", MOCK)
     result = pytester.runpytest("--humaneval-config", "cfg.yaml", "--tx", "popen", *NO_CACHE)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*--tx popen without --dist (-d) or -n: xdist starts no worker*add -d*"])
 
 
-def test_the_controller_keeps_its_own_arguments(pytester):
+def test_controller_keeps_its_arguments(pytester):
     # The workers' copy is made while xdist reads it; the controller's invocation args are as given after.
     write(pytester.path / "cfg.yaml", MOCK)
     pytester.makeconftest(

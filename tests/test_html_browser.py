@@ -41,7 +41,8 @@ def save_screenshot(browser: Browser, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def test_the_page_of_a_mock_replay_shows_the_reports_numbers_filters_and_samples(pytester, browser, tmp_path):
+def test_mock_replay_page(pytester, browser, tmp_path):
+    """The page of a mock replay shows the report's numbers, the filters and the samples."""
     result = pytester.runpytest("--humaneval-config", str(Path(__file__).parent.parent / "examples" / "mock.yaml"),
                                 "-n", "2", "--humaneval-report", "report.json", "--humaneval-results",
                                 "results.jsonl", "--humaneval-html", "page.html", *NO_CACHE)
@@ -98,7 +99,8 @@ def visible(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cf", "Zl", "Zp") else c for c in text)
 
 
-def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
+def test_hostile_completions_are_inert(pytester, browser, tmp_path):
+    """Hostile completions render as inert text."""
     completions = [HOSTILE_SCRIPT, HOSTILE_TAG, LONG_LINE, NOISY]
     (pytester.path / "hostile.jsonl").write_text(
         "".join(json.dumps({"task_id": "HumanEval/2", "completion": c}) + "\n" for c in completions)
@@ -137,7 +139,8 @@ def test_hostile_completions_render_as_inert_text(pytester, browser, tmp_path):
     save_screenshot(browser, tmp_path, "hostile.png")
 
 
-def test_the_tile_legend_follows_the_colouring_and_empty_fields_get_no_row(browser, tmp_path):
+def test_legend_follows_colouring(browser, tmp_path):
+    """The tile legend follows the colouring, and empty fields get no row."""
     from pytest_humaneval.scoring import html_report
 
     def row(task, status, **extra):

@@ -99,7 +99,8 @@ def report_for(rows: list[dict], ks: tuple[int, ...] = (1,), **measurements) -> 
 
 # -- the pure renderer ---------------------------------------------------------------------------------------
 
-def test_data_island_is_inert_inside_a_script_element():
+def test_data_island_is_inert():
+    """The data island is inert inside a script element."""
     data = {"texts": [HOSTILE, "line\u2028separator\u2029paragraph", "a & b > c", "\ud800 lone surrogate"]}
     text = html_report.island_json(data)
     assert not set(text) & {"<", ">", "&", "\u2028", "\u2029"}
@@ -107,7 +108,8 @@ def test_data_island_is_inert_inside_a_script_element():
     assert json.loads(text) == data
 
 
-def test_everything_from_the_run_is_escaped_in_the_static_page():
+def test_static_page_escapes_everything():
+    """Everything from the run is escaped in the static page."""
     rows = [row("HumanEval/0", 0, "passed", HOSTILE), row(f"Task/{HOSTILE}", 0, "runtime_error", HOSTILE,
                                                            raw=HOSTILE, stdout=HOSTILE)]
     rows[1]["detail"] = HOSTILE
@@ -124,7 +126,8 @@ def test_everything_from_the_run_is_escaped_in_the_static_page():
     assert page.count("</script>") == 2
 
 
-def test_headline_numbers_and_counts_are_the_reports():
+def test_headline_is_the_reports():
+    """The headline numbers and counts are the report's."""
     rows = [row("HumanEval/0", 0, "passed"), row("HumanEval/0", 1, "assertion_failed"),
             row("HumanEval/1", 0, "timeout"), row("HumanEval/1", 1, "passed")]
     report = report_for(rows, (1, 2), **{
@@ -144,7 +147,8 @@ def test_headline_numbers_and_counts_are_the_reports():
     assert tiles["HumanEval/1"]["data-statuses"] == "timeout passed"
 
 
-def test_pass_at_k_curve_is_drawn_from_the_per_problem_counts_when_n_is_above_one():
+def test_pass_at_k_curve():
+    """The pass@k curve is drawn from the per-problem counts when n is above one."""
     rows = [row(f"HumanEval/{t}", s, "passed" if s < t + 1 else "assertion_failed") for t in range(3)
             for s in range(10)]
     report = report_for(rows, (1, 5, 10))
@@ -162,7 +166,8 @@ def test_pass_at_k_curve_is_drawn_from_the_per_problem_counts_when_n_is_above_on
     assert len(big) <= html_report.CURVE_POINTS + 3 and {1, 10, 100, 200} <= {k for k, _ in big}
 
 
-def test_humaneval_plus_fields_render_when_present():
+def test_plus_fields_render():
+    """HumanEval+ fields render when present."""
     rows = [row("HumanEval/0", 0, "passed", base_status="passed", plus_status="passed"),
             row("HumanEval/0", 1, "assertion_failed", base_status="passed", plus_status="assertion_failed",
                 plus_detail="first failing input: [1e9]"),
@@ -182,7 +187,8 @@ def test_humaneval_plus_fields_render_when_present():
     assert data["texts"][extra["t"]["plus_detail"]] == "first failing input: [1e9]"
 
 
-def test_fields_without_a_value_get_no_row_on_the_page():
+def test_empty_fields_get_no_row():
+    """Fields without a value get no row on the page."""
     # A runtime row of a server that reported no reasoning and no usage: those fields are null.
     rows = [row("HumanEval/0", 0, "assertion_failed", raw="```python\n...\n```", reasoning=None, finish_reason=None,
                 prompt_tokens=None, completion_tokens=12, cached=False, reasoning_tokens=None, base_failure="")]
@@ -191,7 +197,8 @@ def test_fields_without_a_value_get_no_row_on_the_page():
     assert extra["t"].keys() == {"raw"}
 
 
-def test_the_tile_colours_have_a_legend_for_each_way_of_colouring():
+def test_tile_colours_have_legends():
+    """The tile colours have a legend for each way of colouring."""
     rows = [row("HumanEval/0", 0, "assertion_failed"), row("HumanEval/1", 0, "passed")]
     plain = html_report.render(report_for(rows), rows)
     legend = plain.split('<p class="tile-legend" id="tile-legend">', 1)[1].split("</p>", 1)[0]
@@ -203,7 +210,8 @@ def test_the_tile_colours_have_a_legend_for_each_way_of_colouring():
                for name in ("regressed", "improved", "same", "new"))
 
 
-def test_passing_samples_texts_are_kept_up_to_the_cap_and_failing_ones_always():
+def test_texts_kept_up_to_the_cap():
+    """Passing samples' texts are kept up to the cap, and failing ones always."""
     kept = html_report.PASSED_TEXTS_KEPT
     rows = [row("HumanEval/0", i, "passed", f"    return {i}\n") for i in range(kept + 4)]
     rows += [row("HumanEval/0", kept + 4 + i, "runtime_error", f"    raise ValueError({i})\n") for i in range(3)]
@@ -218,7 +226,8 @@ def test_passing_samples_texts_are_kept_up_to_the_cap_and_failing_ones_always():
     assert len(same) == 1 and data["texts"].count("    return 'same'\n") == 1  # identical texts stored once
 
 
-def test_a_spent_budget_cuts_then_leaves_out_texts_failing_samples_first():
+def test_spent_budget_cuts_texts():
+    """A spent budget cuts, then leaves out, texts: the failing samples' first."""
     big = "x" * 30_000
     rows = [row("HumanEval/0", 0, "passed", "p" + big), row("HumanEval/0", 1, "assertion_failed", "f" + big),
             row("HumanEval/0", 2, "assertion_failed", "g" + big)]
@@ -231,7 +240,8 @@ def test_a_spent_budget_cuts_then_leaves_out_texts_failing_samples_first():
 
 
 @pytest.mark.parametrize("failing_every", [3, 1], ids=["a third failing", "all failing"])
-def test_a_32800_sample_run_of_distinct_completions_stays_under_15_mb(failing_every):
+def test_32800_samples_under_15_mb(failing_every):
+    """A 32,800-sample run of distinct completions stays under 15 MB."""
     problems = load_problems()[1]
     rows = []
     for p in problems:
@@ -259,7 +269,8 @@ def test_a_32800_sample_run_of_distinct_completions_stays_under_15_mb(failing_ev
         assert data["cut"] + data["omitted"] > 0  # over it: the last failing samples' texts cut or left out
 
 
-def test_with_a_baseline_tiles_say_regressed_improved_same_or_new():
+def test_baseline_tiles():
+    """With a baseline, the tiles say regressed, improved, same or new."""
     rows = [row("HumanEval/0", 0, "assertion_failed"), row("HumanEval/1", 0, "passed"),
             row("HumanEval/2", 0, "passed"), row("HumanEval/3", 0, "passed")]
     old = [row("HumanEval/0", 0, "passed"), row("HumanEval/1", 0, "assertion_failed"),
@@ -292,7 +303,8 @@ def samples_run(pytester: pytest.Pytester, name: str, rows: list[tuple[str, str]
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_html_option_writes_the_page_and_the_command_rebuilds_it_from_saved_files(pytester, dist):
+def test_html_option_and_command(pytester, dist):
+    """The --humaneval-html option writes the page, and the command rebuilds it from saved files."""
     base = samples_run(pytester, "base", [SOLVED_0, SOLVED_0, SOLVED_2, SOLVED_2])
     pytester.runpytest("--humaneval-config", base, "-p", "no:xdist", "--humaneval-report", "base.json",
                        *NO_CACHE).assert_outcomes(passed=4)
@@ -322,7 +334,8 @@ def test_html_option_writes_the_page_and_the_command_rebuilds_it_from_saved_file
     assert (pytester.path / "again.html").read_text() == page_text
 
 
-def test_html_command_names_the_bad_input_and_exits_2(tmp_path, capsys):
+def test_command_names_bad_input(tmp_path, capsys):
+    """The html command names the bad input and exits 2."""
     report = report_for([row("HumanEval/0", 0, "passed")])
     (tmp_path / "report.json").write_text(json.dumps(report))
     (tmp_path / "results.jsonl").write_text(json.dumps(row("HumanEval/0", 0, "passed")) + "\n"
@@ -341,7 +354,8 @@ def test_html_command_names_the_bad_input_and_exits_2(tmp_path, capsys):
     assert not Path(out).exists()
 
 
-def test_html_command_without_the_dataset_says_how_to_add_the_prompts(tmp_path, capsys):
+def test_command_without_dataset(tmp_path, capsys):
+    """The html command without the dataset says how to add the prompts."""
     rows = [row("Mine/0", 0, "passed")]
     report = report_for(rows)
     report["dataset"]["name"] = "mine"
@@ -363,7 +377,8 @@ def test_html_command_without_the_dataset_says_how_to_add_the_prompts(tmp_path, 
     assert page.find("data-change") == {"improved": "0"}  # the tile of Mine/0, labelled with its number
 
 
-def test_pytest_html_report_gets_the_humaneval_summary(pytester):
+def test_pytest_html_gets_summary(pytester):
+    """pytest-html's report gets the HumanEval summary."""
     pytest.importorskip("pytest_html", reason="pytest-html is optional: its integration is tested where installed")
     (pytester.path / "mock.yaml").write_text("target: {mode: mock}\ngate: {min_pass_at_1: 0.5, min_coverage: 0.9}\n")
     result = pytester.runpytest("--humaneval-config", "mock.yaml", "-n", "2", "--html", "pytest-html.html",

@@ -51,7 +51,8 @@ def isolated(box):
 
 @pytest.mark.needs_root
 @pytest.mark.needs_namespaces
-def test_root_harness_gets_namespace_isolation(box):
+def test_root_gets_namespaces(box):
+    """A harness running as root gets namespace isolation."""
     if os.geteuid() != 0:
         pytest.skip("needs_root: the namespace path needs root here")
     assert box.isolation == "namespaces", box.isolation_reason
@@ -60,7 +61,8 @@ def test_root_harness_gets_namespace_isolation(box):
 # -- 1. reading secrets --------------------------------------------------------------------------------------
 
 @pytest.mark.needs_namespaces
-def test_candidate_cannot_find_the_harness_secret_anywhere_it_can_look(isolated):
+def test_harness_secret_is_unreachable(isolated):
+    """A candidate cannot find the harness's secret anywhere it can look."""
     harness = os.getpid()
     program = f"""
 import ctypes, os
@@ -112,7 +114,8 @@ print(None if entries is None else sorted(int(e) for e in entries if e.isdigit()
 # -- 2. network ----------------------------------------------------------------------------------------------
 
 @pytest.mark.needs_namespaces
-def test_candidate_cannot_connect_even_to_loopback(isolated):
+def test_no_connection_even_to_loopback(isolated):
+    """A candidate cannot connect, even to loopback."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(5)
@@ -144,7 +147,8 @@ def test_candidate_cannot_connect_even_to_loopback(isolated):
 
 # -- 3. escaping the kill ------------------------------------------------------------------------------------
 
-def test_double_forked_setsid_grandchild_fifty_sleepers_and_sigterm_ignorer_are_all_gone(box):
+def test_every_escaped_process_is_gone(box):
+    """A double-forked setsid grandchild, fifty sleepers and a SIGTERM ignorer are all gone."""
     mark = marker()
     program = f"""
 import os, signal, time
@@ -168,7 +172,8 @@ while True:
 # -- 4. attacking the harness --------------------------------------------------------------------------------
 
 @pytest.mark.needs_namespaces
-def test_signalling_the_supervisor_its_group_and_every_visible_pid_leaves_the_harness_working(isolated):
+def test_signals_leave_the_harness_working(isolated):
+    """Signalling the supervisor, its group and every visible pid leaves the harness working."""
     program = """
 import os, signal
 if os.getppid() != 1:
@@ -213,7 +218,8 @@ RIGGED = {
 
 
 @pytest.mark.parametrize("rig", sorted(RIGGED))
-def test_a_returned_object_with_rigged_comparison_never_passes(box, rig):
+def test_rigged_comparison_never_passes(box, rig):
+    """A returned object with a rigged comparison never passes."""
     completion = "def f(x):\n" + "".join("    " + line + "\n" for line in RIGGED[rig].splitlines()) + \
         "    return R()\n"
     test = ("def check(candidate):\n    assert candidate(1) == 42\n    assert not (candidate(1) != 42)\n"
@@ -223,14 +229,16 @@ def test_a_returned_object_with_rigged_comparison_never_passes(box, rig):
     assert result.status in (Status.RUNTIME_ERROR, Status.ASSERTION_FAILED)
 
 
-def test_rigged_value_is_a_runtime_error_that_says_why(box):
+def test_rigged_value_says_why(box):
+    """A rigged value is a runtime error that says why."""
     result = box.run(sample("def f(x):\n    class R:\n        def __eq__(self, o):\n            return True\n"
                             "    return R()\n", "def check(candidate):\n    assert candidate(1) == 2\n"), FAST)
     assert result.status is Status.RUNTIME_ERROR
     assert "plain values only" in result.detail and "R" in result.detail
 
 
-def test_rigged_items_inside_a_returned_generator_never_pass(box):
+def test_rigged_generator_items_never_pass(box):
+    """Rigged items inside a returned generator never pass."""
     completion = ("class R:\n    def __eq__(self, o):\n        return True\n"
                   "def f(x):\n    return (R() for _ in range(3))\n")
     result = box.run(sample(completion, "def check(candidate):\n    assert tuple(candidate(1)) == (1, 2, 3)\n"), FAST)
@@ -246,7 +254,8 @@ def test_rigged_items_inside_a_returned_generator_never_pass(box):
     "a, c = names.index('abs'), names.index('callable')\nnames[a], names[c] = names[c], names[a]\n"
     "for k, _ in tail:\n    del d[k]\nfor k, (_, v) in Z(names, tail):\n    d[k] = v\n",
 ])
-def test_patching_builtins_during_the_call_does_not_help(box, attack):
+def test_patching_builtins_does_not_help(box, attack):
+    """Patching builtins during the call does not help."""
     body = "".join("    " + line + "\n" for line in attack.splitlines())
     # the call comes first: `abs` is looked up after the candidate had its chance to rebind it
     result = box.run(sample(f"def f(x):\n{body}    return x + 1\n",
@@ -267,7 +276,8 @@ def test_patching_builtins_during_the_call_does_not_help(box, attack):
      "SIGSEGV" if sys.version_info < (3, 12) else "RecursionError"),
     ("x = ' ' * (8 * 1024**3)", "MemoryError"),
 ])
-def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program, detail):
+def test_resource_exhaustion_is_a_failure(box, program, detail):
+    """Resource exhaustion ends as a failure with a clear detail."""
     if "fork" in program and not box.isolation.startswith("namespaces"):
         pytest.skip("needs_namespaces: the process-count limit needs a uid of the sandbox's own")
     result = box.run(script(program), Limits(timeout_s=10.0))
@@ -279,7 +289,8 @@ def test_resource_exhaustion_ends_as_a_failure_with_a_clear_detail(box, program,
 # -- 7. writing outside its working dir ----------------------------------------------------------------------
 
 @pytest.mark.needs_namespaces
-def test_candidate_cannot_write_harness_files_project_trees_or_other_folders(isolated):
+def test_candidate_writes_nothing_outside(isolated):
+    """A candidate cannot write the harness's files, project trees or other folders."""
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
         outside.chmod(0o755)
@@ -316,7 +327,8 @@ open('mine.txt', 'w').write('own working dir is writable')
 
 # -- modes -------------------------------------------------------------------------------------------------
 
-def test_basic_mode_skips_namespaces_and_strict_gets_them_as_root():
+def test_basic_and_strict_modes_as_root():
+    """The basic mode skips namespaces, and strict gets them as root."""
     basic = Sandbox("basic").start()
     try:
         assert basic.isolation == "basic" and "basic" in basic.isolation_reason
@@ -330,7 +342,8 @@ def test_basic_mode_skips_namespaces_and_strict_gets_them_as_root():
         Sandbox("paranoid")
 
 
-def test_strict_refuses_a_supervisor_that_could_only_isolate_basically(monkeypatch):
+def test_strict_refuses_basic_isolation(monkeypatch):
+    """The strict mode refuses a supervisor that could only isolate basically."""
     # The supervisor's own fallback is exercised by basic mode above; here the client's rule: strict accepts
     # nothing but namespaces or Landlock (the isolations that hide the tests), whatever the supervisor could do.
     real_receive = sandbox.harness._receive
@@ -348,7 +361,8 @@ def test_strict_refuses_a_supervisor_that_could_only_isolate_basically(monkeypat
 
 # -- semantics stay the reference's --------------------------------------------------------------------------
 
-def test_isolated_samples_still_import_the_standard_library_and_site_packages(box):
+def test_isolated_samples_import_packages(box):
+    """Isolated samples still import the standard library and site-packages."""
     program = ("import math, re, hashlib, itertools, collections, json, yaml\n"
                "assert math.gcd(12, 18) == 6 and re.findall(r'\\d', 'a1b2') == ['1', '2']\n"
                "assert hashlib.md5(b'x').hexdigest().startswith('9dd4')\n"
@@ -373,7 +387,8 @@ def unprivileged():
 @pytest.mark.needs_root
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
-def test_without_root_candidates_get_no_capabilities_a_read_only_view_and_no_network(unprivileged):
+def test_without_root_isolation(unprivileged):
+    """Without root, candidates get no capabilities, a read-only view and no network."""
     outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-"))
     try:
         os.chown(outside, 65534, 65534)  # writable by the harness's user, as a project tree would be
@@ -423,7 +438,8 @@ assert not problems, problems
 @pytest.mark.needs_root
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
-def test_without_root_a_candidate_cannot_change_its_fork_server(unprivileged):
+def test_without_root_fork_server_is_safe(unprivileged):
+    """Without root, a candidate cannot change its fork server."""
     # The candidate shares the supervisor's uid here, so the kernel alone would let it lower the limits of the
     # fork server that made it (PID 1 of its namespace, the only process of the sandbox it can see). Its seccomp filter allows prlimit on itself only: the attempt fails in the program, and the supervisor
     # goes on. (Where the filter is not applied, the fork server's own check would fail the sample and retire.)
@@ -436,7 +452,8 @@ def test_without_root_a_candidate_cannot_change_its_fork_server(unprivileged):
 @pytest.mark.needs_root
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
-def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivileged):
+def test_without_root_hunters_score_0(unprivileged):
+    """Without root, completions that hunt for their answer key score 0."""
     # The candidate shares the harness's uid here, so file permissions protect nothing: only what its root shows
     # does. A copy of the dataset sits beside this checkout, readable by everyone, as a CI workspace's would.
     workspace = Path(tempfile.mkdtemp(dir=Path(__file__).resolve().parents[1], prefix=".humaneval-attack-"))
@@ -459,7 +476,8 @@ def test_without_root_completions_that_hunt_for_their_answer_key_score_0(unprivi
 @pytest.mark.needs_root
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
-def test_without_a_cgroup_memfds_and_tmp_files_stay_within_the_memory_limit(unprivileged):
+def test_no_cgroup_memory_limit_holds(unprivileged):
+    """Without a cgroup, memfds and /tmp files stay within the memory limit."""
     # No cgroup counts the sample's memory here (nobody cannot make one): its limit is RLIMIT_AS per process,
     # which counts neither memfds nor tmpfs files (its working dir is on /tmp's tmpfs). 40 memfds of 16 MiB used to pass a 256 MiB limit.
     program = """

@@ -148,7 +148,8 @@ def _problem(task_id: str):
 
 
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
-def test_no_hostile_completion_turns_a_wrong_answer_into_passed(pytester, workers):
+def test_no_hostile_completion_passes(pytester, workers):
+    """No hostile completion turns a wrong answer into passed."""
     rows = [{"task_id": "HumanEval/2", "completion": text} for text in ATTACKS.values()]
     rows.append({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"})  # the honest control
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
@@ -178,7 +179,8 @@ def judged(box: Sandbox, completion: str, test: str, entry_point: str = "f", lim
 
 # -- the reference's semantics, decided one by one ------------------------------------------------------------
 
-def test_exceptions_reach_the_test_as_the_same_builtin_type_with_the_same_message(box):
+def test_exceptions_keep_type_and_message(box):
+    """Exceptions reach the test as the same builtin type, with the same message."""
     raising = "class Invalid(ValueError):\n    pass\n\ndef f(x):\n    if x < 0:\n        raise Invalid('negative')\n" \
               "    return x\n"
     caught = ("def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError as exc:\n"
@@ -194,7 +196,8 @@ def test_exceptions_reach_the_test_as_the_same_builtin_type_with_the_same_messag
     assert own_assert.status is Status.ASSERTION_FAILED and "positive only" in own_assert.detail
 
 
-def test_a_returned_generator_is_not_a_list_but_can_be_consumed(box):
+def test_returned_generator_is_consumable(box):
+    """A returned generator is not a list, but can be consumed."""
     gen = "def f(n):\n    return (i * i for i in range(n))\n"
     assert judged(box, gen, "def check(candidate):\n    assert candidate(3) == [0, 1, 4]\n").status \
         is Status.ASSERTION_FAILED
@@ -208,14 +211,16 @@ def test_a_returned_generator_is_not_a_list_but_can_be_consumed(box):
                   "def check(candidate):\n    assert list(candidate(2)) == ['0', '1']\n").status is Status.PASSED
 
 
-def test_identity_checks_on_none_true_false_behave_as_in_the_reference(box):
+def test_identity_checks_as_reference(box):
+    """Identity checks on None, True and False behave as in the reference."""
     test = "def check(candidate):\n    assert candidate(0) is None\n    assert candidate(1) is True\n" \
            "    assert candidate(2) is False\n"
     assert judged(box, "def f(x):\n    return [None, True, False][x]\n", test).status is Status.PASSED
     assert judged(box, "def f(x):\n    return [None, 1, 0][x]\n", test).status is Status.ASSERTION_FAILED
 
 
-def test_arguments_the_candidate_changes_in_place_are_changed_for_the_test(box):
+def test_in_place_changes_reach_the_test(box):
+    """Arguments the candidate changes in place are changed for the test."""
     test = ("def check(candidate):\n    values = [3, 1, 2]\n    table = {'a': 1}\n    seen = {1}\n"
             "    assert candidate(values, table, seen) is None\n    assert values == [1, 2, 3]\n"
             "    assert table == {'a': 1, 'b': 2} and seen == {1, 2}\n")
@@ -234,12 +239,14 @@ def test_special_values_cross_exactly(box):
     assert result.status is Status.PASSED, result.detail
 
 
-def test_keyword_arguments_reach_the_candidate(box):
+def test_keyword_arguments_cross(box):
+    """Keyword arguments reach the candidate."""
     assert judged(box, "def f(a, b=1, *, c=0):\n    return a + b + c\n",
                   "def check(candidate):\n    assert candidate(1, b=2, c=3) == 6\n").status is Status.PASSED
 
 
-def test_recursion_deep_enough_for_honest_code_and_a_runaway_one_fails(box):
+def test_recursion_limit(box):
+    """Recursion deep enough for honest code, and a runaway one fails."""
     recursive = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
     assert judged(box, recursive, "def check(candidate):\n    assert candidate(900) == 900\n").status \
         is Status.PASSED
@@ -247,7 +254,8 @@ def test_recursion_deep_enough_for_honest_code_and_a_runaway_one_fails(box):
     assert runaway.status is Status.RUNTIME_ERROR and "RecursionError" in runaway.detail
 
 
-def test_a_candidate_that_never_answers_times_out_within_the_budget(box):
+def test_silent_candidate_times_out(box):
+    """A candidate that never answers times out within the budget."""
     import time
 
     started = time.monotonic()
@@ -259,7 +267,8 @@ def test_a_candidate_that_never_answers_times_out_within_the_budget(box):
         is Status.PASSED
 
 
-def test_printing_forking_and_exiting_between_calls(box):
+def test_print_fork_exit_between_calls(box):
+    """Printing, forking and exiting between calls."""
     chatty = judged(box, "def f(x):\n    print('called with', x)\n    return x\n",
                     "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n")
     assert chatty.status is Status.PASSED and chatty.stdout == "called with 1\ncalled with 2\n"
@@ -274,7 +283,8 @@ def test_printing_forking_and_exiting_between_calls(box):
     assert exiting.detail == "the program ended with exit code 0 before check() finished"
 
 
-def test_a_test_that_swallows_the_candidates_failure_cannot_turn_it_into_a_pass(box):
+def test_swallowed_failure_is_no_pass(box):
+    """A test that swallows the candidate's failure cannot turn it into a pass."""
     swallowing = "def check(candidate):\n    try:\n        candidate(1)\n    except:\n        pass\n"
     rigged = judged(box, "def f(x):\n    class R:\n        pass\n    return R()\n", swallowing)
     assert rigged.status is Status.RUNTIME_ERROR and "plain values only" in rigged.detail
@@ -284,7 +294,8 @@ def test_a_test_that_swallows_the_candidates_failure_cannot_turn_it_into_a_pass(
     assert looping.status is Status.TIMEOUT
 
 
-def test_malformed_replies_are_the_candidates_runtime_error(box):
+def test_malformed_reply_is_candidates(box):
+    """Malformed replies are the candidate's runtime error."""
     writes = {
         "garbage": "os.write(4, b'\\x00\\x00\\x00\\x05Vzzzz')",
         "deep": "os.write(4, struct.pack('>I', 1 + 5 * 150 + 1) + b'V' + b'l\\x00\\x00\\x00\\x01' * 150 + b'N')",
@@ -298,14 +309,16 @@ def test_malformed_replies_are_the_candidates_runtime_error(box):
         assert "protocol" in result.detail or "closed its channel" in result.detail, (name, result.detail)
 
 
-def test_annotations_need_their_imports_as_in_the_reference(box):
+def test_annotations_need_imports(box):
+    """Annotations need their imports, as in the reference."""
     # The harness's own `from __future__ import annotations` must not reach a completion's compile.
     completion = "def f(values) -> List[int]:\n    return values\n"
     result = judged(box, completion, "def check(candidate):\n    assert candidate([1]) == [1]\n")
     assert result.status is Status.RUNTIME_ERROR and "NameError: name 'List' is not defined" in result.detail
 
 
-def test_the_tests_helpers_are_the_datasets_own_copies(box):
+def test_helpers_are_datasets_copies(box):
+    """The test's helpers are the dataset's own copies."""
     # HumanEval/38: the test encodes with the prompt's encode_cyclic. A completion that redefines both
     # helpers as the identity would pass the reference; here the test keeps the dataset's encoder.
     problem = _problem("HumanEval/38")
@@ -317,7 +330,8 @@ def test_the_tests_helpers_are_the_datasets_own_copies(box):
     assert honest.status is Status.PASSED
 
 
-def test_a_test_naming_the_entry_point_calls_the_candidate(box):
+def test_entry_point_calls_candidate(box):
+    """A test naming the entry point calls the candidate."""
     problem = _problem("HumanEval/33")  # compares candidate(x) with sort_third(x), the entry point by name
     assert box.run(sandbox.Program(problem.prompt, problem.canonical_solution, problem.test,
                                    problem.entry_point), FAST).status is Status.PASSED
@@ -325,7 +339,8 @@ def test_a_test_naming_the_entry_point_calls_the_candidate(box):
 
 # -- the judge process is the harness's: a misbehaving test does not take it down -------------------------------
 
-def test_a_test_that_loops_prints_or_rebinds_builtins_leaves_the_next_sample_alone(box):
+def test_test_leaves_next_sample_alone(box):
+    """A test that loops, prints or rebinds builtins leaves the next sample alone."""
     honest = ("def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(len([1, 2])) == 2\n")
     looping = judged(box, "def f(x):\n    return x\n", "def check(candidate):\n    candidate(1)\n"
                      "    while True:\n        pass\n", limits=Limits(timeout_s=1.0))
@@ -342,7 +357,8 @@ def test_a_test_that_loops_prints_or_rebinds_builtins_leaves_the_next_sample_alo
     assert judged(box, *honest).status is Status.PASSED
 
 
-def test_a_broken_dataset_test_is_a_harness_error_not_the_models_failure(box):
+def test_broken_test_is_harness_error(box):
+    """A broken dataset test is a harness error, not the model's failure."""
     with pytest.raises(sandbox.SandboxError, match="did not load"):
         judged(box, "def f(x):\n    return x\n", "import no_such_module_xyz\ndef check(candidate):\n    pass\n")
     # A candidate that breaks, in its own process, what the test imports changes nothing: the test never runs
@@ -354,7 +370,8 @@ def test_a_broken_dataset_test_is_a_harness_error_not_the_models_failure(box):
         is Status.PASSED
 
 
-def test_a_script_that_fails_while_loading_never_reaches_the_test(box):
+def test_failed_load_never_reaches_test(box):
+    """A script that fails while loading never reaches the test."""
     result = box.run(script("raise ValueError('at load')"), FAST)
     assert result.status is Status.RUNTIME_ERROR and result.detail.startswith("ValueError: at load")
 
@@ -374,19 +391,21 @@ PROGRAM = sample("    return x\n", "def check(c):\n    assert c(1) == 2\n", prom
     ({"id": 1, "status": "harness_error", "duration_ms": 1.0, "detail": "it broke"}, "it broke"),
     ([], "other than this sample"),
 ])
-def test_an_invalid_reply_is_a_sandbox_error(reply, message):
+def test_invalid_reply_is_sandbox_error(reply, message):
     with pytest.raises(sandbox.SandboxError, match=message):
         sandbox.harness._result(reply, 1, PROGRAM)
 
 
-def test_a_reply_with_a_malformed_location_keeps_its_verdict_without_one():
+def test_malformed_location_is_dropped():
+    """A reply with a malformed location keeps its verdict, without one."""
     for where in (["test", "2"], ["test", 99], ["nowhere", 1], "test line 2", [None, None, None]):
         result = sandbox.harness._result({"id": 1, "status": "assertion_failed", "duration_ms": 1.0,
                                   "detail": "AssertionError", "where": where}, 1, PROGRAM)
         assert result.status is Status.ASSERTION_FAILED and result.detail == "AssertionError"
 
 
-def test_text_from_a_candidate_is_made_safe_and_capped():
+def test_candidate_text_safe_and_capped():
+    """Text from a candidate is made safe and capped."""
     reply = {"id": 1, "status": "runtime_error", "duration_ms": 1.0,
              "detail": "ValueError: bad \ud800 \x1b[2J\x1b]0;title\x07 \r==== 164 passed ====\x9b" + "x" * 5000,
              "stdout": "\x1b[31mred\x1b[0m\n\ttab", "stderr": "é\u2028 \u202egnp.exe \u2066x\u2069 a\u200bb"}
@@ -400,7 +419,8 @@ def test_text_from_a_candidate_is_made_safe_and_capped():
         text.encode("utf-8")  # nothing execnet or a terminal would refuse
 
 
-def test_a_lone_surrogate_in_an_exception_does_not_break_an_xdist_run(pytester):
+def test_surrogate_in_exception_under_xdist(pytester):
+    """A lone surrogate in an exception does not break an xdist run."""
     (pytester.path / "samples.jsonl").write_text(
         json.dumps({"task_id": "HumanEval/2", "completion": "    raise ValueError('bad \\ud800 \\x1b[2J')\n"}) + "\n"
         + json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n")
@@ -415,7 +435,8 @@ def test_a_lone_surrogate_in_an_exception_does_not_break_an_xdist_run(pytester):
     assert "\x1b" not in result.stdout.str()
 
 
-def test_a_sample_whose_result_cannot_be_processed_is_a_harness_error_not_not_run(pytester):
+def test_unprocessable_result_is_harness_error(pytester):
+    """A sample whose result cannot be processed is a harness error, not "not run"."""
     pytester.makeconftest("""
 import pytest_humaneval.sandbox as sandbox
 real = sandbox.run
@@ -437,7 +458,8 @@ def pytest_unconfigure(config):
     assert row["status"] == "harness_error" and "post-processing failed" in row["detail"]
 
 
-def test_numpy_results_compare_as_they_do_in_the_reference(box):
+def test_numpy_results_as_reference(box):
+    """NumPy results compare as they do in the reference."""
     pytest.importorskip("numpy")
     scalar = judged(box, "import numpy as np\ndef f(x):\n    return np.int64(x) * 2\n",
                     "def check(candidate):\n    assert candidate(2) == 4\n")
@@ -452,13 +474,15 @@ def test_numpy_results_compare_as_they_do_in_the_reference(box):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
-def test_the_supervisor_files_import_nothing_of_the_package():
+def test_supervisor_imports_no_package():
+    """The supervisor's files import nothing of the package."""
     for name in sandbox.SANDBOX_FILES:
         text = (Path(sandbox.__file__).with_name(name)).read_text()
         assert "import pytest" not in text and "from pytest_humaneval" not in text, name
 
 
-def test_a_forged_exception_record_is_the_candidates_failure_not_the_judges(box):
+def test_forged_exception_is_candidates(box):
+    """A forged exception record is the candidate's failure, not the judge's."""
     forged = ("import os, sys\ndef f(x):\n    wire = sys.modules['_humaneval_wire']\n"
               "    wire.write_frame(4, b'X', wire.encode({'type': 'ValueError', 'message': 'ValueError: wrong',\n"
               "                                           'traceback': 10 ** 5000, 'where': ('test', 'x'),\n"

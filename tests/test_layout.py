@@ -67,7 +67,8 @@ MODULES = {name_of(path): path for path in PACKAGE.rglob("*.py")}
 GRAPH = {module: imports(path) for module, path in MODULES.items()}
 
 
-def test_every_module_imports_only_its_own_family_below_it_or_leaves():
+def test_imports_go_down_the_layers():
+    """Every module imports only its own family, below it, or leaves."""
     rank = {name: index for index, name in enumerate(FAMILIES)}
     leaves = {module for module, used in GRAPH.items() if not used}
     upward = [(module, used) for module, targets in GRAPH.items() for used in targets
@@ -75,7 +76,7 @@ def test_every_module_imports_only_its_own_family_below_it_or_leaves():
     assert upward == []
 
 
-def test_the_imports_have_no_cycle():
+def test_no_import_cycle():
     state: dict[str, int] = {}
 
     def visit(module: str, path: list[str]) -> None:
@@ -92,7 +93,8 @@ def test_the_imports_have_no_cycle():
             visit(module, [])
 
 
-def test_the_trust_boundarys_own_files_import_nothing_of_the_package():
+def test_trust_boundary_imports_nothing():
+    """The trust boundary's own files import nothing of the package."""
     # The supervisor loads them by path in an interpreter of its own: nothing of the package may come in.
     for path in (PACKAGE / "sandbox").glob("_*.py"):
         outside = [used for used in GRAPH[name_of(path)] if not used.startswith("pytest_humaneval.sandbox._")]
@@ -100,7 +102,7 @@ def test_the_trust_boundarys_own_files_import_nothing_of_the_package():
         assert "import pytest" not in path.read_text(), path.name
 
 
-def test_only_the_pytest_side_imports_pytest():
+def test_only_pytest_side_imports_pytest():
     for module, path in MODULES.items():
         names = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
                  if isinstance(node, (ast.Import, ast.ImportFrom))
@@ -109,7 +111,8 @@ def test_only_the_pytest_side_imports_pytest():
             assert family(module) == "pytest side", module
 
 
-def test_every_process_the_package_starts_and_every_exec_is_in_the_sandbox_folder():
+def test_processes_start_only_in_sandbox():
+    """Every process the package starts, and every exec, is in the sandbox folder."""
     # Running code (a candidate's, or the dataset's trusted canonical solutions) means a process the harness
     # starts, or exec. Outside sandbox/ only data/plus.py starts one: sandbox/_expected.py, for HumanEval+'s
     # expected outputs, in a process of its own.
@@ -128,7 +131,7 @@ def test_every_process_the_package_starts_and_every_exec_is_in_the_sandbox_folde
         "pytest_humaneval.sandbox._judge" in starts["sandbox"]
 
 
-def test_no_private_pytest_module_is_imported():
+def test_no_private_pytest_import():
     """pytest's public API only (``pytest.*``): any ``_pytest`` module may change in a minor release."""
     private = {str(path.relative_to(PACKAGE)): node.lineno for path in PACKAGE.rglob("*.py")
                for node in ast.walk(ast.parse(path.read_text()))

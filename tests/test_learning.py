@@ -125,7 +125,8 @@ def learned(passed: dict[str, int]) -> str:
 # -- the control: a naive harness lets it learn ------------------------------------------------------------------
 
 
-def test_control_with_a_shared_temp_dir_the_learner_passes_every_problem_within_a_few_samples(problems, tag):
+def test_control_shared_tmp_learner_passes(problems, tag):
+    """The control: with a shared temporary folder, the learner passes every problem within a few samples."""
     folder = tempfile.mkdtemp(prefix=f"learn-control-{tag}-")
     try:
         body = learner.completion(tag, "dir", folder)
@@ -152,8 +153,8 @@ NAMESPACES = [("serial", "persistent"), *((mode, "all") for mode in MODES)]
 @pytest.mark.needs_root
 @pytest.mark.needs_namespaces
 @pytest.mark.parametrize(("mode", "channel"), NAMESPACES, ids=[f"{m}-{c}" for m, c in NAMESPACES])
-def test_with_namespaces_a_learner_keeps_nothing_from_one_sample_to_the_next(pytester, namespaces, problems, tag,
-                                                                           mode, channel):
+def test_namespaces_learner_keeps_nothing(pytester, namespaces, problems, tag, mode, channel):
+    """With namespaces, a learner keeps nothing from one sample to the next."""
     channels = learner.CHANNELS if channel == "all" else channel
     passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "namespaces")
     assert sum(passed.values()) == 0, learned(passed)
@@ -167,15 +168,16 @@ LANDLOCK = [(mode, "all") for mode in MODES]
 @pytest.mark.needs_root("to drop to a default container's capabilities")
 @pytest.mark.needs_landlock
 @pytest.mark.parametrize(("mode", "channel"), LANDLOCK, ids=[f"{m}-{c}" for m, c in LANDLOCK])
-def test_in_a_default_container_a_learner_keeps_nothing_from_one_sample_to_the_next(pytester, problems, tag, mode,
-                                                                                    channel):
+def test_container_learner_keeps_nothing(pytester, problems, tag, mode, channel):
+    """In a default container, a learner keeps nothing from one sample to the next."""
     channels = learner.CHANNELS if channel == "all" else channel
     passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "landlock")
     assert sum(passed.values()) == 0, learned(passed)
 
 
 @pytest.mark.parametrize("channel", ["persistent,user,sysv"])
-def test_in_the_basic_sandbox_no_keyring_or_ipc_object_carries_anything(pytester, problems, tag, channel):
+def test_basic_keyring_and_ipc_carry_nothing(pytester, problems, tag, channel):
+    """In the basic sandbox, no keyring or IPC object carries anything."""
     # The files the harness's user may write stay writable in the basic sandbox (docs/safety.md): that is what
     # isolation auto's Landlock is for. Keys and IPC objects are refused there too (seccomp).
     passed = run_session(pytester, interleaved(problems, learner.completion(tag, tuple(channel.split(",")))),
@@ -263,7 +265,8 @@ def nobody(tag):
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
 @pytest.mark.parametrize("channel", ["all"])
-def test_without_root_a_learner_keeps_nothing_from_one_sample_to_the_next(nobody, problems, tag, channel):
+def test_without_root_learner_keeps_nothing(nobody, problems, tag, channel):
+    """Without root, a learner keeps nothing from one sample to the next."""
     box = nobody(venv_in_tmp=True)
     body = learner.completion(tag, learner.CHANNELS if channel == "all" else channel)
     passed = {problem.task_id: 0 for problem in problems}
@@ -308,7 +311,8 @@ def honest(count: int = 8) -> list:
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
 @pytest.mark.parametrize("place", ["own", "syspath"])
-def test_without_root_a_sample_that_fills_a_kept_folder_costs_the_next_samples_nothing(nobody, tag, place):
+def test_without_root_full_folder_costs_nothing(nobody, tag, place):
+    """Without root, a sample that fills a kept folder costs the next samples nothing."""
     box = nobody(venv_in_tmp=True)
     folder = f"/tmp/humaneval/.fill-{tag}" if place == "own" else f"{box.venv}/.fill-{tag}"
     first = [box.run(problem, text, timeout_s=5.0)["status"] for problem, text in honest()]
@@ -323,7 +327,8 @@ def test_without_root_a_sample_that_fills_a_kept_folder_costs_the_next_samples_n
 
 @pytest.mark.needs_root("to drop to a default container's capabilities")
 @pytest.mark.needs_landlock
-def test_in_a_default_container_a_sample_leaves_nothing_in_the_hosts_tmp(pytester, tag):
+def test_container_leaves_host_tmp_clean(pytester, tag):
+    """In a default container, a sample leaves nothing in the host's /tmp."""
     # The host's /tmp cannot be filled here (millions of inodes, shared with the machine): 2,000 files show
     # whether they outlive the sample (Landlock: they cannot even be made), and the honest samples after them
     # still pass.
@@ -380,7 +385,8 @@ raise ValueError(f"uid={{_os.getuid()}}")
 
 
 @pytest.mark.parametrize("isolation", ["namespaces", "landlock", "basic"])
-def test_nothing_a_sample_leaves_outlives_its_session(pytester, tag, isolation):
+def test_nothing_outlives_the_session(pytester, tag, isolation):
+    """Nothing a sample leaves outlives its session."""
     if isolation != "basic" and os.geteuid() != 0:
         pytest.skip(f"needs_root: the {isolation} path here (a uid of the candidates' own, or a container's "
                     "capabilities)")

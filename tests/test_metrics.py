@@ -45,7 +45,8 @@ def test_coverage_worked_example():
                               "not_run": 1, "harness_error": 0}
 
 
-def test_all_not_run_gives_null_attempted_rate_and_missing_outcomes_count_as_not_run():
+def test_not_run_outcomes():
+    """All not run gives a null attempted rate, and missing outcomes count as not run."""
     summary = summarize([("T/0", 0), ("T/0", 1)], {("T/0", 1): Outcome("T/0", 1, "not_run")}, [1, 2])
     assert summary.counts["not_run"] == 2
     assert summary.attempted == 0
@@ -55,7 +56,8 @@ def test_all_not_run_gives_null_attempted_rate_and_missing_outcomes_count_as_not
     assert summary.pass_at == {1: 0.0, 2: 0.0}
 
 
-def test_pass_at_k_is_per_problem_then_mean_and_harness_error_counts_as_not_passed():
+def test_pass_at_k_is_mean_per_problem():
+    """pass@k is per problem then the mean, and a harness error counts as not passed."""
     planned = [("A", 0), ("A", 1), ("B", 0), ("B", 1)]
     outcomes = {
         ("A", 0): Outcome("A", 0, "passed"),
@@ -69,7 +71,8 @@ def test_pass_at_k_is_per_problem_then_mean_and_harness_error_counts_as_not_pass
     assert summary.attempted == 3
 
 
-def test_k_larger_than_some_problems_samples_is_left_out_with_a_reason():
+def test_unsupported_k_is_left_out():
+    """A k larger than some problems' samples is left out, with a reason."""
     planned = [("A", 0), ("A", 1), ("B", 0)]
     outcomes = {key: Outcome(key[0], key[1], "passed") for key in planned}
     summary = summarize(planned, outcomes, [1, 2])

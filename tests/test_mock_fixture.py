@@ -12,7 +12,8 @@ from pytest_humaneval.data.dataset import load_problems
 WORKERS = 4  # the fixture's few timeouts overlap instead of adding up
 
 
-def test_fixture_covers_every_problem_and_every_replayable_status():
+def test_covers_every_problem_and_status():
+    """The fixture covers every problem and every replayable status."""
     rows = [json.loads(line) for line in mock_fixture_path().read_text().splitlines()]
     _, problems = load_problems()
     assert [row["task_id"] for row in rows] == [p.task_id for p in problems]
@@ -21,7 +22,8 @@ def test_fixture_covers_every_problem_and_every_replayable_status():
         assert (row["completion"] is None) == (row["status"] == "not_run")
 
 
-def test_executing_the_fixture_reproduces_every_recorded_verdict():
+def test_execution_reproduces_verdicts():
+    """Executing the fixture reproduces every recorded verdict."""
     rows = [json.loads(line) for line in mock_fixture_path().read_text().splitlines()]
     problems = {p.task_id: p for p in load_problems()[1]}
     executable = [row for row in rows if row["completion"] is not None]
@@ -56,7 +58,8 @@ def test_executing_the_fixture_reproduces_every_recorded_verdict():
             assert observed[i][1] == row["detail"]
 
 
-def test_recorded_timeouts_took_the_full_limit():
+def test_timeouts_took_the_full_limit():
+    """The recorded timeouts took the full limit."""
     rows = [json.loads(line) for line in mock_fixture_path().read_text().splitlines()]
     for row in rows:
         if row["status"] == "timeout":

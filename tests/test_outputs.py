@@ -26,13 +26,15 @@ def assert_one_usage_error(result: pytest.RunResult, *patterns: str) -> None:
     result.stdout.no_fnmatch_line("*passed*")  # nothing ran
 
 
-def test_a_config_that_is_not_utf8_is_one_usage_error_naming_the_file_and_line(pytester):
+def test_non_utf8_config_names_the_line(pytester):
+    """A config that is not UTF-8 is one usage error naming the file and line."""
     cfg = write_config(pytester, b"target: {mode: mock}\n# caf\xe9\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert_one_usage_error(result, f"ERROR: {cfg}: expected UTF-8 text, found byte 0xe9 at line 2*")
 
 
-def test_a_config_with_a_control_character_is_one_usage_error(pytester):
+def test_control_character_in_config(pytester):
+    """A config with a control character is one usage error."""
     cfg = write_config(pytester, "target: {mode: mock}\nparams: {limit: 2\x07}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert_one_usage_error(result, f"ERROR: {cfg}: not valid YAML at line 2: *#x0007*")
@@ -40,7 +42,8 @@ def test_a_config_with_a_control_character_is_one_usage_error(pytester):
 
 @pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown",
                                     "--humaneval-html"])
-def test_an_output_path_that_is_a_directory_is_a_usage_error_before_anything_runs(pytester, option):
+def test_output_path_directory_refused(pytester, option):
+    """An output path that is a directory is a usage error before anything runs."""
     cfg = write_config(pytester, REFERENCE)
     (pytester.path / "out").mkdir()
     result = pytester.runpytest("--humaneval-config", str(cfg), option, "out", *NO_CACHE)
@@ -49,7 +52,8 @@ def test_an_output_path_that_is_a_directory_is_a_usage_error_before_anything_run
 
 @pytest.mark.parametrize("option", ["--humaneval-report", "--humaneval-results", "--humaneval-markdown",
                                     "--humaneval-html"])
-def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(pytester, option):
+def test_unwritable_output_path_refused(pytester, option):
+    """An output path that cannot be written is a usage error before anything runs."""
     cfg = write_config(pytester, REFERENCE)
     (pytester.path / "a-file").write_text("not a folder\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), option, "a-file/out.json", *NO_CACHE)
@@ -59,7 +63,8 @@ def test_an_output_path_that_cannot_be_written_is_a_usage_error_before_anything_
     assert_one_usage_error(result, f"ERROR: {option}: cannot write /proc/humaneval-out.json: *")
 
 
-def test_checking_an_output_path_keeps_an_existing_file_and_leaves_no_file_behind(pytester):
+def test_path_check_leaves_files_alone(pytester):
+    """Checking an output path keeps an existing file and leaves no file behind."""
     cfg = write_config(pytester, "target: {mode: mock}\nparams: {timeout_s: -1}\n")  # fails after the check
     (pytester.path / "old.json").write_text("the previous report\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "--humaneval-report", "old.json",
@@ -69,7 +74,8 @@ def test_checking_an_output_path_keeps_an_existing_file_and_leaves_no_file_behin
     assert not (pytester.path / "new" / "results.jsonl").exists()
 
 
-def test_collect_only_writes_nothing_and_scores_nothing(pytester):
+def test_collect_only_writes_nothing(pytester):
+    """--collect-only writes nothing and scores nothing."""
     cfg = write_config(pytester, REFERENCE + "gate: {min_pass_at_1: 0.9}\n")
     for name in ("report.json", "results.jsonl", "summary.md", "page.html"):
         (pytester.path / name).write_text("kept\n")

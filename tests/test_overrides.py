@@ -20,7 +20,8 @@ def samples(pytester, name: str, solved: bool) -> None:
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_a_samples_file_and_a_limit_from_the_command_line_replace_the_files_and_are_recorded(pytester, dist):
+def test_samples_and_limit_from_command_line(pytester, dist):
+    """A samples file and a limit from the command line replace the file's, and are recorded."""
     samples(pytester, "wrong.jsonl", solved=False)
     samples(pytester, "right.jsonl", solved=True)
     (pytester.path / "conf").mkdir()
@@ -35,7 +36,7 @@ def test_a_samples_file_and_a_limit_from_the_command_line_replace_the_files_and_
     assert report["planned"] == 2 and report["measurements"]["human-eval.pass_at_1"]["value"] == 1.0
 
 
-def test_a_dataset_file_from_the_command_line(pytester):
+def test_dataset_from_command_line(pytester):
     dataset = pytester.path / "mine.jsonl"
     dataset.write_text("".join(json.dumps({"task_id": p.task_id, "prompt": p.prompt, "entry_point": p.entry_point,
                                            "canonical_solution": p.canonical_solution, "test": p.test}) + "\n"
@@ -48,7 +49,8 @@ def test_a_dataset_file_from_the_command_line(pytester):
     assert bundled_path().name != dataset.name
 
 
-def test_the_model_from_the_command_line_is_the_one_asked_and_reported(pytester, monkeypatch):
+def test_model_from_command_line(pytester, monkeypatch):
+    """The model from the command line is the one asked and reported."""
     monkeypatch.setenv("TEST_LLM_KEY", "sk-test-overrides")
     problems = {p.prompt.strip(): p for p in PROBLEMS}
 
@@ -79,7 +81,8 @@ def test_the_model_from_the_command_line_is_the_one_asked_and_reported(pytester,
     ("params.n", "--humaneval-set: expected KEY=VALUE*found 'params.n'"),
     ("params.limit=zero", "*run.yaml: params.limit: expected *, found 'zero'* (set by --humaneval-set params.limit=...)"),
 ])
-def test_a_bad_setting_is_one_usage_error_naming_it(pytester, setting, expected):
+def test_bad_setting_is_named(pytester, setting, expected):
+    """A bad setting is one usage error, naming it."""
     (pytester.path / "run.yaml").write_text("target: {mode: mock}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", setting, *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -25,7 +25,8 @@ def site_packages() -> str:
     return os.pathsep.join(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
-def test_python_m_pytest_from_a_checkout_finds_the_bundled_data_of_the_checkout(tmp_path):
+def test_checkout_finds_its_own_data(tmp_path):
+    """python -m pytest from a checkout finds the bundled data of the checkout."""
     # `python -m pytest` (tox, most CI templates) puts the current directory first on sys.path, so the
     # checkout's `pytest_humaneval/` shadows any installed copy: everything the package reads must be inside
     # it. `-S` with the site-packages on PYTHONPATH imports the dependencies without running their .pth
@@ -44,7 +45,8 @@ def test_python_m_pytest_from_a_checkout_finds_the_bundled_data_of_the_checkout(
     assert report["planned"] == 3 and report["run"]["mode"] == "mock-replay"
 
 
-def test_bundled_data_lives_inside_the_package():
+def test_data_inside_the_package():
+    """The bundled data lives inside the package."""
     package = Path(pytest_humaneval.__file__).resolve().parent
     for name in DATA_FILES:
         assert (package.parent / name).is_file(), name
@@ -82,7 +84,8 @@ def built(tmp_path_factory) -> tuple[list[str], list[str], str, str]:
     return members, sources, run.stdout + run.stderr, metadata
 
 
-def test_the_wheel_carries_the_projects_licence_and_every_bundled_dataset_with_its_own(built):
+def test_wheel_carries_the_licences(built):
+    """The wheel carries the project's licence, and every bundled dataset with its own."""
     members, _, log, metadata = built
     missing = [name for name in DATA_FILES if name not in members]
     assert missing == [], missing
@@ -93,7 +96,8 @@ def test_the_wheel_carries_the_projects_licence_and_every_bundled_dataset_with_i
     assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"
 
 
-def test_the_sdist_is_the_whole_project_its_tests_run_from(built):
+def test_sdist_is_the_whole_project(built):
+    """The sdist is the whole project: its tests run from it."""
     _, sources, _, _ = built
     needed = [str(path.relative_to(CHECKOUT)) for folder in ("tests", "examples", "bench")
               for path in sorted((CHECKOUT / folder).rglob("*"))

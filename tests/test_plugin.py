@@ -51,14 +51,16 @@ CRASH_2 = {"task_id": "HumanEval/2", "completion": "    return number / 0\n"}
 SOLVED_2 = {"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}
 
 
-def test_plugin_is_inert_without_a_config(pytester):
+def test_inert_without_a_config(pytester):
+    """The plugin is inert without a config."""
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
     result = pytester.runpytest(*NO_CACHE)
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*HumanEval*")
 
 
-def test_reference_run_executes_all_164_canonical_solutions_with_xdist(pytester):
+def test_reference_run_with_xdist(pytester):
+    """The reference run executes all 164 canonical solutions, with xdist."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--junitxml", "junit.xml",
                                 "-o", "junit_family=xunit1", "--humaneval-report", "report.json", *NO_CACHE)
@@ -81,7 +83,8 @@ def test_reference_run_executes_all_164_canonical_solutions_with_xdist(pytester)
     assert statuses == {"passed": 164}
 
 
-def test_mock_replay_reproduces_recorded_verdicts_without_executing(pytester, monkeypatch):
+def test_mock_replay_executes_nothing(pytester, monkeypatch):
+    """The mock replay reproduces the recorded verdicts without executing."""
     def forbidden(*args, **kwargs):
         raise AssertionError("mock replay must not execute anything")
 
@@ -99,7 +102,8 @@ def test_mock_replay_reproduces_recorded_verdicts_without_executing(pytester, mo
     assert report["measurements"]["human-eval.pass_at_1"]["value"] == pytest.approx(recorded["passed"] / 164)
 
 
-def test_failure_message_shows_status_and_decisive_line(pytester):
+def test_failure_message(pytester):
+    """The failure message shows the status and the decisive line."""
     samples_file(pytester, [WRONG_0, CRASH_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--tb=short", *NO_CACHE)
@@ -112,7 +116,8 @@ def test_failure_message_shows_status_and_decisive_line(pytester):
     ])
 
 
-def test_samples_mode_xdist_equals_serial_and_results_can_be_reevaluated(pytester):
+def test_samples_xdist_equals_serial(pytester):
+    """The samples mode under xdist equals serial, and the results can be re-evaluated."""
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
                            "params: {allow_code_execution: true, k: [1, 2]}\n")
@@ -146,14 +151,16 @@ def test_samples_mode_xdist_equals_serial_and_results_can_be_reevaluated(pyteste
     assert read_report(pytester.path / "again.json")["counts"] == a["counts"]
 
 
-def test_bad_config_is_a_usage_error_with_its_message(pytester):
+def test_bad_config_is_usage_error(pytester):
+    """A bad config is a usage error, with its message."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {timeout_s: -1}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR == 4
     result.stderr.fnmatch_lines([f"ERROR: {cfg}: params.timeout_s: expected a number > 0 and <= 3600, found -1"])
 
 
-def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
+def test_bad_samples_row_names_line(pytester):
+    """A bad samples row is a usage error naming the line."""
     samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": 5}])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
@@ -163,7 +170,8 @@ def test_bad_samples_row_is_a_usage_error_naming_the_line(pytester):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist):
+def test_k_selects_by_task_id(pytester, dist):
+    """Selecting by task id with -k, the plan follows the selection."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 20}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-k", "HumanEval/1[", *dist,
                                 "--humaneval-report", "report.json", *NO_CACHE)
@@ -172,7 +180,8 @@ def test_select_by_task_id_with_k_and_plan_follows_the_selection(pytester, dist)
     assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
 
 
-def test_the_ini_key_adds_the_benchmark_to_a_bare_pytest_only(pytester):
+def test_ini_key_adds_to_bare_pytest(pytester):
+    """The ini key adds the benchmark to a bare pytest only."""
     # A project's ini key makes the benchmark part of its bare `pytest`; it never replaces the project's suite,
     # and a run of the user's own paths (one file, an IDE's run) stays those tests alone: it used to run the
     # whole benchmark too, and fail when the model missed a problem.
@@ -192,7 +201,8 @@ def test_the_ini_key_adds_the_benchmark_to_a_bare_pytest_only(pytester):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_the_ini_key_joins_testpaths_and_the_option_alone_runs_exactly_the_benchmark(pytester, dist):
+def test_ini_key_joins_testpaths(pytester, dist):
+    """The ini key joins testpaths, and the option alone runs exactly the benchmark."""
     config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 3}\n", name="he.yaml")
     pytester.makeini("[pytest]\ntestpaths = unit\nhumaneval_config = he.yaml\n")
     (pytester.path / "unit").mkdir()
@@ -204,7 +214,8 @@ def test_the_ini_key_joins_testpaths_and_the_option_alone_runs_exactly_the_bench
     only.assert_outcomes(passed=3)
 
 
-def test_stopping_early_counts_the_rest_as_not_run(pytester):
+def test_early_stop_counts_not_run(pytester):
+    """Stopping early counts the rest as not run."""
     samples_file(pytester, [WRONG_0, SOLVED_2, SOLVED_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", "--humaneval-report",
@@ -216,7 +227,8 @@ def test_stopping_early_counts_the_rest_as_not_run(pytester):
     assert [line["status"] for line in lines] == ["assertion_failed", "not_run", "not_run"]
 
 
-def test_a_sandbox_that_cannot_start_makes_errors_not_failures(pytester, monkeypatch):
+def test_dead_sandbox_makes_errors(pytester, monkeypatch):
+    """A sandbox that cannot start makes errors, not failures."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
@@ -228,7 +240,8 @@ def test_a_sandbox_that_cannot_start_makes_errors_not_failures(pytester, monkeyp
     assert report["attempted_success_rate"] is None
 
 
-def test_pytest_timeout_safety_net_sits_above_the_sandbox_limit_unless_the_user_sets_one(pytester):
+def test_pytest_timeout_safety_net(pytester):
+    """pytest-timeout's safety net sits above the sandbox's limit, unless the user sets one."""
     pytester.makeconftest(
         "def pytest_runtest_setup(item):\n"
         "    marker = item.get_closest_marker('timeout')\n"
@@ -241,7 +254,8 @@ def test_pytest_timeout_safety_net_sits_above_the_sandbox_limit_unless_the_user_
     user.stdout.fnmatch_lines(["*TIMEOUT-MARKER None"])
 
 
-def test_quiet_mode_prints_a_one_line_summary(pytester):
+def test_quiet_one_line_summary(pytester):
+    """The quiet mode prints a one-line summary."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-q", "-p", "no:xdist", *NO_CACHE)
     result.stdout.fnmatch_lines(["pass@1 1.000  coverage 2/2  [openai_humaneval sample (2/164 problems)]"])
@@ -255,7 +269,8 @@ def test_shipped_examples_run_as_documented(pytester):
     result.stdout.fnmatch_lines(["*pass@1 0.600  pass@2 1.000*"])
 
 
-def test_isolation_applied_is_in_the_summary_and_the_report(pytester):
+def test_isolation_is_reported(pytester):
+    """The isolation applied is in the summary and the report."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2, isolation: basic}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                 "basic.json", *NO_CACHE)
@@ -272,7 +287,8 @@ def test_isolation_applied_is_in_the_summary_and_the_report(pytester):
     assert run["isolation"] == "namespaces" and run["confinement"].startswith("landlock ABI"), run
 
 
-def test_oversubscribed_workers_give_no_false_timeouts(pytester):
+def test_oversubscribed_no_false_timeouts(pytester):
+    """Oversubscribed workers give no false timeouts."""
     # 8 workers on a small machine: the budget starts at the fork, so start-up and contention do not count.
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "8", "-q", *NO_CACHE)
@@ -280,7 +296,8 @@ def test_oversubscribed_workers_give_no_false_timeouts(pytester):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_last_failed_reruns_only_the_failing_samples(pytester, dist):
+def test_lf_reruns_failing_samples(pytester, dist):
+    """--last-failed reruns only the failing samples."""
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     first = pytester.runpytest("--humaneval-config", str(cfg), *dist, *QUIET_REWRITE)
@@ -292,7 +309,8 @@ def test_last_failed_reruns_only_the_failing_samples(pytester, dist):
     assert read_report(pytester.path / "lf.json")["planned"] == 2
 
 
-def test_a_null_completion_in_a_samples_file_is_a_planned_sample_that_does_not_run(pytester):
+def test_null_completion_is_not_run(pytester):
+    """A null completion in a samples file is a planned sample that does not run."""
     samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": None}])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rs", "--humaneval-report",
@@ -303,7 +321,8 @@ def test_a_null_completion_in_a_samples_file_is_a_planned_sample_that_does_not_r
     assert report["planned"] == 2 and report["coverage"] == 0.5
 
 
-def test_a_k_the_samples_file_cannot_support_is_left_out_with_a_warning(pytester):
+def test_unsupported_k_is_warned(pytester):
+    """A k the samples file cannot support is left out, with a warning."""
     samples_file(pytester, [SOLVED_0, WRONG_0, SOLVED_2])
     cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
                            "params: {allow_code_execution: true, k: [1, 2]}\n")

@@ -41,7 +41,8 @@ def canonical_outputs(problem: Problem, inputs) -> list:
 # ------------------------------------------------------------------------------------------ dataset rows
 
 
-def test_evalplus_rows_load_with_their_inputs_and_humaneval_rows_are_unchanged(full):
+def test_evalplus_rows_load(full):
+    """EvalPlus rows load with their inputs, and HumanEval rows are unchanged."""
     problem = full["HumanEval/2"]
     assert problem.evalplus and problem.atol == 1e-6 and type(problem.atol) is float
     assert type(problem.base_input) is tuple and problem.base_input[0] == [3.5]
@@ -53,7 +54,8 @@ def test_evalplus_rows_load_with_their_inputs_and_humaneval_rows_are_unchanged(f
                                         and p.atol == 0.0 for p in bundled.problems)
 
 
-def test_the_three_releases_load_and_mini_has_no_test():
+def test_three_releases_load():
+    """The three releases load, and mini has no test."""
     counts = {}
     for name in ("humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme"):
         loaded = load_dataset(release_file(name))
@@ -85,14 +87,16 @@ def test_the_three_releases_load_and_mini_has_no_test():
          ":2: expected a HumanEval row like the file's first (no base_input/plus_input), found an EvalPlus row"),
     ],
 )
-def test_evalplus_rows_are_validated_with_file_and_line(tmp_path, rows, expected):
+def test_rows_validated_with_file_and_line(tmp_path, rows, expected):
+    """EvalPlus rows are validated, with the file and line."""
     path = write_jsonl(tmp_path / "bad.jsonl", rows)
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
     assert str(info.value).startswith(str(path)) and expected in str(info.value)
 
 
-def test_an_evalplus_row_needs_no_test_and_no_check(tmp_path):
+def test_row_needs_no_test_or_check(tmp_path):
+    """An EvalPlus row needs no test and no check."""
     problems, _ = problems_of(tmp_path, [evalplus_row()])
     assert problems[0].test == "" and problems[0].base_input == ([1], [2])
 
@@ -100,7 +104,8 @@ def test_an_evalplus_row_needs_no_test_and_no_check(tmp_path):
 # ------------------------------------------------------------------------------------------ expected outputs
 
 
-def test_suites_blobs_hold_inputs_canonical_outputs_times_and_atol(tmp_path, full):
+def test_suite_blob_contents(tmp_path, full):
+    """The suites' blobs hold the inputs, the canonical outputs, the times and atol."""
     # A float task with atol (2), a task returning tuples (8), find_zero (32), a plain one (0).
     chosen = [full[task] for task in ("HumanEval/0", "HumanEval/2", "HumanEval/8", "HumanEval/32")]
     blobs = plus.suite_blobs(chosen, "feed" * 16, root=tmp_path)
@@ -124,7 +129,8 @@ def test_suites_blobs_hold_inputs_canonical_outputs_times_and_atol(tmp_path, ful
     assert all(type(out) is float for out in two[1] + two[4])
 
 
-def test_arguments_are_deep_copied_for_every_call(tmp_path):
+def test_arguments_deep_copied(tmp_path):
+    """The arguments are deep-copied for every call."""
     # A canonical solution that changes its argument: each call must see the dataset's value, and every
     # output is what that call returned.
     problems, sha = problems_of(tmp_path, [evalplus_row(
@@ -135,7 +141,8 @@ def test_arguments_are_deep_copied_for_every_call(tmp_path):
     assert suites[0] == (([1],), ([1],)), "the inputs themselves are untouched"
 
 
-def test_outputs_are_computed_outside_the_pytest_process_in_a_stripped_environment(tmp_path, monkeypatch):
+def test_outputs_computed_out_of_process(tmp_path, monkeypatch):
+    """The outputs are computed outside the pytest process, in a stripped environment."""
     monkeypatch.setenv("HUMANEVAL_TEST_CANARY_KEY", "sk-canary-not-for-children")
     probe = ("    import os, sys, time\n    time.sleep(0.3)\n"
              "    return [os.getpid(), os.getcwd(), sorted(os.environ), sys.flags.isolated]\n")
@@ -152,7 +159,8 @@ def test_outputs_are_computed_outside_the_pytest_process_in_a_stripped_environme
     assert not any(Path(cwd).exists() for _, cwd, _, _ in seen), "the working folders are removed"
 
 
-def test_prints_and_reads_of_stdin_do_not_disturb_the_protocol(tmp_path):
+def test_prints_and_stdin_are_harmless(tmp_path):
+    """Prints and reads of stdin do not disturb the protocol."""
     solution = "    print('noise' * 1000)\n    import sys\n    return sys.stdin.read() + str(x)\n"
     problems, sha = problems_of(tmp_path, [evalplus_row(solution=solution)])
     suites = _wire.decode(plus.suite_blobs(problems, sha, root=tmp_path)["T/0"])
@@ -174,8 +182,8 @@ def test_prints_and_reads_of_stdin_do_not_disturb_the_protocol(tmp_path):
         ("    import os\n    os._exit(7)\n", "T/0: the process computing its expected outputs died (exit 7)"),
     ],
 )
-def test_a_canonical_solution_that_gives_no_output_is_one_error_naming_task_and_input(tmp_path, solution,
-                                                                                       expected):
+def test_no_output_names_task_and_input(tmp_path, solution, expected):
+    """A canonical solution that gives no output is one error naming the task and the input."""
     problems, sha = problems_of(tmp_path, [evalplus_row(solution=solution)])
     with pytest.raises(DatasetError) as info:
         plus.suite_blobs(problems, sha, root=tmp_path)
@@ -183,7 +191,8 @@ def test_a_canonical_solution_that_gives_no_output_is_one_error_naming_task_and_
     assert not any(plus.table_folder(sha, tmp_path).iterdir()), "nothing is cached for a failed task"
 
 
-def test_a_canonical_solution_that_never_returns_is_stopped(tmp_path, monkeypatch):
+def test_hanging_canonical_is_stopped(tmp_path, monkeypatch):
+    """A canonical solution that never returns is stopped."""
     monkeypatch.setattr(plus, "CALL_LIMIT_S", 1.0)
     problems, sha = problems_of(tmp_path, [evalplus_row(solution="    while x == 5:\n        pass\n    return x\n")])
     with pytest.raises(DatasetError, match="failing on plus input 2: did not return within 1 s"):
@@ -193,7 +202,8 @@ def test_a_canonical_solution_that_never_returns_is_stopped(tmp_path, monkeypatc
 # ------------------------------------------------------------------------------------------ the cache
 
 
-def test_the_table_is_computed_once_then_read_from_the_cache(tmp_path, full, monkeypatch):
+def test_table_is_cached(tmp_path, full, monkeypatch):
+    """The table is computed once, then read from the cache."""
     chosen = [full["HumanEval/8"], full["HumanEval/20"]]
     first = plus.suite_blobs(chosen, "ab" * 32, root=tmp_path)
     folder = plus.table_folder("ab" * 32, tmp_path)
@@ -206,7 +216,8 @@ def test_the_table_is_computed_once_then_read_from_the_cache(tmp_path, full, mon
     assert plus.suite_blobs(chosen, "ab" * 32, root=tmp_path) == first
 
 
-def test_the_cache_is_keyed_by_dataset_python_and_machine(tmp_path, monkeypatch):
+def test_cache_is_keyed(tmp_path, monkeypatch):
+    """The cache is keyed by the dataset, the python and the machine."""
     import platform
 
     base = plus.table_folder("12" * 32, tmp_path)
@@ -227,7 +238,8 @@ def test_the_cache_is_keyed_by_dataset_python_and_machine(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("damage", ["torn", "flipped", "garbage", "empty"])
-def test_a_torn_or_corrupt_cache_file_is_computed_again(tmp_path, damage):
+def test_corrupt_cache_is_recomputed(tmp_path, damage):
+    """A torn or corrupt cache file is computed again."""
     problems, sha = problems_of(tmp_path, [evalplus_row()])
     good = plus.suite_blobs(problems, sha, root=tmp_path)
     path = plus.table_folder(sha, tmp_path) / "T%2F0.wire"
@@ -241,7 +253,8 @@ def test_a_torn_or_corrupt_cache_file_is_computed_again(tmp_path, damage):
     assert path.read_bytes() != data and _wire.decode(path.read_bytes()[plus.BLOB_OFFSET:]) == again
 
 
-def test_suites_read_blobs_when_asked_and_keep_only_the_last_few(tmp_path, monkeypatch):
+def test_suites_read_blobs_lazily(tmp_path, monkeypatch):
+    """The suites read the blobs when asked, and keep only the last few."""
     rows = [evalplus_row(f"T/{i}", f"    return x + {i}\n") for i in range(4)]
     problems, sha = problems_of(tmp_path, rows)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -266,7 +279,8 @@ def test_suites_read_blobs_when_asked_and_keep_only_the_last_few(tmp_path, monke
 # ------------------------------------------------------------------------------------------ time limits
 
 
-def test_suite_limits_are_evalplus_per_input_limits_and_suite_cap():
+def test_suite_limits():
+    """The suite's limits are EvalPlus's per-input limits, and the suite's cap."""
     assert plus.suite_limits((0.1, 2.0), 4.0, 4.0) == ((4.0, 8.0), 13.0)
     assert plus.suite_limits((0.5, 0.01), 1.0, 4.0) == ((2.0, 1.0), 4.0)
     limits, cap = plus.suite_limits((0.001,) * 1000, 4.0, 4.0)
@@ -277,8 +291,9 @@ def test_suite_limits_are_evalplus_per_input_limits_and_suite_cap():
 # ------------------------------------------------------------------------------------------ the full dataset
 
 
-def test_every_canonical_solution_of_humanevalplus_gives_an_output_for_every_input(full):
-    """The whole table, in the warm test cache (computed by the first session on a machine, then read)."""
+def test_every_canonical_output(full):
+    """Every canonical solution of HumanEval+ gives an output for every input: the whole table, in the warm test cache
+    (computed by the first session on a machine, then read)."""
     import time
 
     started = time.perf_counter()
@@ -304,14 +319,16 @@ def test_every_canonical_solution_of_humanevalplus_gives_an_output_for_every_inp
     print(f"the expected outputs of the full HumanEval+ took {seconds:.1f} s (computed or read)")
 
 
-def test_a_gzip_file_that_is_not_gzip_is_one_error(tmp_path):
+def test_bad_gzip_is_one_error(tmp_path):
+    """A .gz file that is not gzip is one error."""
     bad = tmp_path / "plus.jsonl.gz"
     bad.write_bytes(gzip.compress(b'{"task_id": 1}\n')[:-8])
     with pytest.raises(DatasetError, match=f"{bad}: cannot read: "):
         load_dataset(bad)
 
 
-def test_suites_path_verifies_the_file_once_and_computes_a_damaged_one_again(tmp_path, monkeypatch):
+def test_suites_path_is_verified_once(tmp_path, monkeypatch):
+    """The suites' path verifies the file once, and computes a damaged one again."""
     # The sandbox reads the suites from this file (by descriptor): the first use in a process checks its length
     # and sha256; a file damaged before that is computed again, never handed to the judge as it is.
     rows = [evalplus_row("T/0", "    return x + 1\n")]

@@ -46,7 +46,8 @@ def judged(box, body: str, the_suite: Suite, entry_point: str = "f", signature: 
     return box.run(Program(prompt, body, "", entry_point, the_suite), Limits(timeout_s=3.0))
 
 
-def test_both_suites_pass_and_the_statuses_are_kept_apart(box):
+def test_both_suites_pass(box):
+    """Both suites pass, and the statuses are kept apart."""
     the_suite = suite(([[1], [2]], [2, 4]), ([[3]], [6]))
     result = judged(box, "    return args[0] * 2\n", the_suite)
     assert result.status is Status.PASSED
@@ -58,7 +59,8 @@ def test_both_suites_pass_and_the_statuses_are_kept_apart(box):
     assert wrong_plus.detail == "plus: input #0: f(3) returned 0, expected 6"
 
 
-def test_the_plus_suite_runs_even_when_base_failed_and_in_a_fresh_process(box):
+def test_plus_runs_after_base_fails(box):
+    """The plus suite runs even when base failed, and in a fresh process."""
     counting = "    global calls\n    calls = globals().get('calls', 0) + 1\n    print('call', calls)\n" \
                "    return 0 if args[0] == 1 else calls\n"
     result = judged(box, counting, suite(([[1]], [1]), ([[2], [2]], [1, 2])))
@@ -67,7 +69,8 @@ def test_the_plus_suite_runs_even_when_base_failed_and_in_a_fresh_process(box):
     assert result.status is Status.ASSERTION_FAILED and result.detail.startswith("base: ")
 
 
-def test_a_suite_stops_at_its_first_failing_input(box):
+def test_suite_stops_at_first_failure(box):
+    """A suite stops at its first failing input."""
     body = "    print('input', args[0])\n    return args[0] if args[0] != 2 else -1\n"
     result = judged(box, body, suite(([[1], [2], [3], [4]], [1, 2, 3, 4])))
     assert result.status is Status.ASSERTION_FAILED
@@ -76,7 +79,8 @@ def test_a_suite_stops_at_its_first_failing_input(box):
     assert result.stdout.startswith("input 1\ninput 2\n")
 
 
-def test_pipelined_inputs_are_each_timed_from_when_the_candidate_was_free_for_them(box):
+def test_pipelined_inputs_timing(box):
+    """Pipelined inputs are each timed from when the candidate was free for them."""
     # Five inputs of 0.3 s each, every request written at once: each input gets its own 0.5 s, not the time
     # since its request was written (which would time out the second).
     steady = "    import time\n    time.sleep(0.3)\n    return args[0]\n"
@@ -89,7 +93,8 @@ def test_pipelined_inputs_are_each_timed_from_when_the_candidate_was_free_for_th
     assert result.suites["base"]["detail"] == "input #3: f(3) took longer than its 0.5 s limit"
 
 
-def test_the_program_s_load_is_not_counted_in_its_first_input_s_limit(box):
+def test_load_time_is_not_counted(box):
+    """The program's load is not counted in its first input's limit."""
     # EvalPlus execs the program before its first timed call: a slow import-time setup only counts against the
     # suite's cap, and one that never ends is a timeout of the suite.
     slow_load = "    return args[0]\n\nimport time\ntime.sleep(0.8)\n"
@@ -101,7 +106,8 @@ def test_the_program_s_load_is_not_counted_in_its_first_input_s_limit(box):
     assert result.suites["base"]["detail"] == "the program was still loading when the suite's 1.5 s limit ran out"
 
 
-def test_floats_within_the_tolerance_pass_and_the_types_must_match(box):
+def test_float_tolerance_and_types(box):
+    """Floats within the tolerance pass, and the types must match."""
     floats = suite(([[1.0], [2.0]], [0.1, 0.2]))  # float-like: atol becomes 1e-6
     assert judged(box, "    return args[0] / 10 + 5e-7\n", floats).status is Status.PASSED
     off = judged(box, "    return args[0] / 10 + 1e-3\n", floats)
@@ -116,7 +122,8 @@ def test_floats_within_the_tolerance_pass_and_the_types_must_match(box):
     assert not_close_int.status is Status.ASSERTION_FAILED  # not exact, and an int is not a float
 
 
-def test_a_tolerance_set_by_a_float_output_holds_for_the_rest_of_the_suite(box):
+def test_tolerance_holds_for_the_suite(box):
+    """A tolerance set by a float output holds for the rest of the suite."""
     # EvalPlus's quirk: once an expected output is float-like with atol 0, atol is 1e-6 for the later inputs.
     mixed = suite(([[0], [1]], [0.5, [1.0, 2.0]]))
     assert judged(box, "    return 0.5 if args[0] == 0 else [1.0, 2.0000001]\n", mixed).status is Status.PASSED
@@ -131,7 +138,8 @@ def test_tuples_stay_tuples(box):
     assert judged(box, "    return [1, 6]\n", pair).status is Status.ASSERTION_FAILED
 
 
-def test_the_polynomial_root_oracle_accepts_any_root(box):
+def test_root_oracle_accepts_any_root(box):
+    """The polynomial root oracle accepts any root."""
     cubic = suite(([[[-6, 11, -6, 1]]], [1.0]), atol=1e-4, oracle="polynomial_root")  # roots 1, 2 and 3
     for root in ("2.0", "3.0000000001", "1"):
         assert judged(box, f"    return {root}\n", cubic).status is Status.PASSED, root
@@ -140,7 +148,8 @@ def test_the_polynomial_root_oracle_accepts_any_root(box):
     assert judged(box, "    return 'two'\n", cubic).status is Status.ASSERTION_FAILED
 
 
-def test_an_input_over_its_limit_is_a_timeout_and_ends_the_suite(box):
+def test_slow_input_times_out(box):
+    """An input over its limit is a timeout, and ends the suite."""
     slow = "    import time\n    print('input', args[0])\n    if args[0] == 2:\n        time.sleep(10)\n" \
            "    return args[0]\n"
     result = judged(box, slow, suite(([[1], [2], [3]], [1, 2, 3]), min_time_limit_s=0.3))
@@ -149,7 +158,8 @@ def test_an_input_over_its_limit_is_a_timeout_and_ends_the_suite(box):
     assert result.stdout == "input 1\ninput 2\n"
 
 
-def test_an_always_equal_object_fails_where_evalplus_would_pass_it(box):
+def test_always_equal_object_fails(box):
+    """An always-equal object fails where EvalPlus would pass it."""
     rigged = "    class Always:\n        def __eq__(self, other):\n            return True\n    return Always()\n"
     result = judged(box, rigged, suite(([[1]], [1]), ([[2]], [(2, 3)])))
     assert result.status is Status.RUNTIME_ERROR
@@ -157,7 +167,8 @@ def test_an_always_equal_object_fails_where_evalplus_would_pass_it(box):
     assert "plain values only" in result.suites["base"]["detail"]
 
 
-def test_exceptions_exits_and_programs_that_do_not_load_fail_their_suites(box):
+def test_errors_fail_their_suites(box):
+    """Exceptions, exits and programs that do not load fail their suites."""
     the_suite = suite(([[1]], [1]), ([[2]], [2]))
     raising = judged(box, "    raise ValueError('no')\n", the_suite)
     assert raising.status is Status.RUNTIME_ERROR and raising.detail.startswith("base: input #0: f(1): ValueError")
@@ -168,7 +179,8 @@ def test_exceptions_exits_and_programs_that_do_not_load_fail_their_suites(box):
     assert broken.suites["plus"]["status"] == "runtime_error"
 
 
-def test_an_empty_suite_still_needs_a_program_that_loads(box):
+def test_empty_suite_needs_a_load(box):
+    """An empty suite still needs a program that loads."""
     empty = suite(([[1]], [1]), ((), ()))
     assert judged(box, "    return args[0]\n", empty).status is Status.PASSED
     assert judged(box, "    return (\n", empty).suites["plus"]["status"] == "runtime_error"

@@ -31,7 +31,8 @@ def plan_of(tmp_path: Path, text: str) -> Plan:
     return build_plan(load_config(path))
 
 
-def test_a_known_release_given_by_path_is_labelled_with_its_version_and_executes_canonical_solutions(tmp_path):
+def test_release_by_path_is_labelled(tmp_path):
+    """A known release given by path is labelled with its version, and executes the canonical solutions."""
     plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\nparams: {{execute: true, limit: 3}}\n")
     assert plan.selection.name == "humanevalplus"
     assert plan.selection.label == "humanevalplus v0.1.10 sample (3/164 problems)"
@@ -41,7 +42,8 @@ def test_a_known_release_given_by_path_is_labelled_with_its_version_and_executes
     assert _wire.decode(plan.suites["HumanEval/2"])[6] == 1e-6
 
 
-def test_the_digest_separates_humaneval_from_humanevalplus_and_covers_the_file_and_time_limits(tmp_path):
+def test_plus_digest(tmp_path):
+    """The digest separates HumanEval from HumanEval+, and covers the file and the time limits."""
     def digest(dataset: str, extra: str = "") -> tuple[str, str]:
         selection = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {dataset}\n"
                                       f"params: {{execute: true, limit: 2{extra}}}\n").selection
@@ -68,7 +70,8 @@ def test_the_digest_separates_humaneval_from_humanevalplus_and_covers_the_file_a
     assert digest(str(FULL), ", plus: {time_limit_factor: 2}")[0] not in (full, slower)
 
 
-def test_mock_replay_and_params_plus_are_refused_where_they_do_not_apply(tmp_path):
+def test_plus_refused_where_inapplicable(tmp_path):
+    """The mock replay and params.plus are refused where they do not apply."""
     with pytest.raises(ConfigError) as info:
         plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\n")
     assert str(info.value) == (f"{tmp_path / 'run.yaml'}: target.mode: mock replays the pre-scored fixture of the "
@@ -85,7 +88,8 @@ def test_mock_replay_and_params_plus_are_refused_where_they_do_not_apply(tmp_pat
                                "file")
 
 
-def test_a_session_whose_canonical_solution_fails_is_one_usage_error_naming_file_task_and_input(pytester):
+def test_failing_canonical_is_usage_error(pytester):
+    """A session whose canonical solution fails is one usage error naming the file, the task and the input."""
     dataset = write_jsonl(pytester.path / "broken.jsonl", [
         evalplus_row("T/0"), evalplus_row("T/1", "    return 10 // (x - 4)\n")])
     config = pytester.path / "run.yaml"
@@ -97,7 +101,8 @@ def test_a_session_whose_canonical_solution_fails_is_one_usage_error_naming_file
                                  "division or modulo by zero"])
 
 
-def test_the_plan_round_trips_through_json_with_its_evalplus_problems_and_suites(tmp_path):
+def test_plan_round_trips_through_json(tmp_path):
+    """The plan round-trips through JSON, with its EvalPlus problems and suites."""
     rows = [evalplus_row("T/0", "    return (x, -x)\n", base_input=[[1], [2]], plus_input=[[3]], atol=1e-6),
             evalplus_row("T/1", "    return [x / 3]\n", base_input=[[1]], plus_input=[])]
     dataset = write_jsonl(tmp_path / "tiny.jsonl", rows)
@@ -115,7 +120,8 @@ def test_the_plan_round_trips_through_json_with_its_evalplus_problems_and_suites
     assert Plan.from_json(humaneval.to_json()) == humaneval and humaneval.suites == {}
 
 
-def test_a_process_without_the_table_makes_its_own(tmp_path, monkeypatch):
+def test_missing_table_is_computed(tmp_path, monkeypatch):
+    """A process without the table makes its own."""
     dataset = write_jsonl(tmp_path / "tiny.jsonl", [evalplus_row()])
     plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {dataset}\nparams: {{execute: true}}\n")
     here = _wire.decode(plan.suites["T/0"])
@@ -147,7 +153,8 @@ def pytest_sessionstart(session):
 '''
 
 
-def test_xdist_workers_get_the_same_suites_as_the_controller(pytester, tmp_path, monkeypatch):
+def test_workers_get_the_same_suites(pytester, tmp_path, monkeypatch):
+    """xdist workers get the same suites as the controller."""
     out = tmp_path / "suites"
     out.mkdir()
     monkeypatch.setenv("SUITES_OUT", str(out))
@@ -165,7 +172,8 @@ def test_xdist_workers_get_the_same_suites_as_the_controller(pytester, tmp_path,
     assert len(list(table.iterdir())) == 4
 
 
-def test_the_suites_of_real_tasks_give_evalplus_verdicts_in_the_sandbox(tmp_path):
+def test_real_suites_give_evalplus_verdicts(tmp_path):
+    """The suites of real tasks give EvalPlus's verdicts in the sandbox."""
     # The data side meets the judge: OpenAI's canonical solutions pass HumanEval/0 and /8 (a tuple task) on both
     # suites, and pass /22's base suite but not its plus suite (EvalPlus: bools are not the ints it keeps).
     from pytest_humaneval.data.dataset import load_problems

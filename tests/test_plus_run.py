@@ -50,7 +50,8 @@ def plus_run(pytester, monkeypatch):
 
 
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["pool", "xdist"])
-def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, xdist):
+def test_samples_judged_by_both_suites(plus_run, xdist):
+    """A samples file is judged by both suites, with EvalPlus's rules."""
     result = plus_run.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
                                 "--humaneval-report", "report.json", "--humaneval-markdown", "summary.md",
                                 "--junitxml", "junit.xml", *xdist, *NO_CACHE)
@@ -82,7 +83,8 @@ def test_a_samples_file_is_judged_by_both_suites_with_evalplus_rules(plus_run, x
     result.stdout.fnmatch_lines(["*pass@1 0.167 (plus)*base 0.833*"])
 
 
-def test_under_xunit1_each_test_case_carries_both_suites_statuses(plus_run):
+def test_xunit1_carries_both_statuses(plus_run):
+    """Under xunit1, each test case carries both suites' statuses."""
     result = plus_run.runpytest("--humaneval-config", "run.yaml", "--junitxml", "junit.xml",
                                 "-o", "junit_family=xunit1", *NO_CACHE)
     result.assert_outcomes(passed=1, failed=3)

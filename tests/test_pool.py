@@ -66,7 +66,8 @@ def settle(log: list, seconds: float = 0.5) -> int:
     return len(log)
 
 
-def test_verdicts_are_computed_in_order_and_never_more_than_the_window_ahead():
+def test_verdicts_within_the_window():
+    """Verdicts are computed in order, and never more than the window ahead."""
     log: list = []
     keys = [f"s{i}" for i in range(12)]
     pool = VerdictPool([FakeBox(log), FakeBox(log)], Limits(timeout_s=1), program_of, window=3).start()
@@ -82,7 +83,8 @@ def test_verdicts_are_computed_in_order_and_never_more_than_the_window_ahead():
         pool.close()
 
 
-def test_a_long_sample_lets_the_other_sandboxes_run_further_ahead_but_never_past_the_reach():
+def test_long_sample_and_the_reach():
+    """A long sample lets the other sandboxes run further ahead, but never past the reach."""
     # A sample that runs long (a timeout, a slow HumanEval+ suite) would leave the other sandboxes idle once
     # they are `window` ahead of it: after `stall_s` they may go up to `reach` ahead, and no further.
     log: list = []
@@ -100,7 +102,8 @@ def test_a_long_sample_lets_the_other_sandboxes_run_further_ahead_but_never_past
     assert log[:10] == keys[:10]
 
 
-def test_a_key_the_pool_does_not_hold_or_already_gave_out_is_none():
+def test_unknown_or_taken_key_is_none():
+    """A key the pool does not hold, or already gave out, is None."""
     log: list = []
     pool = VerdictPool([FakeBox(log)], Limits(timeout_s=1), program_of, window=2).start()
     try:
@@ -115,7 +118,8 @@ def test_a_key_the_pool_does_not_hold_or_already_gave_out_is_none():
         pool.close()
 
 
-def test_a_sandbox_failure_is_raised_for_its_own_sample_only():
+def test_sandbox_failure_is_its_samples():
+    """A sandbox failure is raised for its own sample only."""
     log: list = []
     pool = VerdictPool([FakeBox(log, fail_on="b"), FakeBox(log, fail_on="b")], Limits(timeout_s=1), program_of,
                        window=4).start()
@@ -129,7 +133,8 @@ def test_a_sandbox_failure_is_raised_for_its_own_sample_only():
         pool.close()
 
 
-def test_close_starts_nothing_new_waits_for_the_samples_in_flight_and_closes_every_sandbox():
+def test_close_waits_for_samples_in_flight():
+    """``close`` starts nothing new, waits for the samples in flight, and closes every sandbox."""
     log: list = []
     boxes = [FakeBox(log, delay=0.4), FakeBox(log, delay=0.4)]
     pool = VerdictPool(boxes, Limits(timeout_s=1), program_of, window=4).start()
@@ -144,7 +149,8 @@ def test_close_starts_nothing_new_waits_for_the_samples_in_flight_and_closes_eve
     assert pool.take("s9") is None  # after close: never started, and never will be
 
 
-def test_close_kills_a_sandbox_that_does_not_answer_within_one_sample_s_time():
+def test_close_kills_silent_sandbox():
+    """``close`` kills a sandbox that does not answer within one sample's time."""
     log: list = []
     boxes = [FakeBox(log), FakeBox(log)]
     pool = VerdictPool(boxes, Limits(timeout_s=0.2), program_of, window=2, stop_grace_s=0.2).start()
@@ -156,7 +162,8 @@ def test_close_kills_a_sandbox_that_does_not_answer_within_one_sample_s_time():
     assert any(box.killed for box in boxes) and all(box.closed for box in boxes)
 
 
-def test_close_abandoning_kills_the_busy_sandboxes_at_once_and_spares_the_idle_ones():
+def test_close_abandoning_kills_busy_ones():
+    """``close``, abandoning, kills the busy sandboxes at once and spares the idle ones."""
     log: list = []
     boxes = [FakeBox(log), FakeBox(log)]
     pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=2).start()
@@ -168,7 +175,8 @@ def test_close_abandoning_kills_the_busy_sandboxes_at_once_and_spares_the_idle_o
     assert sorted(box.killed for box in boxes) == [False, True] and all(box.closed for box in boxes)
 
 
-def test_pool_size_defaults_to_the_usable_cpus_and_to_one_sandbox_per_xdist_worker():
+def test_size_defaults():
+    """The pool's size defaults to the usable CPUs, and to one sandbox per xdist worker."""
     assert pool_size(None, distributed=False) == len(os.sched_getaffinity(0))
     assert pool_size(None, distributed=True) == 1
     assert pool_size(8, distributed=False) == pool_size(8, distributed=True) == 8
@@ -215,7 +223,8 @@ def kill_soon(box: sandbox.Sandbox, how: Callable[[], None] | None = None) -> th
 
 
 @needs_namespaces
-def test_a_supervisor_killed_mid_sample_is_a_harness_failure_and_a_fresh_one_runs_the_next():
+def test_killed_supervisor_is_replaced():
+    """A supervisor killed mid-sample is a harness failure, and a fresh one runs the next."""
     box = sandbox.Sandbox("auto").start()
     try:
         old = box._proc.pid
@@ -230,7 +239,8 @@ def test_a_supervisor_killed_mid_sample_is_a_harness_failure_and_a_fresh_one_run
         box.close()
 
 
-def test_a_supervisor_found_dead_when_a_sample_is_sent_costs_no_sample():
+def test_dead_supervisor_costs_no_sample():
+    """A supervisor found dead when a sample is sent costs no sample."""
     box = sandbox.Sandbox("auto").start()
     try:
         proc = box._proc
@@ -244,7 +254,8 @@ def test_a_supervisor_found_dead_when_a_sample_is_sent_costs_no_sample():
         box.close()
 
 
-def test_kill_ends_a_sample_in_flight_from_another_thread_at_once():
+def test_kill_from_another_thread():
+    """``kill`` ends a sample in flight from another thread, at once."""
     box = sandbox.Sandbox("auto").start()
     try:
         kill_soon(box, box.kill)
@@ -288,7 +299,8 @@ def marks(tmp_path: Path) -> Path:
     return folder
 
 
-def test_x_stops_the_pool_and_its_samples_in_flight_leave_no_process(pytester, marks):
+def test_x_stops_the_pool(pytester, marks):
+    """-x stops the pool, and its samples in flight leave no process."""
     sleeper = marker()
 
     def slow(name: str, spawn: bool = False) -> dict:
@@ -314,7 +326,8 @@ def test_x_stops_the_pool_and_its_samples_in_flight_leave_no_process(pytester, m
 
 
 @needs_namespaces
-def test_with_namespaces_a_stop_kills_the_samples_in_flight_at_once(pytester):
+def test_namespaces_stop_kills_at_once(pytester):
+    """With namespaces, a stop kills the samples in flight at once."""
     # Their supervisors are killed with everything in their PID namespaces, so a stop need not wait for them.
     sleeper = marker()
     lingering = {"task_id": "HumanEval/0", "completion": f"    import subprocess, time\n"
@@ -333,7 +346,8 @@ def test_with_namespaces_a_stop_kills_the_samples_in_flight_at_once(pytester):
 
 
 @needs_namespaces
-def test_a_pytest_timeout_stops_its_item_and_the_pool_serves_the_next_ones(pytester):
+def test_pytest_timeout_stops_one_item(pytester):
+    """A pytest-timeout timeout stops its item, and the pool serves the next ones."""
     slow = {"task_id": "HumanEval/0", "completion": "    import time\n    time.sleep(20)\n" + HAS_CLOSE}
     rows = [slow] + [{"task_id": "HumanEval/0", "completion": HAS_CLOSE}] * 3
     cfg = write_session(pytester, rows, "workers: 2, timeout_s: 30")
@@ -343,7 +357,8 @@ def test_a_pytest_timeout_stops_its_item_and_the_pool_serves_the_next_ones(pytes
     assert time.monotonic() - started < 12  # the stopped sample (20 s) is not waited for at the end either
 
 
-def test_the_pool_follows_the_order_a_plugin_gives_the_items(pytester, marks):
+def test_follows_the_items_order(pytester, marks):
+    """The pool follows the order a plugin gives the items."""
     # A reordering plugin (pytest-randomly, say) runs before the loop: the pool runs ahead in its order.
     pytester.makeconftest("import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
                           "def pytest_collection_modifyitems(items):\n    items.reverse()\n")
@@ -356,7 +371,8 @@ def test_the_pool_follows_the_order_a_plugin_gives_the_items(pytester, marks):
     assert min(ran) >= f"s{39 - window_size(2):02}"  # the last samples of the file: the first items run
 
 
-def test_k_executes_only_the_selected_samples(pytester, marks):
+def test_k_executes_only_selected(pytester, marks):
+    """-k executes only the selected samples."""
     rows = [marking(marks, f"s{i}") for i in range(10)]
     cfg = write_session(pytester, rows, "isolation: basic, workers: 3")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-k", "[3] or [7]",
@@ -365,7 +381,8 @@ def test_k_executes_only_the_selected_samples(pytester, marks):
     assert executed(marks) == ["s3", "s7"]
 
 
-def test_ctrl_c_stops_the_pool_within_one_sample_and_leaves_no_process(pytester, marks):
+def test_ctrl_c_stops_the_pool(pytester, marks):
+    """Ctrl-C stops the pool within one sample, and leaves no process."""
     sleeper = marker()
     slow = f"    import subprocess, time\n    subprocess.Popen(['sleep', {sleeper!r}])\n    time.sleep(0.3)\n"
     cfg = write_session(pytester, [marking(marks, f"s{i:02}", before=slow) for i in range(60)],
@@ -386,7 +403,8 @@ def test_ctrl_c_stops_the_pool_within_one_sample_and_leaves_no_process(pytester,
 
 
 @needs_namespaces
-def test_a_supervisor_killed_mid_run_costs_its_sample_only(pytester, monkeypatch):
+def test_killed_supervisor_costs_one_sample(pytester, monkeypatch):
+    """A supervisor killed mid-run costs its sample only."""
     real_run = sandbox.Sandbox.run
     killed: list[int] = []
 
@@ -425,7 +443,8 @@ def without_times(junit: Path) -> list:
     return cases
 
 
-def test_the_pool_gives_what_a_serial_one_sandbox_run_gives(pytester):
+def test_pool_equals_serial_run(pytester):
+    """The pool gives what a serial, one-sandbox run gives."""
     rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},
             {"task_id": "HumanEval/0", "completion": "    return False\n"},
             {"task_id": "HumanEval/2", "completion": "    print('hello')\n    return number / 0\n"},
@@ -455,14 +474,16 @@ def test_the_pool_gives_what_a_serial_one_sandbox_run_gives(pytester):
         "passed", "assertion_failed", "runtime_error", "not_run", "timeout", "runtime_error", "passed"]
 
 
-def test_eight_sandboxes_on_a_small_machine_give_no_false_timeouts(pytester):
+def test_eight_sandboxes_no_false_timeouts(pytester):
+    """Eight sandboxes on a small machine give no false timeouts."""
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true, workers: 8}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-q", *NO_CACHE)
     result.assert_outcomes(passed=164)
 
 
-def test_xdist_workers_with_a_pool_each_give_the_serial_verdicts(pytester):
+def test_xdist_pools_equal_serial(pytester):
+    """xdist workers with a pool each give the serial verdicts."""
     rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},
             {"task_id": "HumanEval/0", "completion": "    return False\n"}] * 6
     cfg = write_session(pytester, rows, "workers: 3")
@@ -474,7 +495,8 @@ def test_xdist_workers_with_a_pool_each_give_the_serial_verdicts(pytester):
         (i, "passed" if i % 2 == 0 else "assertion_failed") for i in range(12)]
 
 
-def test_a_spare_sandbox_runs_the_samples_behind_a_stalled_one_and_only_then():
+def test_spare_sandbox_passes_a_stall():
+    """A spare sandbox runs the samples behind a stalled one, and only then."""
     # Two sandboxes may run samples that have not stalled; the third is a spare: it takes a sample only while one
     # of the first two is held by a sample that has run for stall_s or more, and one spare per stalled sample.
     log: list = []

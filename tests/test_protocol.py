@@ -25,7 +25,8 @@ KEY = "sk-test-SECRET-protocol-5e1d"
 
 # -- the presets and the rules, exactly ----------------------------------------------------------------------
 
-def test_the_presets_are_their_sources_settings():
+def test_presets_are_sources_settings():
+    """The presets are their sources' settings."""
     table = {name: (p.n, p.temperature, p.top_p, p.k) for name, p in protocol.PRESETS.items()}
     assert table == {
         "greedy": (1, 0.0, None, (1,)),
@@ -39,8 +40,9 @@ def test_the_presets_are_their_sources_settings():
         assert preset.name in protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k)
 
 
-def test_each_preset_has_its_sources_stop_sequences_and_prompt():
-    """The sources' own lists, not the harness's default four (docs/live-models.md quotes where each is from)."""
+def test_presets_stops_and_prompts():
+    """Each preset has its source's stop sequences and prompt: the sources' own lists, not the harness's default four
+    (docs/live-models.md quotes where each is from)."""
     codex = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
     bigcode = ("\nclass", "\ndef", "\n#", "\n@", "\nprint", "\nif")
     evalplus = ("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(", "\ndef ",
@@ -87,7 +89,8 @@ def test_each_preset_has_its_sources_stop_sequences_and_prompt():
     ("codex-pass1", "completions", None, None, None),
     (None, "chat", None, None, None),  # no preset: nothing claimed, nothing to warn about
 ])
-def test_a_preset_over_another_setup_than_its_sources_warns_in_one_line(name, api, system_prompt, stop, expected):
+def test_other_setup_warns_in_one_line(name, api, system_prompt, stop, expected):
+    """A preset over another set-up than its source's warns in one line."""
     found = protocol.setup_warnings(name, api, system_prompt, stop)
     if expected is None:
         assert found == []
@@ -132,7 +135,8 @@ def test_pitfalls(n, temperature, k, expected):
         assert line == pattern or (pattern.endswith("*") and line.startswith(pattern[:-1])), line
 
 
-def test_the_line_says_whether_the_run_matches_a_published_protocol():
+def test_line_says_if_protocol_matches():
+    """The line says whether the run matches a published protocol."""
     def line(mode, name, temperature, top_p, k, sizes):
         return protocol.line(protocol.describe(mode, name, temperature, top_p, k, sizes))
 
@@ -150,7 +154,8 @@ def test_the_line_says_whether_the_run_matches_a_published_protocol():
     assert protocol.describe("mock", None, 0.0, None, (1,), [1]) is None
 
 
-def test_the_local_vllm_example_gets_the_one_warning_the_readme_says():
+def test_local_vllm_example_warning():
+    """The local vLLM example gets the one warning the README says."""
     config = load_config(Path(__file__).resolve().parent.parent / "examples" / "local-vllm.yaml")
     params = config.params
     found = protocol.pitfalls(params.n, params.temperature, params.k)
@@ -174,7 +179,8 @@ def config_at(tmp_path: Path, text: str, samples: int | None = None) -> Path:
 
 
 @pytest.mark.parametrize("name", sorted(protocol.PRESETS))
-def test_a_preset_sets_n_temperature_top_p_and_k_and_crosses_to_workers(tmp_path, name):
+def test_preset_sets_sampling(tmp_path, name):
+    """A preset sets n, temperature, top_p and k, and crosses to workers."""
     preset = protocol.PRESETS[name]
     config = load_config(config_at(tmp_path, RUNTIME + f"params: {{allow_code_execution: true, protocol: {name}}}\n"))
     params = config.params
@@ -199,20 +205,23 @@ def test_a_preset_sets_n_temperature_top_p_and_k_and_crosses_to_workers(tmp_path
     ("protocol: codex", "params.protocol: expected greedy | codex-pass1 | codex-passk | starcoder-pass1 | "
                         "starcoder-passk, found 'codex'"),
 ])
-def test_a_preset_plus_a_contradicting_key_is_one_error_naming_both(tmp_path, params, expected):
+def test_contradicting_key_names_both(tmp_path, params, expected):
+    """A preset plus a contradicting key is one error naming both."""
     path = config_at(tmp_path, RUNTIME + f"params: {{allow_code_execution: true, {params}}}\n")
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}: {expected}") and "\n" not in str(info.value)
 
 
-def test_a_key_that_agrees_with_the_preset_is_fine(tmp_path):
+def test_agreeing_key_is_fine(tmp_path):
+    """A key that agrees with the preset is fine."""
     config = load_config(config_at(tmp_path, RUNTIME + "params: {allow_code_execution: true, protocol: codex-passk, "
                                                        "n: 200, temperature: 0.8, top_p: 0.95, k: [100, 10]}\n"))
     assert config.params.k == (10, 100) and config.params.n == 200
 
 
-def test_sampling_of_a_samples_file_is_unknown_unless_labelled_and_a_mock_run_has_no_protocol(tmp_path):
+def test_samples_sampling_is_unknown(tmp_path):
+    """The sampling of a samples file is unknown unless labelled, and a mock run has no protocol."""
     samples = "target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true"
     assert load_config(config_at(tmp_path, samples + "}\n", samples=1)).params.temperature is None
     labelled = load_config(config_at(tmp_path, samples + ", temperature: 0.2, top_p: 0.95}\n", samples=1))
@@ -280,9 +289,10 @@ def honouring_n_completions(request, index):
     ("starcoder-pass1", 1, ("-p", "no:xdist")),
     ("starcoder-passk", 1, ("-n", "2")),
 ])
-def test_each_preset_sends_its_sources_settings_and_labels_every_output(pytester, name, limit, dist):
-    """Over the completions API, what the source sent: the sampling, its stop sequences (all of them) and its
-    prompt (stripped or as is); the recorded request bodies show it, and no warning is printed."""
+def test_each_preset_sends_its_settings(pytester, name, limit, dist):
+    """Each preset sends its source's settings and labels every output. Over the completions API, what the source sent:
+    the sampling, its stop sequences (all of them) and its prompt (stripped or as is); the recorded request bodies
+    show it, and no warning is printed."""
     preset = protocol.PRESETS[name]
     with FakeOpenAI(honouring_n_completions) as server:
         cfg = runtime_config(pytester, server, f", protocol: {name}, limit: {limit}", api="completions")
@@ -328,10 +338,10 @@ def test_each_preset_sends_its_sources_settings_and_labels_every_output(pytester
     ("greedy", ", system_prompt: ''", None, "*pytest-humaneval: params.protocol greedy over target.api chat: the "
                                             "EvalPlus leaderboard sent a chat model its own instruction*"),
 ])
-def test_a_preset_over_chat_sends_the_harness_message_without_stops_and_warns_once(pytester, name, params, system,
-                                                                                   warning):
-    """Over chat the source's stop sequences are not sent (they would cut the answer's code block at its first
-    '\ndef'), the sampling still is, and one warning line says the number is not measured as the source's."""
+def test_preset_over_chat(pytester, name, params, system, warning):
+    """A preset over chat sends the harness's message, and warns once. Over chat the source's stop sequences are not
+    sent (they would cut the answer's code block at its first '\ndef'), the sampling still is, and one warning line
+    says the number is not measured as the source's."""
     preset = protocol.PRESETS[name]
     with FakeOpenAI(honouring_n) as server:
         cfg = runtime_config(pytester, server, f", protocol: {name}, limit: 1{params}")
@@ -352,7 +362,7 @@ def test_a_preset_over_chat_sends_the_harness_message_without_stops_and_warns_on
     assert fnmatch.fnmatch(f"pytest-humaneval: {described['warnings'][0]}", warning.lstrip("*"))
 
 
-def test_a_preset_with_the_configs_stop_sends_those_and_warns_once(pytester):
+def test_preset_with_configs_stop(pytester):
     """A server that caps stop at 4 (OpenAI's own API) needs params.stop: it is sent as set, and the run says the
     number is not measured as the source's."""
     with FakeOpenAI(honouring_n_completions) as server:
@@ -369,7 +379,9 @@ def test_a_preset_with_the_configs_stop_sends_those_and_warns_once(pytester):
     assert len(read_report(pytester.path / "r.json")["run"]["protocol"]["warnings"]) == 1
 
 
-def test_without_a_preset_the_completions_api_sends_what_it_always_did(pytester):
+def test_no_preset_sends_default_stops(pytester):
+    """Without a preset, the completions API sends what it always did: the default stop sequences and the prompt as is,
+    with no protocol warning."""
     with FakeOpenAI(honouring_n_completions) as server:
         cfg = runtime_config(pytester, server, ", limit: 1", api="completions")
         result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
@@ -379,7 +391,8 @@ def test_without_a_preset_the_completions_api_sends_what_it_always_did(pytester)
     assert "pytest-humaneval: params.protocol" not in result.stdout.str()
 
 
-def test_without_a_preset_the_run_is_described_by_what_it_used(pytester):
+def test_no_preset_described_by_use(pytester):
+    """Without a preset, the run is described by what it used."""
     with FakeOpenAI(honouring_n) as server:
         default = runtime_config(pytester, server, ", limit: 2")
         result = pytester.runpytest("--humaneval-config", default, "-p", "no:xdist", "--junitxml", "junit.xml",
@@ -427,7 +440,8 @@ def test_each_pitfall_prints_its_warning(pytester, samples, params, warning):
     assert fnmatch.fnmatch(f"pytest-humaneval: {described['warnings'][0]}", warning.lstrip("*"))
 
 
-def test_a_hot_runtime_run_warns_before_its_pass_at_1_is_read(pytester):
+def test_hot_runtime_run_warns(pytester):
+    """A hot runtime run warns before its pass@1 is read."""
     with FakeOpenAI(honouring_n) as server:
         cfg = runtime_config(pytester, server, ", limit: 1, n: 2, temperature: 0.8")
         result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
@@ -441,7 +455,8 @@ def test_a_hot_runtime_run_warns_before_its_pass_at_1_is_read(pytester):
 
 # -- a samples file labelled without generating anything ------------------------------------------------------
 
-def test_a_samples_file_is_labelled_by_its_preset_and_nothing_is_generated(pytester):
+def test_samples_file_labelled_by_preset(pytester):
+    """A samples file is labelled by its preset, and nothing is generated."""
     cfg = samples_config(pytester, 200, ", protocol: codex-pass1")
     result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
                                 "--junitxml", "junit.xml", *NO_CACHE)
@@ -455,7 +470,8 @@ def test_a_samples_file_is_labelled_by_its_preset_and_nothing_is_generated(pytes
         "temperature 0.2, top_p 0.95, k [1]")
 
 
-def test_a_samples_file_that_does_not_have_the_presets_n_is_refused(pytester):
+def test_samples_without_presets_n_refused(pytester):
+    """A samples file that does not have the preset's n is refused."""
     cfg = samples_config(pytester, 20, ", protocol: starcoder-pass1")
     result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -464,7 +480,8 @@ def test_a_samples_file_that_does_not_have_the_presets_n_is_refused(pytester):
                                  "params.temperature and params.top_p instead), found 20 for HumanEval/2"])
 
 
-def test_an_unlabelled_samples_file_says_its_temperature_is_unknown(pytester):
+def test_unlabelled_samples_temperature(pytester):
+    """An unlabelled samples file says its temperature is unknown."""
     cfg = samples_config(pytester, 2, "")
     result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
                                 *NO_CACHE)
@@ -476,7 +493,8 @@ def test_an_unlabelled_samples_file_says_its_temperature_is_unknown(pytester):
     assert "declared" not in report["dataset"]["settings"]
 
 
-def test_a_preset_plus_a_contradicting_key_is_one_usage_error(pytester):
+def test_contradicting_key_is_usage_error(pytester):
+    """A preset plus a contradicting key is one usage error."""
     cfg = samples_config(pytester, 200, ", protocol: codex-pass1, temperature: 0.8")
     result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

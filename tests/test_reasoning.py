@@ -72,7 +72,8 @@ def results(pytester) -> dict[str, dict]:
     return {row["task_id"]: row for row in rows}
 
 
-def test_the_shapes_of_todays_models_pass_and_keep_their_reasoning(pytester):
+def test_todays_shapes_keep_reasoning(pytester):
+    """The shapes of today's models pass, and keep their reasoning."""
     with FakeOpenAI(serve(SHAPES)) as server:
         result = pytester.runpytest("--humaneval-config", config(pytester, server), "-n", "2",
                                     "--humaneval-results", "results.jsonl", "--humaneval-report", "r.json",
@@ -91,7 +92,8 @@ def test_the_shapes_of_todays_models_pass_and_keep_their_reasoning(pytester):
     assert "truncated" not in result.stdout.str()
 
 
-def test_answers_cut_at_max_tokens_run_are_flagged_counted_and_warned_about(pytester):
+def test_cut_answers_are_flagged(pytester):
+    """Answers cut at max_tokens run, and are flagged, counted and warned about."""
     def cut(problem):  # the whole function, then cut mid-way, as a server does at max_tokens
         return chat(f"```python\n{right(problem)[:-25]}", finish_reason="length")
 
@@ -110,7 +112,8 @@ def test_answers_cut_at_max_tokens_run_are_flagged_counted_and_warned_about(pyte
                                  "raise params.max_tokens (300)*"])
 
 
-def test_a_runaway_answer_cut_at_max_tokens_passes_by_its_last_complete_block(pytester):
+def test_cut_answer_passes_by_last_block(pytester):
+    """A runaway answer cut at max_tokens passes by its last complete block."""
     def runaway(problem):  # the whole function, then again and again until max_tokens cut a copy mid-way
         copies = "".join(f"\nAgain, the function:\n{fenced(right(problem))}" for _ in range(8))
         return chat(f"Here is the function:\n{fenced(right(problem))}{copies}\nAgain:\n```python\n"
@@ -127,7 +130,8 @@ def test_a_runaway_answer_cut_at_max_tokens_passes_by_its_last_complete_block(py
                              "complete one that defines truncate_number; 1 later one is cut off or does not compile)")
 
 
-def test_extra_body_and_system_prompt_reach_the_server_and_change_digest_and_label(pytester):
+def test_provider_options_reach_server(pytester):
+    """``extra_body`` and ``system_prompt`` reach the server, and change the digest and the label."""
     plain = {task: (lambda p: chat(fenced(right(p)))) for task in SHAPES}
     reports = {}
     for name, params in (("plain", ""), ("options", ", system_prompt: 'Code only.', "

@@ -46,7 +46,8 @@ class Lines:
         self.lines.append((text, final))
 
 
-def test_the_pins_are_the_bundled_release_files():
+def test_pins_are_the_bundled_files():
+    """The pins are the bundled release files' sizes and hashes."""
     for name, release in releases.RELEASES.items():
         data = release_file(name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == release.sha256 and len(data) == release.size
@@ -56,7 +57,8 @@ def test_the_pins_are_the_bundled_release_files():
     assert "Apache License" in (folder / "LICENSE").read_text() and (folder / "PROVENANCE.md").is_file()
 
 
-def test_a_named_release_is_the_bundled_copy_with_no_request_and_nothing_cached(cache, monkeypatch):
+def test_named_release_is_bundled_copy(cache, monkeypatch):
+    """A named release is the bundled copy, with no request and nothing cached."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")  # nothing listens: no network
     for name in releases.RELEASES:
         progress = Lines()
@@ -65,7 +67,8 @@ def test_a_named_release_is_the_bundled_copy_with_no_request_and_nothing_cached(
     assert not cache.exists()
 
 
-def test_a_bundled_copy_that_does_not_match_its_pin_is_not_used(tmp_path, monkeypatch):
+def test_mismatched_bundled_copy_unused(tmp_path, monkeypatch):
+    """A bundled copy that does not match its pin is not used."""
     import importlib.resources
 
     fixtures = tmp_path / "fixtures"
@@ -79,7 +82,8 @@ def test_a_bundled_copy_that_does_not_match_its_pin_is_not_used(tmp_path, monkey
     assert releases.bundled_copy(releases.RELEASES["humanevalplus"]) is None  # absent
 
 
-def test_a_session_with_a_named_release_runs_offline_with_no_download(pytester, cache, monkeypatch):
+def test_named_release_runs_offline(pytester, cache, monkeypatch):
+    """A session with a named release runs offline, with no download."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
     config = pytester.path / "plus.yaml"
     config.write_text("target: {mode: mock}\ndataset: humanevalplus-mini\nparams: {execute: true, limit: 2}\n")
@@ -91,7 +95,8 @@ def test_a_session_with_a_named_release_runs_offline_with_no_download(pytester, 
     assert not (cache / "evalplus").exists(), "nothing was fetched into the user cache"
 
 
-def test_the_default_url_is_evalplus_release_and_an_environment_variable_overrides_it(monkeypatch):
+def test_default_url_and_override(monkeypatch):
+    """The default URL is EvalPlus's release, and an environment variable overrides it."""
     monkeypatch.delenv(releases.BASE_URL_ENV, raising=False)
     assert releases.release_url(releases.RELEASES["humanevalplus"]) == (
         "https://github.com/evalplus/humanevalplus_release/releases/download/v0.1.10/HumanEvalPlus.jsonl.gz")
@@ -100,7 +105,8 @@ def test_the_default_url_is_evalplus_release_and_an_environment_variable_overrid
         "http://127.0.0.1:9/mirror/HumanEvalPlus-Mini.jsonl.gz")
 
 
-def test_the_user_cache_is_xdg_cache_home_else_home_dot_cache(monkeypatch, tmp_path):
+def test_user_cache_location(monkeypatch, tmp_path):
+    """The user cache is $XDG_CACHE_HOME, else ~/.cache."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert releases.cache_dir() == tmp_path / "xdg" / "pytest-humaneval"
@@ -110,7 +116,8 @@ def test_the_user_cache_is_xdg_cache_home_else_home_dot_cache(monkeypatch, tmp_p
     assert releases.cache_dir() == tmp_path / "home" / ".cache" / "pytest-humaneval"
 
 
-def test_a_release_is_downloaded_once_verified_and_then_read_from_the_cache(cache, server):
+def test_download_once_then_cache(cache, server):
+    """A release is downloaded once, verified, and then read from the cache."""
     progress = Lines()
     path = releases.resolve("humanevalplus-mini", WHERE, progress)
     assert path == cache / "evalplus" / "v0.1.10" / "HumanEvalPlus-Mini.jsonl.gz"
@@ -127,7 +134,8 @@ def test_a_release_is_downloaded_once_verified_and_then_read_from_the_cache(cach
     assert len(server.requests) == 1 and again.lines == [], "a cached release is not fetched again"
 
 
-def test_a_download_with_another_sha256_is_one_error_naming_both_hashes_and_nothing_is_cached(cache, server):
+def test_wrong_sha256_names_both_hashes(cache, server):
+    """A download with another SHA-256 is one error naming both hashes, and nothing is cached."""
     tampered = bytearray(release_file("humanevalplus-mini").read_bytes())
     tampered[100] ^= 1
     server.replace["HumanEvalPlus-Mini.jsonl.gz"] = bytes(tampered)
@@ -142,7 +150,8 @@ def test_a_download_with_another_sha256_is_one_error_naming_both_hashes_and_noth
     assert list(folder.iterdir()) == [], "neither the file nor a partial download is kept"
 
 
-def test_a_cached_release_that_no_longer_matches_its_pin_is_fetched_again(cache, server):
+def test_stale_cache_is_fetched_again(cache, server):
+    """A cached release that no longer matches its pin is fetched again."""
     path = releases.resolve("humanevalplus-mini", WHERE)
     path.write_bytes(path.read_bytes()[:-10])  # a torn or edited copy
     assert releases.resolve("humanevalplus-mini", WHERE) == path
@@ -150,7 +159,8 @@ def test_a_cached_release_that_no_longer_matches_its_pin_is_fetched_again(cache,
     assert len(server.requests) == 2
 
 
-def test_without_network_one_error_names_the_url_and_how_to_use_a_downloaded_file(cache, monkeypatch, unbundled):
+def test_offline_error_names_url(cache, monkeypatch, unbundled):
+    """Without network, one error names the URL and how to use a downloaded file."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/releases/download/v0.1.10")  # nothing listens
     with pytest.raises(DatasetError) as info:
         releases.resolve("humanevalplus", WHERE)
@@ -163,7 +173,7 @@ def test_without_network_one_error_names_the_url_and_how_to_use_a_downloaded_fil
     assert not (cache / "evalplus" / "v0.1.10" / "HumanEvalPlus.jsonl.gz").exists()
 
 
-def test_an_http_error_status_is_named(cache, server):
+def test_http_error_status_is_named(cache, server):
     server.status["HumanEvalPlus-NoExtreme.jsonl.gz"] = 404
     with pytest.raises(DatasetError, match=r"humanevalplus-noextreme: cannot download http://127\.0\.0\.1:\d+/"
                                            r"releases/download/v0\.1\.10/HumanEvalPlus-NoExtreme\.jsonl\.gz: HTTP 404\. "
@@ -171,7 +181,8 @@ def test_an_http_error_status_is_named(cache, server):
         releases.resolve("humanevalplus-noextreme", WHERE)
 
 
-def test_a_release_given_by_path_is_recognised_by_its_sha256_gzipped_or_not(tmp_path):
+def test_release_by_path_recognised(tmp_path):
+    """A release given by path is recognised by its SHA-256, gzipped or not."""
     import gzip
 
     loaded = load_dataset(release_file("humanevalplus-noextreme"))
@@ -186,8 +197,8 @@ def test_a_release_given_by_path_is_recognised_by_its_sha256_gzipped_or_not(tmp_
     assert releases.recognise(loaded.file_sha256, loaded.sha256) is None
 
 
-def test_a_session_with_dataset_humanevalplus_downloads_it_with_a_progress_line_and_labels_the_release(
-        pytester, cache, server):
+def test_session_downloads_humanevalplus(pytester, cache, server):
+    """A session with dataset humanevalplus downloads it with a progress line, and labels the release."""
     config = pytester.path / "plus.yaml"
     config.write_text("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(config), "--humaneval-report", "report.json", *NO_CACHE)
@@ -207,7 +218,8 @@ def test_a_session_with_dataset_humanevalplus_downloads_it_with_a_progress_line_
     assert len(server.requests) == 1, "the second session reads the release and its outputs from the user cache"
 
 
-def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypatch, unbundled):
+def test_offline_session_is_usage_error(pytester, cache, monkeypatch, unbundled):
+    """A session without network is one usage error."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
     config = pytester.path / "plus.yaml"
     config.write_text("target: {mode: mock}\ndataset: humanevalplus-mini\nparams: {execute: true}\n")
@@ -219,7 +231,8 @@ def test_a_session_without_network_is_one_usage_error(pytester, cache, monkeypat
     assert json.dumps(result.stderr.str()).count("ERROR:") == 1
 
 
-def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
+def test_status_line_in_place():
+    """The status line updates in place on a terminal, and keeps a log short."""
     import io
 
     from pytest_humaneval.terminal import Progress
@@ -242,7 +255,8 @@ def test_the_status_line_updates_in_place_on_a_terminal_and_keeps_a_log_short():
     assert screen.getvalue() == "\ra 1%\x1b[K\ra done\x1b[K\n"
 
 
-def test_xdist_workers_take_the_release_from_the_controller_and_never_download(pytester, cache, server):
+def test_workers_never_download(pytester, cache, server):
+    """xdist workers take the release from the controller, and never download."""
     from pytest_humaneval.config import load_config
     from pytest_humaneval.handoff import config_from_json, config_to_json
 

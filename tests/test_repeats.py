@@ -36,7 +36,8 @@ def executions(ledger: Path) -> int:
 
 @pytest.mark.parametrize("mode", [("-p", "no:xdist", "workers: 1"), ("-p", "no:xdist", "workers: 2"),
                                   ("-n", "2", "workers: 1")], ids=["serial", "pool", "xdist"])
-def test_repeats_are_executed_once_and_reported_each(pytester, tmp_path, mode):
+def test_repeats_executed_once(pytester, tmp_path, mode):
+    """Repeats are executed once, and reported each."""
     problems = load_problems()[1][:2]
     ledgers = {problem.task_id: tmp_path / f"{problem.task_id.replace('/', '-')}.log" for problem in problems}
     rows = []
@@ -61,7 +62,8 @@ def test_repeats_are_executed_once_and_reported_each(pytester, tmp_path, mode):
             assert original.get("repeat_of") is None
 
 
-def test_dedupe_false_executes_every_sample_afresh(pytester, tmp_path):
+def test_dedupe_false_executes_all(pytester, tmp_path):
+    """``dedupe: false`` executes every sample afresh."""
     problem = load_problems()[1][0]
     ledger = tmp_path / "ledger.log"
     text = counting(ledger, problem.canonical_solution)
@@ -70,7 +72,8 @@ def test_dedupe_false_executes_every_sample_afresh(pytester, tmp_path):
     assert executions(ledger) == 4 and not [row for row in results if "repeat_of" in row]
 
 
-def test_a_repeat_of_a_sample_that_times_out_costs_one_timeout(pytester, tmp_path):
+def test_repeated_timeout_costs_one(pytester, tmp_path):
+    """A repeat of a sample that times out costs one timeout."""
     problem = load_problems()[1][0]
     ledger = tmp_path / "ledger.log"
     spin = f"    return None\n\n\nopen({str(ledger)!r}, 'a').write('x\\n')\nwhile True:\n    pass\n"  # at load
@@ -80,7 +83,8 @@ def test_a_repeat_of_a_sample_that_times_out_costs_one_timeout(pytester, tmp_pat
     assert executions(ledger) == 1
 
 
-def test_the_same_text_from_a_live_endpoint_is_a_repeat_too(pytester, tmp_path, monkeypatch):
+def test_live_endpoint_repeats(pytester, tmp_path, monkeypatch):
+    """The same text from a live endpoint is a repeat too."""
     from fake_openai import MODEL, FakeOpenAI, chat, models
 
     problem = load_problems()[1][0]

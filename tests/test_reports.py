@@ -32,7 +32,8 @@ def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = ""
     return path
 
 
-def test_a_harness_error_is_one_line_in_the_failure_block_and_in_the_summary(pytester, monkeypatch):
+def test_harness_error_is_one_line(pytester, monkeypatch):
+    """A harness error is one line, in the failure block and in the summary."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
@@ -50,7 +51,8 @@ def test_a_harness_error_is_one_line_in_the_failure_block_and_in_the_summary(pyt
     assert len(errors_section.splitlines()) <= 8, errors_section  # two headers and two lines, not 600
 
 
-def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytester, monkeypatch):
+def test_harness_fault_is_harness_error(pytester, monkeypatch):
+    """A fault of the harness itself counts as harness_error, in one line."""
     def broken(program, limits):
         raise KeyError("a bug in the harness")
 
@@ -64,7 +66,8 @@ def test_a_fault_of_the_harness_itself_counts_as_harness_error_in_one_line(pytes
     assert report["counts"]["harness_error"] == 1 and report["counts"]["not_run"] == 0
 
 
-def test_a_harness_fault_whose_message_has_newlines_stays_on_one_line(pytester, monkeypatch):
+def test_multiline_fault_is_one_line(pytester, monkeypatch):
+    """A harness fault whose message has newlines stays on one line."""
     def broken(program, limits):
         raise RuntimeError("a bug in the harness\npass@1 1.000  coverage 164/164  FORGED")
 
@@ -78,7 +81,8 @@ def test_a_harness_fault_whose_message_has_newlines_stays_on_one_line(pytester, 
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_failed_and_skipped_summary_lines_carry_the_reason(pytester, dist):
+def test_summary_lines_carry_the_reason(pytester, dist):
+    """The failed and skipped summary lines carry the reason."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2])
     result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "-rA", *NO_CACHE)
     result.assert_outcomes(passed=1, failed=2, skipped=1)
@@ -89,7 +93,8 @@ def test_failed_and_skipped_summary_lines_carry_the_reason(pytester, dist):
     ])
 
 
-def test_reruns_do_not_execute_a_sample_again(pytester, monkeypatch):
+def test_reruns_do_not_execute_again(pytester, monkeypatch):
+    """Reruns do not execute a sample again."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0])
     ways = [("--reruns", "2"), ("--force-reruns", "2"), ("--reruns", "1", "--reruns-mode", "append")]
@@ -131,7 +136,8 @@ def pytest_sessionfinish(session):
 """
 
 
-def test_installed_rerunfailures_costs_an_xdist_run_nothing_unless_reruns_are_asked_for(pytester, monkeypatch):
+def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
+    """An installed pytest-rerunfailures costs an xdist run nothing, unless reruns are asked for."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
     pytester.makeconftest(COUNT_STATUS_DB)
     cfg = pytester.path / "humaneval.yaml"
@@ -152,7 +158,8 @@ def test_installed_rerunfailures_costs_an_xdist_run_nothing_unless_reruns_are_as
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_a_pytest_timeout_below_timeout_s_is_warned_about_and_the_sample_it_stops_says_so(pytester, dist):
+def test_low_pytest_timeout_is_warned(pytester, dist):
+    """A pytest-timeout below timeout_s is warned about, and the sample it stops says so."""
     cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 3")
     result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "1", "-rA",
                                 "--humaneval-report", "r.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
@@ -176,7 +183,8 @@ def validate(path: Path) -> ET.Element:
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_junit_validates_against_the_schema_of_pytests_default_family(pytester, dist):
+def test_junit_validates(pytester, dist):
+    """The JUnit XML validates against the schema of pytest's default family."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], extra="gate: {min_pass_at_1: 0.9}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--junitxml", "junit.xml", *NO_CACHE)
     assert result.ret == 1
@@ -190,7 +198,8 @@ def test_junit_validates_against_the_schema_of_pytests_default_family(pytester, 
     assert suite["human-eval.pass_at_1"] == "0.25" and suite["human-eval.gate"] == "FAIL"
 
 
-def test_junit_with_a_harness_error_validates_too(pytester, monkeypatch):
+def test_junit_harness_error_validates(pytester, monkeypatch):
+    """The JUnit XML with a harness error validates too."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     cfg = samples_config(pytester, [SOLVED_0])
     pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--junitxml", "junit.xml", *NO_CACHE)
@@ -199,7 +208,8 @@ def test_junit_with_a_harness_error_validates_too(pytester, monkeypatch):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_junit_xunit1_carries_the_per_sample_properties(pytester, dist):
+def test_xunit1_per_sample_properties(pytester, dist):
+    """The JUnit XML of xunit1 carries the per-sample properties."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0])
     pytester.runpytest("--humaneval-config", str(cfg), *dist, "--junitxml", "junit.xml", "-o",
                        "junit_family=xunit1", *NO_CACHE)
@@ -217,7 +227,8 @@ def pytest_runtest_setup(item):
 """
 
 
-def test_an_interrupted_run_says_so_in_every_output(pytester):
+def test_interrupted_run_says_so(pytester):
+    """An interrupted run says so in every output."""
     pytester.makeconftest(INTERRUPT_AT_4)
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 10}\n")
@@ -244,7 +255,8 @@ def test_an_interrupted_run_says_so_in_every_output(pytester):
     assert properties["human-eval.interrupted"] == "KeyboardInterrupt"
 
 
-def test_a_run_that_ends_normally_is_not_interrupted_anywhere(pytester):
+def test_normal_run_is_not_interrupted(pytester):
+    """A run that ends normally is not interrupted anywhere."""
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-x", "--humaneval-report", "r.json",
@@ -254,7 +266,8 @@ def test_a_run_that_ends_normally_is_not_interrupted_anywhere(pytester):
     assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()
 
 
-def test_the_markdown_summary_is_written_for_people_and_lists_the_failing_problems(pytester):
+def test_markdown_summary(pytester):
+    """The Markdown summary is written for people, and lists the failing problems."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], params=", k: [1, 2]")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-markdown", "r.md",
                                 *NO_CACHE)

@@ -57,7 +57,8 @@ def read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_runtime_run_with_xdist_generates_once_and_executes_on_workers(pytester):
+def test_xdist_generates_once(pytester):
+    """A runtime run with xdist generates once, and executes on the workers."""
     with FakeOpenAI(answering()) as server:
         cfg = runtime_config(pytester, server, ", n: 2, k: [1, 2]")
         result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report", "r.json",
@@ -83,7 +84,8 @@ def test_runtime_run_with_xdist_generates_once_and_executes_on_workers(pytester)
     assert len(list(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))) == 8
 
 
-def test_completions_api_without_usage_omits_token_and_cost_measurements(pytester):
+def test_no_usage_no_token_measurements(pytester):
+    """The completions API without usage omits the token and cost measurements."""
     def script(request, index):
         if request.method == "GET":
             return models()
@@ -99,7 +101,8 @@ def test_completions_api_without_usage_omits_token_and_cost_measurements(pyteste
     assert "human-eval.total_tokens" not in measurements and "human-eval.cost_usd" not in measurements
 
 
-def test_failed_generations_are_not_run_with_the_reason_and_the_key_appears_nowhere(pytester):
+def test_failed_generations_not_run(pytester):
+    """Failed generations are not run, with the reason, and the key appears nowhere."""
     overrides = {
         "HumanEval/1": Reply(400, {"error": {"message": "max_tokens is too large"}}),
         "HumanEval/2": Reply(200, "{broken json"),
@@ -126,7 +129,8 @@ def test_failed_generations_are_not_run_with_the_reason_and_the_key_appears_nowh
     assert all(KEY not in text for text in outputs)
 
 
-def test_a_wrong_key_fails_fast_at_preflight_without_generating_and_without_showing_the_key(pytester):
+def test_wrong_key_fails_at_preflight(pytester):
+    """A wrong key fails fast at the preflight, without generating and without showing the key."""
     def script(request, index):
         return Reply(401, {"error": {"message": "Incorrect API key provided"}})
 
@@ -140,7 +144,8 @@ def test_a_wrong_key_fails_fast_at_preflight_without_generating_and_without_show
     assert KEY not in result.stdout.str() + result.stderr.str()
 
 
-def test_a_tls_failure_at_preflight_is_a_usage_error_naming_the_endpoint(pytester):
+def test_tls_failure_at_preflight(pytester):
+    """A TLS failure at the preflight is a usage error naming the endpoint."""
     # https:// to a plain-HTTP server. With httpx 0.24.0 to 0.25.0 (and so httpcore 0.x) the TLS error escaped
     # httpx as a raw ssl.SSLError: an INTERNALERROR before the client caught it as a transport error.
     with FakeOpenAI(answering()) as server:
@@ -162,7 +167,8 @@ def test_collect_only_sends_no_request(pytester):
     assert server.requests == []
 
 
-def test_an_unset_key_variable_is_a_usage_error_before_any_request(pytester, monkeypatch):
+def test_unset_key_variable_is_usage_error(pytester, monkeypatch):
+    """An unset key variable is a usage error before any request."""
     monkeypatch.delenv("TEST_LLM_KEY")
     with FakeOpenAI(answering()) as server:
         cfg = runtime_config(pytester, server)
@@ -173,7 +179,8 @@ def test_an_unset_key_variable_is_a_usage_error_before_any_request(pytester, mon
     assert server.requests == []
 
 
-def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
+def test_retry_policy_is_recorded(pytester):
+    """The retry policy changes the digest and the label, and the retries are reported."""
     flaky = {}
 
     def script(request, index):
@@ -201,7 +208,8 @@ def test_retry_policy_changes_digest_and_label_and_reports_retries(pytester):
     assert "retried" in a["dataset"]["label"] and "retried" not in b["dataset"]["label"]
 
 
-def test_ctrl_c_during_generation_keeps_the_finished_completions_and_writes_every_output(pytester):
+def test_ctrl_c_during_generation(pytester):
+    """Ctrl-C during generation keeps the finished completions, and writes every output."""
     import signal
     import time
 
@@ -238,7 +246,8 @@ def test_ctrl_c_during_generation_keeps_the_finished_completions_and_writes_ever
     assert KEY not in output and KEY not in (pytester.path / "r.json").read_text()
 
 
-def test_ctrl_c_during_the_preflight_still_writes_the_report(pytester):
+def test_ctrl_c_during_preflight(pytester):
+    """Ctrl-C during the preflight still writes the report."""
     # Once, a SIGINT during the preflight (GET /models) ended the session with exit 2 and no output at all.
     import signal
     import time

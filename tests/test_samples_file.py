@@ -34,7 +34,8 @@ def usage_error(result: pytest.RunResult) -> str:
 
 @pytest.mark.parametrize("row", [{"task_id": "HumanEval/2", "completoin": "    return number % 1.0\n"},
                                  {"task_id": "HumanEval/2"}])
-def test_a_row_without_completion_is_one_error_naming_the_file_the_line_and_the_field(pytester, row):
+def test_row_without_completion(pytester, row):
+    """A row without completion is one error naming the file, the line and the field."""
     result = session(pytester, [{"task_id": "HumanEval/0", "completion": "    return True\n"}, row])
     keys = ", ".join(sorted(row))
     assert usage_error(result) == (
@@ -42,26 +43,30 @@ def test_a_row_without_completion_is_one_error_naming_the_file_the_line_and_the_
         f"prompt), or EvalPlus's solution (the whole program), found neither (the row's keys: {keys})")
 
 
-def test_a_row_with_both_is_its_solution_as_evalplus_reads_it(pytester):
+def test_row_with_both_is_its_solution(pytester):
+    """A row with both is its solution, as EvalPlus reads it."""
     result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x",
                                  "solution": "def truncate_number(number):\n    return number % 1.0\n"}])
     result.assert_outcomes(passed=1)
 
 
-def test_a_solution_that_is_not_a_string_is_one_error(pytester):
+def test_non_string_solution_is_an_error(pytester):
+    """A solution that is not a string is one error."""
     result = session(pytester, [{"task_id": "HumanEval/2", "solution": ["def f(): pass"]}])
     assert usage_error(result).endswith("samples.jsonl:1: solution: expected a string (the whole program) or "
                                         "null, found [\"def f(): pass\"]")
 
 
-def test_a_byte_that_is_not_utf8_is_one_error_naming_its_line(pytester):
+def test_non_utf8_byte_names_its_line(pytester):
+    """A byte that is not UTF-8 is one error naming its line."""
     result = session(pytester, [{"task_id": "HumanEval/0", "completion": "    return True\n"},
                                 b'{"task_id": "HumanEval/2", "completion": "    return 0.5  # caf\xe9\\n"}'])
     assert usage_error(result) == (f"ERROR: {pytester.path / 'samples.jsonl'}:2: expected UTF-8 text, found byte "
                                    "0xe9 at column 64")
 
 
-def test_evalplus_solutions_are_whole_programs_and_the_canonical_ones_all_pass(pytester):
+def test_evalplus_solutions_are_programs(pytester):
+    """EvalPlus solutions are whole programs, and the canonical ones all pass."""
     _, problems = load_problems()
     # EvalPlus's solution of a base model is prompt + completion: run byte for byte.
     rows = [{"task_id": p.task_id, "solution": p.prompt + p.canonical_solution} for p in problems]

@@ -44,21 +44,23 @@ def run(box: Sandbox, program, limits: Limits = FAST):
         ("import ctypes\nctypes.string_at(0)", Status.RUNTIME_ERROR, "killed by SIGSEGV"),
     ],
 )
-def test_each_status_is_reached_by_a_real_program(box, program, status, detail):
+def test_each_status_is_reachable(box, program, status, detail):
+    """Each status is reached by a real program."""
     result = run(box, program)
     assert result.status is status
     assert detail in result.detail
     assert result.duration_ms > 0
 
 
-def test_a_traceback_the_program_prints_itself_quotes_its_own_lines(box):
+def test_printed_traceback_quotes_its_lines(box):
+    """A traceback the program prints itself quotes its own lines."""
     program = "import traceback\ntry:\n    1 / 0  # the line to quote\nexcept ZeroDivisionError:\n    traceback.print_exc()"
     result = run(box, program)
     assert result.status is Status.PASSED
     assert "1 / 0  # the line to quote" in result.stderr
 
 
-def test_the_failing_line_is_reported(box):
+def test_failing_line_is_reported(box):
     result = run(box, sample("def f(x):\n    return x\n", "def check(c):\n    assert c(1) == 1\n    assert c(3) == 4\n"))
     assert result.status is Status.ASSERTION_FAILED
     assert result.location == "test line 3: assert c(3) == 4"
@@ -83,25 +85,29 @@ def test_the_failing_line_is_reported(box):
         "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
     ],
 )
-def test_exiting_or_printing_never_fakes_a_pass(box, program):
+def test_exit_or_print_never_passes(box, program):
+    """Exiting or printing never fakes a pass."""
     result = run(box, program)
     assert result.status is not Status.PASSED, result
     assert result.status is Status.RUNTIME_ERROR
 
 
-def test_exit_zero_is_reported_as_ending_before_check(box):
+def test_exit_zero_ends_before_check(box):
+    """Exit 0 is reported as ending before check."""
     assert "exited before check() finished" in run(box, "exit(0)").detail
     assert "exit code 0 before check() finished" in run(box, "import os\nos._exit(0)").detail
 
 
-def test_infinite_loop_times_out_within_the_limit_plus_a_margin(box):
+def test_infinite_loop_times_out(box):
+    """An infinite loop times out within the limit plus a margin."""
     started = time.monotonic()
     result = run(box, "while True:\n    pass")
     assert result.status is Status.TIMEOUT
     assert time.monotonic() - started < FAST.timeout_s + MARGIN_S
 
 
-def test_sigterm_ignoring_sleeper_times_out_and_is_killed(box):
+def test_sigterm_ignorer_is_killed(box):
+    """A SIGTERM-ignoring sleeper times out and is killed."""
     started = time.monotonic()
     result = run(box, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                       "for _ in range(100):\n    time.sleep(0.1)")
@@ -109,7 +115,8 @@ def test_sigterm_ignoring_sleeper_times_out_and_is_killed(box):
     assert time.monotonic() - started < FAST.timeout_s + MARGIN_S
 
 
-def test_a_daemonised_grandchild_does_not_survive_the_sample(box):
+def test_daemonised_grandchild_is_killed(box):
+    """A daemonised grandchild does not survive the sample."""
     mark = marker()
     program = (
         "import os, time\n"
@@ -128,7 +135,8 @@ def test_a_daemonised_grandchild_does_not_survive_the_sample(box):
     assert alive_with(mark) == []
 
 
-def test_children_left_running_after_a_timeout_are_killed(box):
+def test_children_killed_after_timeout(box):
+    """Children left running after a timeout are killed."""
     mark = marker()
     program = (
         "import os\n"
@@ -142,7 +150,8 @@ def test_children_left_running_after_a_timeout_are_killed(box):
     assert alive_with(mark) == []
 
 
-def test_memory_hog_fails_and_the_harness_stays_healthy(box):
+def test_memory_hog_fails(box):
+    """A memory hog fails, and the harness stays healthy."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run(box, "chunks = []\nfor _ in range(10_000):\n    chunks.append(bytearray(50 * 1024 * 1024))",
                  Limits(timeout_s=5.0, memory_mb=512))
@@ -152,7 +161,8 @@ def test_memory_hog_fails_and_the_harness_stays_healthy(box):
     assert run(box, "assert 1 + 1 == 2").status is Status.PASSED
 
 
-def test_print_flood_fails_with_bounded_capture_and_the_harness_stays_healthy(box):
+def test_print_flood_fails_bounded(box):
+    """A print flood fails with a bounded capture, and the harness stays healthy."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run(box, "while True:\n    print('x' * 4096)", Limits(timeout_s=5.0, file_size_mb=8))
     assert result.status is Status.RUNTIME_ERROR and "File too large" in result.detail
@@ -161,7 +171,8 @@ def test_print_flood_fails_with_bounded_capture_and_the_harness_stays_healthy(bo
     assert run(box, "print('fine')").stdout == "fine\n"
 
 
-def test_environment_secrets_are_not_visible_to_the_candidate(monkeypatch):
+def test_environment_secrets_hidden(monkeypatch):
+    """Environment secrets are not visible to the candidate."""
     canary = f"canary-{uuid.uuid4()}"
     for name in ("OPENAI_API_KEY", "HF_TOKEN", "DB_PASSWORD", "MY_SECRET", "AWS_SESSION_TOKEN", "UNRELATED"):
         monkeypatch.setenv(name, canary)
@@ -183,7 +194,8 @@ def test_environment_secrets_are_not_visible_to_the_candidate(monkeypatch):
     assert set(eval(result.stdout)) <= set(sandbox.ENV_ALLOW) | set(sandbox.ENV_FIXED) | {"HOME", "TMPDIR"}
 
 
-def test_reference_semantics_name_is_not_main_and_stdin_is_empty(box):
+def test_name_and_stdin_as_reference(box):
+    """The reference's semantics: __name__ is not __main__, and stdin is empty."""
     program = (
         "import sys\n"
         "assert __name__ != '__main__'\n"
@@ -195,7 +207,8 @@ def test_reference_semantics_name_is_not_main_and_stdin_is_empty(box):
 
 
 @pytest.mark.parametrize("isolation", ["basic", "auto"])
-def test_signals_have_their_default_dispositions_in_the_candidate(isolation):
+def test_signals_have_default_dispositions(isolation):
+    """Signals have their default dispositions in the candidate."""
     import signal
 
     # An ignored disposition in the harness survives the supervisor's exec: it must not reach the candidate.
@@ -214,7 +227,8 @@ def test_signals_have_their_default_dispositions_in_the_candidate(isolation):
 
 
 @pytest.mark.parametrize("isolation", ["basic", "auto"])
-def test_each_sample_starts_in_an_empty_working_dir_that_is_removed_afterwards(isolation):
+def test_empty_working_dir_per_sample(isolation):
+    """Each sample starts in an empty working directory that is removed afterwards."""
     box = Sandbox(isolation)
     try:
         # (a folder it cannot write into: where the candidate shares the harness's uid, chmod is refused)
@@ -234,7 +248,8 @@ def test_each_sample_starts_in_an_empty_working_dir_that_is_removed_afterwards(i
         box.close()
 
 
-def test_a_working_dir_left_behind_is_cleared_before_the_next_sample():
+def test_leftover_working_dir_is_cleared():
+    """A working directory left behind is cleared before the next sample."""
     box = Sandbox("basic").start()  # basic: the supervisor's folder is visible from here
     try:
         leftover = Path(box._base) / "work"
@@ -245,7 +260,8 @@ def test_a_working_dir_left_behind_is_cleared_before_the_next_sample():
         box.close()
 
 
-def test_a_working_dir_that_cannot_be_removed_is_moved_aside(tmp_path, monkeypatch):
+def test_stuck_working_dir_is_moved_aside(tmp_path, monkeypatch):
+    """A working directory that cannot be removed is moved aside."""
     from pytest_humaneval.sandbox import _supervisor
 
     work = tmp_path / "work"
@@ -263,7 +279,8 @@ GRANDPARENT = "int(open(f'/proc/{os.getppid()}/stat').read().rpartition(')')[2].
 
 @pytest.mark.parametrize("victim, detail", [(PARENT, "killed the sandbox's fork server"),
                                             (GRANDPARENT, "killed the sandbox supervisor")])
-def test_in_basic_mode_a_program_that_kills_the_sandbox_is_recorded_and_the_next_one_runs(victim, detail):
+def test_basic_sandbox_killer_is_recorded(victim, detail):
+    """In the basic mode, a program that kills the sandbox is recorded, and the next one runs."""
     basic = Sandbox("basic")
     try:
         result = run(basic, f"import os, signal\nos.kill({victim}, signal.SIGKILL)\nimport time\ntime.sleep(5)")
@@ -275,7 +292,8 @@ def test_in_basic_mode_a_program_that_kills_the_sandbox_is_recorded_and_the_next
         basic.close()
 
 
-def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
+def test_supervisor_start_failure(monkeypatch):
+    """A supervisor that cannot start is a sandbox error."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
     broken = Sandbox()
     with pytest.raises(SandboxError, match="did not start"):
@@ -283,7 +301,8 @@ def test_a_supervisor_that_cannot_start_is_a_sandbox_error(monkeypatch):
     broken.close()
 
 
-def test_a_supervisor_started_without_waiting_is_waited_for_by_the_first_run(monkeypatch):
+def test_first_run_waits_for_supervisor(monkeypatch):
+    """A supervisor started without waiting is waited for by the first run."""
     box = Sandbox().start(wait=False)
     try:
         assert box.isolation == "unknown"  # not ready yet: nothing was read from it
@@ -298,11 +317,13 @@ def test_a_supervisor_started_without_waiting_is_waited_for_by_the_first_run(mon
     broken.close()
 
 
-def test_build_program_matches_the_reference_harness():
+def test_build_program_as_reference():
+    """``build_program`` matches the reference harness."""
     assert sandbox.build_program("P", "C", "T", "f") == "PC\nT\ncheck(f)"
 
 
-def test_locate_names_the_part_of_the_program():
+def test_locate_names_the_part():
+    """``locate`` names the part of the program."""
     program = sample("    return x\n", "def check(c):\n    assert c(1) == 2\n", prompt="def f(x):\n")
     assert sandbox.locate(program, ("completion", 1)) == "completion line 1: return x"
     assert sandbox.locate(program, ("prompt", 1)) == "prompt line 1: def f(x):"
@@ -313,7 +334,8 @@ def test_locate_names_the_part_of_the_program():
     assert sandbox.locate(separators, ("completion", 2)) == "completion line 2: return x"
 
 
-def test_descendants_are_found_and_killed_without_proc_children_files(tmp_path):
+def test_descendants_without_proc_children(tmp_path):
+    """Descendants are found and killed without /proc/*/children files."""
     # Kernels built without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children: the supervisor then
     # scans every process's parent. Run in a subprocess: it makes itself a child subreaper.
     mark = marker()

@@ -29,7 +29,8 @@ def samples_config(pytester: pytest.Pytester, gate: str = "", name: str = "human
     return path
 
 
-def test_deselecting_the_failing_samples_is_a_partial_run_that_fails_the_gate(pytester):
+def test_deselection_is_partial(pytester):
+    """Deselecting the failing samples is a partial run, which fails the gate."""
     # The issue's case: examples/samples.yaml without its 4 failing samples gave pass@1 1.000, coverage 6/6
     # and "gate: PASS" against a baseline of the whole file. (With xdist: the --lf and --deselect test.)
     dist = ("-p", "no:xdist")
@@ -63,7 +64,8 @@ def test_deselecting_the_failing_samples_is_a_partial_run_that_fails_the_gate(py
     assert cli(["compare", str(pytester.path / "full.json"), str(pytester.path / "partial.json")]) == 2
 
 
-def test_a_partial_run_passes_the_gate_only_when_the_user_opts_in(pytester):
+def test_partial_run_needs_opt_in(pytester):
+    """A partial run passes the gate only when the user opts in."""
     samples_config(pytester)
     pytester.runpytest("--humaneval-config", "humaneval.yaml", "-p", "no:xdist", "--humaneval-report", "base.json",
                        *NO_CACHE)
@@ -85,7 +87,8 @@ def test_a_partial_run_passes_the_gate_only_when_the_user_opts_in(pytester):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_last_failed_and_deselect_are_partial_too(pytester, dist):
+def test_lf_and_deselect_are_partial(pytester, dist):
+    """--last-failed and --deselect are partial too."""
     cfg = samples_config(pytester, "{min_pass_at_1: 0.0}")
     pytester.runpytest("--humaneval-config", str(cfg), *dist, *QUIET_REWRITE)
     lf = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--lf", "--humaneval-report", "lf.json",
@@ -99,7 +102,8 @@ def test_last_failed_and_deselect_are_partial_too(pytester, dist):
     assert read_report(pytester.path / "d.json")["dataset"]["partial"]["by"] == ["--deselect"]
 
 
-def test_a_whole_plan_is_not_partial_even_with_a_selection_option(pytester):
+def test_whole_plan_is_not_partial(pytester):
+    """A whole plan is not partial, even with a selection option."""
     cfg = samples_config(pytester, "{min_pass_at_1: 0.0}")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-k", "HumanEval",
                                 "--humaneval-report", "r.json", *NO_CACHE)
@@ -121,7 +125,8 @@ def test_allow_partial_is_validated(pytester):
                                  "--humaneval-baseline or --humaneval-min-pass-at-1), found none"])
 
 
-def test_node_ids_on_the_command_line_are_partial_too(pytester):
+def test_node_ids_are_partial(pytester):
+    """Node ids on the command line are partial too."""
     cfg = samples_config(pytester)
     result = pytester.runpytest(f"{cfg}::HumanEval/0[0]", f"{cfg}::HumanEval/2[1]", "--humaneval-config", str(cfg),
                                 "-p", "no:xdist", "--humaneval-report", "r.json", *NO_CACHE)
@@ -130,7 +135,8 @@ def test_node_ids_on_the_command_line_are_partial_too(pytester):
     assert partial == {"selected": 2, "planned": 4, "by": ["node ids"]}
 
 
-def test_a_partial_selection_of_the_full_plan_is_never_labelled_full(pytester):
+def test_partial_is_never_labelled_full(pytester):
+    """A partial selection of the full plan is never labelled full."""
     cfg = pytester.path / "humaneval.yaml"
     cfg.write_text("target: {mode: mock}\nparams: {execute: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-k", "HumanEval/12[",

@@ -83,7 +83,8 @@ def reference_passes(program: str) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
-def test_honest_unusual_completion_passes_as_under_the_reference(box, problems, name):
+def test_unusual_completion_passes(box, problems, name):
+    """An honest, unusual completion passes as under the reference."""
     if "numpy" in name:
         pytest.importorskip("numpy")
     task_id, completion = CORPUS[name]

@@ -37,7 +37,8 @@ def run(pytester, server, params: str):
     return result, sorted(rows, key=lambda row: (row["task_id"], row["sample"]))
 
 
-def test_a_usage_that_counts_one_choice_of_several_is_recorded_as_said_and_flagged(pytester):
+def test_one_choice_usage_is_flagged(pytester):
+    """A usage that counts one choice of several is recorded as said, and flagged."""
     with FakeOpenAI(server_like("llama-server", canonical)) as server:
         result, rows = run(pytester, server, "")
     result.assert_outcomes(passed=8)
@@ -56,7 +57,8 @@ def test_a_usage_that_counts_one_choice_of_several_is_recorded_as_said_and_flagg
                                  "detail"])
 
 
-def test_a_usage_summed_over_the_choices_is_not_flagged(pytester):
+def test_summed_usage_is_not_flagged(pytester):
+    """A usage summed over the choices is not flagged."""
     with FakeOpenAI(server_like("vllm", canonical)) as server:
         result, rows = run(pytester, server, "")
     result.assert_outcomes(passed=8)
@@ -65,7 +67,8 @@ def test_a_usage_summed_over_the_choices_is_not_flagged(pytester):
     assert USAGE_SHORT not in result.stdout.str() + (pytester.path / "results.jsonl").read_text()
 
 
-def test_a_fixed_request_n_refused_with_400_falls_back_to_one_choice_per_request(pytester):
+def test_refused_n_falls_back(pytester):
+    """A fixed request_n refused with 400 falls back to one choice per request."""
     # It used to record the 400 for every sample of the request: with request_n 4 on a 2-slot llama-server,
     # every sample of the run was lost.
     with FakeOpenAI(server_like("llama-server", canonical, slots=2)) as server:
@@ -80,7 +83,8 @@ def test_a_fixed_request_n_refused_with_400_falls_back_to_one_choice_per_request
     assert result.stdout.str().count("asking one choice per request") == 1
 
 
-def test_a_fixed_request_n_that_fails_for_another_reason_does_not_fall_back(pytester):
+def test_other_n_failure_no_fallback(pytester):
+    """A fixed request_n that fails for another reason does not fall back."""
     def script(request, index):
         return server_like("vllm", canonical)(request, index) if request.method == "GET" else \
             Reply(503, {"error": {"message": "overloaded"}})
@@ -101,5 +105,6 @@ def test_a_fixed_request_n_that_fails_for_another_reason_does_not_fall_back(pyte
     (5, ["length"], 32, False),  # one choice: nothing to cover (the context may cut it before max_tokens)
     (None, ["length"] * 4, 32, False),  # no usage reported: nothing to flag
 ])
-def test_usage_short_counts_a_token_per_choice_and_max_tokens_per_cut_one(counted, finishes, limit, flagged):
+def test_usage_short_lower_bound(counted, finishes, limit, flagged):
+    """``_usage_short`` counts a token per choice, and max_tokens per cut one."""
     assert (_usage_short(counted, finishes, limit) is not None) is flagged

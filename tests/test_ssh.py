@@ -101,8 +101,8 @@ def finish(process: subprocess.Popen) -> str:
     return output
 
 
-def test_over_ssh_every_verdict_is_a_local_runs_with_a_worker_killed_and_a_host_that_never_starts(hosts, project,
-                                                                                                   expected):
+def test_ssh_verdicts_equal_local(hosts, project, expected):
+    """Over ssh, every verdict is a local run's, with a worker killed and a host that never starts."""
     # An existing results file, given as option and value: xdist refused it (make_reltoroot) before.
     (project / "r.jsonl").write_text("left by an earlier run\n")
     never = ["--tx", f"ssh=-p 2 {hosts[0].name}//ssh_config={hosts.ssh_config}//python={sys.executable}"]
@@ -127,7 +127,8 @@ def test_over_ssh_every_verdict_is_a_local_runs_with_a_worker_killed_and_a_host_
     assert report["planned"] == PROBLEMS and report["interrupted"] is None and report["gate"]["passed"] is True
 
 
-def test_over_ssh_a_host_lost_for_good_mid_run_leaves_its_samples_to_the_other(hosts, project, expected):
+def test_ssh_lost_host_hands_over(hosts, project, expected):
+    """Over ssh, a host lost for good mid-run leaves its samples to the other."""
     process = pytest_process(project, "-d", *tx(hosts, hosts[0].name), *tx(hosts, hosts[1].name),
                              "--humaneval-results=r.jsonl", "--humaneval-report", "r.json")
     deadline = time.monotonic() + 120

@@ -40,7 +40,8 @@ def write_run(pytester, name: str, wrong: set[int], gate: str = "", slow_s: floa
 
 @pytest.mark.parametrize("stop", [("-x",), ("--maxfail", "2")], ids=["x", "maxfail"])
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_run_stopped_by_x_or_maxfail_says_so_everywhere_and_fails_its_gate(pytester, stop, dist):
+def test_stopped_run_says_so(pytester, stop, dist):
+    """A run stopped by -x or --maxfail says so everywhere, and fails its gate."""
     cfg = write_run(pytester, "cut", wrong={0, 1, 2}, gate="{min_pass_at_1: 0.0}")
     result = pytester.runpytest("--humaneval-config", cfg, *stop, *dist, "--humaneval-report", "cut.json",
                                 "--humaneval-markdown", "cut.md", "--junitxml", "cut.xml", *NO_CACHE)
@@ -58,7 +59,8 @@ def test_a_run_stopped_by_x_or_maxfail_says_so_everywhere_and_fails_its_gate(pyt
     assert "stop" in properties.get("human-eval.interrupted", ""), properties
 
 
-def test_a_stopped_baseline_is_refused_before_anything_runs(pytester):
+def test_stopped_baseline_is_refused(pytester):
+    """A stopped baseline is refused before anything runs."""
     cfg = write_run(pytester, "prod", wrong={0})
     pytester.runpytest("--humaneval-config", cfg, "-x", "-p", "no:xdist", "--humaneval-report", "prod.json",
                        *NO_CACHE)
@@ -72,7 +74,8 @@ def test_a_stopped_baseline_is_refused_before_anything_runs(pytester):
     result.stdout.no_fnmatch_line("*passed*")
 
 
-def test_compare_refuses_a_stopped_report_on_either_side(pytester, capsys):
+def test_compare_refuses_stopped(pytester, capsys):
+    """``compare`` refuses a stopped report on either side."""
     cfg = write_run(pytester, "full", wrong=set())
     pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "full.json", *NO_CACHE)
     cfg = write_run(pytester, "cut", wrong={3})
@@ -84,7 +87,8 @@ def test_compare_refuses_a_stopped_report_on_either_side(pytester, capsys):
     assert "refusing a run that stopped before its last sample" in capsys.readouterr().err
 
 
-def test_two_sessions_on_one_results_file_lose_nothing(pytester):
+def test_shared_results_file_loses_nothing(pytester):
+    """Two sessions on one results file lose nothing."""
     # The first session holds the file while it runs; the second is refused before anything runs, naming it,
     # and the first one's rows are all there at its end.
     cfg = write_run(pytester, "slow", wrong=set(), slow_s=0.4)

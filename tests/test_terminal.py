@@ -29,7 +29,8 @@ def sample_lines(lines: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_a_failing_benchmark_run_is_a_short_report_with_the_score_at_the_end(pytester, dist):
+def test_failing_run_is_short(pytester, dist):
+    """A failing benchmark run is a short report, with the score at the end."""
     result = pytester.runpytest("--humaneval-config", failing_run(pytester), *dist, *NO_CACHE)
     result.assert_outcomes(failed=FAILING)
     lines = result.outlines
@@ -47,7 +48,8 @@ def test_a_failing_benchmark_run_is_a_short_report_with_the_score_at_the_end(pyt
     ])
 
 
-def test_the_section_points_to_the_files_that_hold_every_sample(pytester):
+def test_section_points_to_files(pytester):
+    """The section points to the files that hold every sample."""
     result = pytester.runpytest("--humaneval-config", failing_run(pytester, 12), "-p", "no:xdist",
                                 "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.stdout.fnmatch_lines(["  ... and 2 more: every sample is in the files below", "results   results.jsonl"])
@@ -56,7 +58,8 @@ def test_the_section_points_to_the_files_that_hold_every_sample(pytester):
 
 @pytest.mark.parametrize(("options", "blocks"), [(("-rf",), False), (("--tb=no", "-rf"), False),
                                                  (("--tb=short",), True), (("-v",), True), (("-rA",), True)])
-def test_asking_pytest_for_details_gives_them_back(pytester, options, blocks):
+def test_details_on_request(pytester, options, blocks):
+    """Asking pytest for details gives them back."""
     result = pytester.runpytest("--humaneval-config", failing_run(pytester, 3), "-p", "no:xdist", *options,
                                 *NO_CACHE)
     result.assert_outcomes(failed=3)
@@ -69,7 +72,8 @@ def test_asking_pytest_for_details_gives_them_back(pytester, options, blocks):
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
-def test_the_other_tests_of_the_session_keep_pytest_usual_output(pytester, dist):
+def test_other_tests_output_unchanged(pytester, dist):
+    """The other tests of the session keep pytest's usual output."""
     config = failing_run(pytester, 20)
     pytester.makepyfile(test_other="def test_broken():\n    assert 1 + 1 == 3\n\n\ndef test_fine():\n    pass\n")
     result = pytester.runpytest("test_other.py", "--humaneval-config", config, *dist, *NO_CACHE)

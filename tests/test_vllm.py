@@ -49,12 +49,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.mark.needs_vllm
 @pytest.mark.parametrize("case", list(bench.CASES))
-def test_what_the_plugin_records_is_what_the_server_said(served, case):
+def test_records_what_server_said(served, case):
+    """What the plugin records is what the server said."""
     checks = bench.run_case(served, case)
     assert checks and all(check.ok for check in checks), "\n" + bench.table(checks)
 
 
-def test_the_server_is_stopped_by_its_process_group(tmp_path):
+def test_server_stopped_by_group(tmp_path):
+    """The server is stopped by its process group."""
     # Needs no vLLM, so CI runs it. A stand-in for the server (a parent and a child in a session of their own) that ignores SIGTERM: stop()
     # must take the whole group down, the child too, and say it needed SIGKILL.
     import subprocess

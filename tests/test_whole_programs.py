@@ -58,7 +58,8 @@ def test_solution_rows_run_as_written(pytester):
     assert all(by_task[row["task_id"]]["solution"] == row["solution"] for row in rows)
 
 
-def test_a_results_file_of_whole_programs_reads_back_to_the_same_verdicts(pytester):
+def test_results_file_reads_back(pytester):
+    """A results file of whole programs reads back to the same verdicts."""
     rows = [{"task_id": "HumanEval/0", "solution": FUTURE + body("HumanEval/0")},
             {"task_id": "HumanEval/2", "solution": FUTURE + "def truncate_number(x):\n    return 0.0\n"}]
     samples_session(pytester, rows).assert_outcomes(passed=1, failed=1)
@@ -100,7 +101,8 @@ def r1_zero(problem) -> str:
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_answers_in_tags_with_a_future_line_pass(pytester, workers):
+def test_tagged_future_line_answers_pass(pytester, workers):
+    """Answers in tags with a from __future__ line pass."""
     with FakeOpenAI(serve(r1_zero)) as server:
         result = pytester.runpytest("--humaneval-config", live_config(pytester, server), "--humaneval-results",
                                     "results.jsonl", "--humaneval-report", "r.json", *workers, *NO_CACHE)
@@ -123,7 +125,8 @@ def pytest_humaneval_extract(answer, entry_point, prompt):
 '''
 
 
-def test_a_pytest_humaneval_extract_hook_takes_the_code_or_leaves_it_to_the_plugin(pytester):
+def test_extract_hook(pytester):
+    """A pytest_humaneval_extract hook takes the code, or leaves it to the plugin."""
     pytester.makeconftest(HOOK)
 
     def answer(problem):
@@ -147,7 +150,8 @@ def test_a_pytest_humaneval_extract_hook_takes_the_code_or_leaves_it_to_the_plug
         "expected a string (the code) or None, found int")
 
 
-def test_a_hook_with_a_wrong_argument_name_is_refused_by_pytest(pytester):
+def test_hook_wrong_argument_refused(pytester):
+    """A hook with a wrong argument name is refused by pytest."""
     pytester.makeconftest("def pytest_humaneval_extract(text, entry_point):\n    return None\n")
     (pytester.path / "mock.yaml").write_text("target: {mode: mock}\nparams: {limit: 1}\n")
     result = pytester.runpytest("--humaneval-config", "mock.yaml", *NO_CACHE)

@@ -25,13 +25,15 @@ def test_plain_values_round_trip_exactly(value):
         assert math.copysign(1.0, decoded) == math.copysign(1.0, value)
 
 
-def test_nan_round_trips_as_nan_and_singletons_keep_their_identity():
+def test_nan_and_singletons():
+    """NaN round-trips as NaN, and singletons keep their identity."""
     assert math.isnan(wire.decode(wire.encode(float("nan"))))
     none, true, false = wire.decode(wire.encode([None, True, False]))
     assert none is None and true is True and false is False
 
 
-def test_subclasses_become_their_exact_builtin_base_without_their_own_methods():
+def test_subclasses_become_builtins():
+    """Subclasses become their exact builtin base, without their own methods."""
     class Rigged(int):
         def __eq__(self, other):
             return True
@@ -48,7 +50,8 @@ def test_subclasses_become_their_exact_builtin_base_without_their_own_methods():
 
 
 @pytest.mark.parametrize("value", [object(), lambda: 1, bytearray(b"x"), range(3), {1: object()}])
-def test_anything_else_is_refused_with_its_type(value):
+def test_others_refused_with_type(value):
+    """Anything else is refused, with its type."""
     with pytest.raises(wire.NotPlain, match="a value of type"):
         wire.encode(value)
 
@@ -64,7 +67,8 @@ def test_nesting_is_capped_on_both_sides():
         wire.decode(crafted)
 
 
-def test_lazy_iterators_become_handles_only_where_allowed():
+def test_lazy_iterators_become_handles():
+    """Lazy iterators become handles, only where allowed."""
     iterators: dict = {}
     data = wire.encode((i for i in range(3)), iterators)
     assert list(iterators) == [1]
@@ -82,12 +86,13 @@ def test_lazy_iterators_become_handles_only_where_allowed():
     b"NN",  # trailing bytes
     b"A" + wire.encode("O") + wire.encode((1,)) + wire.encode([1]),  # an object dtype
 ])
-def test_malformed_bytes_are_a_wire_error(data):
+def test_malformed_bytes_wire_error(data):
     with pytest.raises(wire.WireError):
         wire.decode(data)
 
 
-def test_random_bytes_never_raise_anything_but_a_wire_error():
+def test_random_bytes_only_wire_errors():
+    """Random bytes never raise anything but a wire error."""
     rng = random.Random(20261130)
     seeds = [wire.encode(v) for v in ([1, "a", (2.5, None)], {"k": {1, 2}}, 10**30, b"xyz")]
     for _ in range(3000):
@@ -100,7 +105,8 @@ def test_random_bytes_never_raise_anything_but_a_wire_error():
             pass
 
 
-def test_frames_round_trip_and_oversized_or_cut_frames_are_refused(tmp_path):
+def test_frames_round_trip(tmp_path):
+    """Frames round-trip, and oversized or cut frames are refused."""
     import os
 
     read_end, write_end = os.pipe()
@@ -124,7 +130,8 @@ def test_frames_round_trip_and_oversized_or_cut_frames_are_refused(tmp_path):
             os.close(write_end)
 
 
-def test_numpy_values_cross_as_numpy_would_compare_them():
+def test_numpy_values_cross():
+    """NumPy values cross as NumPy would compare them."""
     numpy = pytest.importorskip("numpy")
     assert wire.decode(wire.encode(numpy.int64(7))) == 7
     assert type(wire.decode(wire.encode(numpy.float32(0.5)))) is float

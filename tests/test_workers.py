@@ -39,7 +39,8 @@ def write_samples(path: Path, samples: list[dict]) -> Path:
     return write(path, "".join(json.dumps(row) + "\n" for row in samples))
 
 
-def test_the_config_crosses_to_workers_whole(tmp_path):
+def test_config_crosses_whole(tmp_path):
+    """The config crosses to the workers whole."""
     write_samples(tmp_path / "samples.jsonl", rows("HumanEval/0"))
     write(tmp_path / "base.json", "{}")
     full = write(tmp_path / "full.yaml", (
@@ -56,7 +57,8 @@ def test_the_config_crosses_to_workers_whole(tmp_path):
         assert config_from_json(config_to_json(config)) == config, path
 
 
-def test_workers_in_another_directory_need_none_of_the_files_the_config_names(pytester):
+def test_workers_elsewhere_need_no_files(pytester):
+    """Workers in another directory need none of the files the config names."""
     # The config file is synced to the workers' directory (--rsyncdir), the samples file and the baseline
     # live outside it: only the controller can read them, and workers must not need to.
     data = pytester.path / "data"
@@ -79,7 +81,8 @@ def test_workers_in_another_directory_need_none_of_the_files_the_config_names(py
     assert report["planned"] == 3 and report["gate"]["passed"] is True
 
 
-def test_a_worker_that_cannot_start_stops_the_session_once_with_the_reason(pytester):
+def test_worker_start_failure_stops_once(pytester):
+    """A worker that cannot start stops the session once, with the reason."""
     write_samples(pytester.path / "samples.jsonl", rows("HumanEval/0", "HumanEval/2", "HumanEval/4"))
     cfg = write(pytester.path / "humaneval.yaml",
                 "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
@@ -106,7 +109,8 @@ def test_a_worker_that_cannot_start_stops_the_session_once_with_the_reason(pytes
     assert len(lines) == 3 and all("could not start" in line["detail"] for line in lines)
 
 
-def test_a_sample_whose_worker_crashed_is_a_harness_error_that_says_so(pytester):
+def test_crashed_worker_is_harness_error(pytester):
+    """A sample whose worker crashed is a harness error that says so."""
     # pytest-timeout's thread method ends the whole worker process (os._exit) while the sample runs.
     write_samples(pytester.path / "samples.jsonl", rows("HumanEval/0", extra=(SLOW_2,)))
     cfg = write(pytester.path / "humaneval.yaml",
@@ -123,7 +127,8 @@ def test_a_sample_whose_worker_crashed_is_a_harness_error_that_says_so(pytester)
 
 
 @pytest.mark.parametrize("dist", ["loadscope", "loadfile"])
-def test_dist_loadscope_and_loadfile_spread_the_samples_by_problem(pytester, dist):
+def test_loadscope_and_loadfile_by_problem(pytester, dist):
+    """--dist loadscope and loadfile spread the samples by problem."""
     samples = rows(*SOLVED) * 3  # 4 problems x 3 samples
     write_samples(pytester.path / "samples.jsonl", samples)
     cfg = write(pytester.path / "humaneval.yaml",

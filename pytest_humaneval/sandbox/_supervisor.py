@@ -60,6 +60,9 @@ JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the j
 # own timer ends a suite at the cap, unless a single C call on what the candidate sent (building a dict of keys
 # chosen to collide, comparing it) holds it, which only killing it stops.
 JUDGE_MARGIN_S = 0.5
+# The largest suites file a judge decodes: HumanEval+'s largest is 147 MB (HumanEval/15); MBPP+'s Mbpp/255 is
+# 1.4 GB (over a million 77-tuples per output, and no such output fits in one reply frame anyway).
+MAX_SUITES_BYTES = 512 << 20
 CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
 # Without namespaces: each sample's working dir, under the supervisor's base dir, in a folder that holds nothing
 # else (Landlock's shared layer lets candidates read in that folder, where each sample's new working dir is).
@@ -593,6 +596,8 @@ def _judge_main(sock, watch: bool) -> None:
             else:
                 record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
                                       replies, request["seconds"])
+        except SuitesTooLarge as exc:
+            record = {"status": "harness_error", "message": str(exc)}
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
@@ -615,6 +620,10 @@ def _suites(problem: Problem, decoded: dict) -> dict:
     if name not in decoded:
         # only a HumanEval+ problem (suite_fd set) is asked for its suites
         size = os.fstat(problem.suite_fd).st_size - problem.suite_offset  # type: ignore[arg-type]
+        if size > MAX_SUITES_BYTES:
+            raise SuitesTooLarge(f"the task's expected outputs are {size / (1 << 20):,.0f} MiB, more than a judge "
+                                 f"holds ({MAX_SUITES_BYTES >> 20} MiB: decoded, they would take many times that "
+                                 "in memory); this task cannot be judged here")
         chunks, position = [], problem.suite_offset
         while size > 0:
             chunk = os.pread(problem.suite_fd, min(size, 1 << 24), position)  # type: ignore[arg-type]
@@ -629,6 +638,10 @@ def _suites(problem: Problem, decoded: dict) -> dict:
         decoded[name] = {"base": (base_in, base_out, base_s, atol, _suite.calls(base_in)),
                          "plus": (plus_in, plus_out, plus_s, atol, _suite.calls(plus_in))}
     return decoded[name]
+
+
+class SuitesTooLarge(Exception):
+    """A task's expected outputs too large for the judge to decode (MBPP+'s Mbpp/255: 1.4 GB)."""
 
 
 def _suite_cap(data: bytes) -> float | None:

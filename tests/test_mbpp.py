@@ -18,7 +18,8 @@ from pytest_humaneval.completions.endpoint import CHAT_SYSTEM, CHAT_SYSTEM_WHOLE
 from pytest_humaneval.completions.extract import extract
 from pytest_humaneval.data import mbpp, plus, releases
 from pytest_humaneval.data.dataset import DatasetError, load_dataset
-from pytest_humaneval.sandbox import Status
+from pytest_humaneval.sandbox import SandboxError, Status
+from pytest_humaneval.sandbox._supervisor import MAX_SUITES_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +137,13 @@ def test_a_run_by_name_judges_base_and_plus_of_whole_programs(pytester, tmp_path
     assert statuses == {("Mbpp/2", 0): ("passed", "passed"), ("Mbpp/2", 1): ("assertion_failed", "assertion_failed"),
                         ("Mbpp/124", 0): ("passed", "passed"), ("Mbpp/737", 0): ("passed", "passed")}
     assert re.search(r"mbppplus v0\.2\.0 sample \(3/378 problems", result.stdout.str())
+
+
+def test_a_task_whose_expected_outputs_are_too_large_for_the_judge_is_a_harness_error(box):  # noqa: F811
+    the_suite = suite(([[1]], [2]))
+    with open(the_suite.path, "r+b") as handle:  # a sparse tail: over the limit by its size, not by its bytes
+        handle.truncate(MAX_SUITES_BYTES + (1 << 20))
+    with pytest.raises(SandboxError, match=r"base: the task's expected outputs are 513 MiB, more than a judge holds "
+                                           r"\(512 MiB"):  # an item turns it into a harness_error
+        judged(box, "    return args[0] * 2\n", the_suite)
+    assert judged(box, "    return args[0] * 2\n", suite(([[1]], [2]))).status is Status.PASSED

@@ -1,6 +1,6 @@
 """MBPP+ verdicts: EvalPlus 0.3.1's and the plugin's, per sample, on the canonical solutions and generated samples.
 
-    python bench/compare_evalplus_mbpp.py [--tasks N] [--slow-every K] [--evalplus-venv PATH]
+    python bench/compare_evalplus_mbpp.py [--tasks N] [--task ID ...] [--slow-every K] [--evalplus-venv PATH]
 
 For each MBPP+ v0.2.0 task (the bundled release; the first N in natural order with --tasks), samples are
 generated from its canonical solution, each a whole program (an EvalPlus ``solution`` row):
@@ -128,6 +128,7 @@ def run_plugin(samples: Path) -> dict[tuple[str, int], tuple[bool, bool]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=None, help="the first N tasks only")
+    parser.add_argument("--task", action="append", default=None, help="only this task (repeatable): rerun some")
     parser.add_argument("--slow-every", type=int, default=10)
     parser.add_argument("--evalplus-venv", type=Path, default=OUT / "evalplus-venv")
     args = parser.parse_args()
@@ -137,6 +138,8 @@ def main() -> int:
                  "evalplus==0.3.1, then --evalplus-venv DIR")
     rows = release_rows()
     tasks = [task for task in sorted(rows, key=natural_key) if task not in LEFT_OUT][:args.tasks]
+    if args.task:
+        tasks = [task for task in tasks if task in args.task]
     OUT.mkdir(parents=True, exist_ok=True)
     folder = OUT / "mbpp-compare"
     folder.mkdir(exist_ok=True)
@@ -186,7 +189,8 @@ def main() -> int:
               "disagreements": disagreements,
               "seconds": {"evalplus": round(evalplus_s, 1), "plugin": round(plugin_s, 1)},
               "note": "seconds are whole processes on a shared machine, not a speed comparison"}
-    (OUT / "mbpp-verdicts.json").write_text(json.dumps(record, indent=2) + "\n")
+    name = "mbpp-verdicts.json" if not args.task else "mbpp-verdicts-rerun.json"
+    (OUT / name).write_text(json.dumps(record, indent=2) + "\n")
     for kind in KINDS:
         c = per_kind[kind]
         print(f"{kind:14} {tasks_by_kind[kind]:3} tasks {c['samples']:4} samples: base pass evalplus "
@@ -194,7 +198,7 @@ def main() -> int:
               f"{c['evalplus_plus_pass']} plugin {c['plugin_plus_pass']}")
     print(f"per task (base passes, base-and-plus passes): {record['tasks_with_equal_counts']}/{len(per_task)} "
           "tasks equal")
-    print(f"{len(disagreements)} disagreement(s) of {len(kinds)} samples; record: {OUT / 'mbpp-verdicts.json'}")
+    print(f"{len(disagreements)} disagreement(s) of {len(kinds)} samples; record: {OUT / name}")
     for item in disagreements[:20]:
         print("  ", item)
     return 1 if disagreements else 0

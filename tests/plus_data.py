@@ -1,4 +1,4 @@
-"""Where the tests find the HumanEval+ release files, and a warm cache of their expected outputs.
+"""Where the tests find the HumanEval+ and MBPP+ release files, and a warm cache of their expected outputs.
 
 The files are the package's own bundled copies (``pytest_humaneval/fixtures/humanevalplus/``), so the suite runs
 in any clone, with nothing beside it.
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest_humaneval
 
-DATA = Path(pytest_humaneval.__file__).resolve().parent / "fixtures" / "humanevalplus"
+FIXTURES = Path(pytest_humaneval.__file__).resolve().parent / "fixtures"
+DATA = FIXTURES / "humanevalplus"
 FILES = {"humanevalplus": "HumanEvalPlus.jsonl.gz", "humanevalplus-mini": "HumanEvalPlus-Mini.jsonl.gz",
-         "humanevalplus-noextreme": "HumanEvalPlus-NoExtreme.jsonl.gz"}
+         "humanevalplus-noextreme": "HumanEvalPlus-NoExtreme.jsonl.gz",
+         "mbppplus": "../mbppplus/MbppPlus.jsonl.gz", "mbppplus-noextreme": "../mbppplus/MbppPlus-NoExtreme.jsonl.gz"}
 # An XDG_CACHE_HOME shared by the test sessions of this machine: the expected outputs of the full HumanEval+
 # take tens of seconds to compute, so a session that needs them all computes them once, and later ones read
 # them (a torn or corrupt file there is computed again). Outside the user's own cache on purpose.
@@ -24,7 +26,7 @@ WARM_XDG = Path(tempfile.gettempdir()) / f"pytest-humaneval-tests-{os.getuid()}"
 
 def release_file(name: str) -> Path:
     """The bundled release file of ``name``."""
-    return DATA / FILES[name]
+    return (DATA / FILES[name]).resolve()
 
 
 def evalplus_row(task_id: str = "T/0", solution: str = "    return x * 2\n", **overrides) -> dict:

@@ -37,6 +37,10 @@ def test_lists_every_dataset(xdg):
             "+ 1,107 plus inputs") in lines
     assert ("humanevalplus-noextreme: EvalPlus's HumanEval+ v0.1.10, NoExtreme (large inputs of 7 tasks dropped): "
             "164 problems, 1,570 base + 122,504 plus inputs") in lines
+    assert ("mbppplus: EvalPlus's MBPP+ v0.2.0 (the model writes the whole function): 378 problems, 1,174 base + "
+            "39,841 plus inputs") in lines
+    assert ("mbppplus-noextreme: EvalPlus's MBPP+ v0.2.0, NoExtreme (large inputs dropped): 378 problems, 1,174 "
+            "base + 39,636 plus inputs") in lines
     assert ("  expected  not computed on this machine yet: the first run computes them once (the canonical solution "
             f"on every input) and keeps them in {plus.table_folder(mini.sha256, xdg)}") in lines
 
@@ -57,7 +61,11 @@ def test_unbundled_release_says_its_source(xdg, capsys, monkeypatch):
     monkeypatch.delenv(releases.BASE_URL_ENV, raising=False)
     assert cli(["datasets", "--json"]) == 0
     found = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
-    assert list(found) == ["humaneval", "humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme"]
+    assert list(found) == ["humaneval", "humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme", "mbppplus",
+                           "mbppplus-noextreme"]
+    assert found["mbppplus"]["where"] == (
+        "not on this machine: the first run downloads https://github.com/evalplus/mbppplus_release/releases/"
+        f"download/v0.2.0/MbppPlus.jsonl.gz into {releases.cache_dir()}")
     assert found["humanevalplus"]["problems"] is None and found["humanevalplus"]["file_bytes"] == 925_932
     assert found["humanevalplus"]["where"] == (
         "not on this machine: the first run downloads https://github.com/evalplus/humanevalplus_release/releases/"

@@ -58,6 +58,9 @@ DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-Mini.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-NoExtreme.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/LICENSE", "pytest_humaneval/fixtures/humanevalplus/PROVENANCE.md",
+              "pytest_humaneval/fixtures/mbppplus/MbppPlus.jsonl.gz",
+              "pytest_humaneval/fixtures/mbppplus/MbppPlus-NoExtreme.jsonl.gz",
+              "pytest_humaneval/fixtures/mbppplus/LICENSE", "pytest_humaneval/fixtures/mbppplus/PROVENANCE.md",
               "pytest_humaneval/scoring/assets/report.css", "pytest_humaneval/scoring/assets/report.js", "pytest_humaneval/py.typed"]
 NOT_SOURCES = shutil.ignore_patterns(".git", "__pycache__", "*.py[cod]", "*.egg-info", "build", "dist", ".pytest_cache",
                                      ".venv", "out")
@@ -91,8 +94,9 @@ def test_wheel_carries_the_licences(built):
     assert missing == [], missing
     licences = [name.split(".dist-info/licenses/", 1)[1] for name in members if ".dist-info/licenses/" in name]
     assert sorted(licences) == ["LICENSE", "pytest_humaneval/fixtures/LICENSE-HumanEval",
-                                "pytest_humaneval/fixtures/humanevalplus/LICENSE"]
-    assert "License-Expression: MIT AND Apache-2.0" in metadata.splitlines()
+                                "pytest_humaneval/fixtures/humanevalplus/LICENSE",
+                                "pytest_humaneval/fixtures/mbppplus/LICENSE"]
+    assert "License-Expression: MIT AND Apache-2.0 AND CC-BY-4.0" in metadata.splitlines()
     assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"
 
 

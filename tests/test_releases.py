@@ -53,8 +53,10 @@ def test_pins_are_the_bundled_files():
         assert hashlib.sha256(data).hexdigest() == release.sha256 and len(data) == release.size
         assert load_dataset(release_file(name)).sha256 == release.content_sha256
         assert releases.bundled_copy(release) == release_file(name)
-    folder = release_file("humanevalplus").parent
-    assert "Apache License" in (folder / "LICENSE").read_text() and (folder / "PROVENANCE.md").is_file()
+    for name in ("humanevalplus", "mbppplus"):
+        folder = release_file(name).parent
+        assert "Apache License" in (folder / "LICENSE").read_text() and (folder / "PROVENANCE.md").is_file()
+    assert "CC BY 4.0" in (release_file("mbppplus").parent / "PROVENANCE.md").read_text()
 
 
 def test_named_release_is_bundled_copy(cache, monkeypatch):

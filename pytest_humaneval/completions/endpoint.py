@@ -12,6 +12,7 @@ import email.utils
 import ipaddress
 import json
 import random
+import re
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -28,14 +29,28 @@ from .store import normalise_endpoint
 
 Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
 
-__all__ = ["CHAT_SYSTEM", "DEFAULT_STOP", "USAGE_SHORT", "EndpointError", "Extractor", "Generation", "Client",
-           "check_url", "stored_generation", "unwrap_completion"]
+__all__ = ["CHAT_SYSTEM", "CHAT_SYSTEM_WHOLE", "CHAT_USER_WHOLE", "DEFAULT_STOP", "USAGE_SHORT", "WHOLE_STOP",
+           "asks_for_whole_function", "EndpointError", "Extractor", "Generation", "Client", "check_url",
+           "stored_generation", "unwrap_completion"]
 
 # The customary HumanEval stop sequences (Chen et al., 2021), trimmed to the 4 that OpenAI's API accepts.
 DEFAULT_STOP = ("\ndef ", "\nclass ", "\nif __name__", "\nprint(")
 CHAT_SYSTEM = ("You are an expert Python programmer. Complete the user's function. Reply with the complete "
                "function, including its imports, in one ```python code block.")
 CHAT_USER = "Complete this Python function:\n```python\n{prompt}\n```"
+# A prompt that gives no signature (MBPP+'s: a docstring with the task and one example assert) asks for the whole
+# function. Over chat it is sent as EvalPlus's codegen sends every prompt (evalplus/codegen.py and
+# provider/utility.py, 0.3.1: its instruction, then the prompt stripped in a bare fence), after a system prompt
+# of the same kind as HumanEval's. On the completions API the prompt is sent as given (or as the preset sends
+# it) with EvalPlus's stop sequences for a direct MBPP completion, its '\n"""' and '\nassert' and two of its
+# EOS strings (OpenAI's API accepts four): the first model line is a def, and later helpers must not be cut.
+# (bigcode's harness sends '"""\n{text}\n{first test}\n"""\n', which the release's prompt already is.)
+CHAT_SYSTEM_WHOLE = ("You are an expert Python programmer. Write the function the user asks for. Reply with the "
+                     "complete function, including its imports, in one ```python code block.")
+CHAT_USER_WHOLE = ("Please provide a self-contained Python script that solves the following problem in a markdown "
+                   "code block:\n```\n{prompt}\n```\n")
+WHOLE_STOP = ('\n"""', "\nassert", "\nif __name__", "\nprint(")
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(", re.MULTILINE)
 TRUNCATED = "truncated at max_tokens (finish_reason: length)"
 NO_CODE = "the model returned no code"
 # A reply's usage too small for the choices it returned: llama.cpp's server counts one choice of n. The count is
@@ -167,6 +182,7 @@ class Client:
         self.stop = sent_stop(protocol, api, stop)
         self.retry = retry
         self.system_prompt = CHAT_SYSTEM if system_prompt is None else system_prompt
+        self._own_system, self._own_stop = system_prompt is None, stop is None
         self.extra_body = dict(extra_body or {})
         self._resolve = resolve
         self.extractor = extractor  # extract, or the session's pytest_humaneval_extract hook
@@ -267,15 +283,18 @@ class Client:
                                    "temperature": self.temperature}
         if self.top_p is not None:
             payload["top_p"] = self.top_p
+        whole = asks_for_whole_function(prompt)
         if self.api == "chat":
-            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-            payload["messages"] = [*system, {"role": "user", "content": CHAT_USER.format(prompt=prompt.strip())}]
+            system_prompt = CHAT_SYSTEM_WHOLE if whole and self._own_system else self.system_prompt
+            system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+            user = (CHAT_USER_WHOLE if whole else CHAT_USER).format(prompt=prompt.strip())
+            payload["messages"] = [*system, {"role": "user", "content": user}]
             if self.stop:
                 payload["stop"] = list(self.stop)
             path = "/chat/completions"
         else:
             payload["prompt"] = sent_prompt(self.protocol, self.api, prompt)
-            payload["stop"] = list(self.stop or DEFAULT_STOP)
+            payload["stop"] = list(WHOLE_STOP if whole and self._own_stop else self.stop or DEFAULT_STOP)
             path = "/completions"
         # Provider options (enable_thinking, reasoning_effort, seed, ...); a null removes what the harness
         # would send (OpenAI's reasoning models refuse max_tokens and want max_completion_tokens instead).
@@ -360,6 +379,11 @@ class Client:
                 finish_reason=finish, reasoning_tokens=tokens[2],
                 notes=_notes(found, finish) + ((short,) if short and index == 0 else ())))
         return generations
+
+
+def asks_for_whole_function(prompt: str) -> bool:
+    """Whether a prompt asks for the whole function: it defines no function at all (MBPP+'s docstring prompts)."""
+    return bool(prompt.strip()) and _DEFINITION.search(prompt) is None
 
 
 def stored_generation(record: dict[str, Any], entry_point: str, prompt: str,

@@ -154,7 +154,7 @@ def _open_dataset(config: RunConfig,
         raise ConfigError(f"{config.path}: target.mode: mock replays the pre-scored fixture of the bundled "
                           f"HumanEval, not {dataset.name} (an EvalPlus dataset); set params.execute: true (runs "
                           "its canonical solutions) or use mode: samples")
-    return dataset, releases.RELEASE_VERSION if release is not None else None, path
+    return dataset, release.version if release is not None else None, path
 
 
 def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True) -> Plan:

@@ -1,9 +1,9 @@
 """`python -m pytest_humaneval datasets`: the datasets a config can name, and what each costs. No pytest import.
 
 For each name of ``dataset:``: what it is, its problems and how much it tests (HumanEval's ``assert`` lines,
-HumanEval+'s base and plus inputs), its file's size and where it lives (bundled in the package, or the user
-cache a download goes to), and for HumanEval+ the expected outputs this machine has computed (a one-time cost,
-kept in the user cache: 271 MB for the full release).
+HumanEval+'s and MBPP+'s base and plus inputs), its file's size and where it lives (bundled in the package, or
+the user cache a download goes to), and for EvalPlus's datasets the expected outputs this machine has computed
+(a one-time cost, kept in the user cache: 271 MB for the full HumanEval+ release, 1.4 GB for MBPP+).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ DESCRIPTIONS = {
     "humanevalplus-mini": f"EvalPlus's HumanEval+ {releases.RELEASE_VERSION}, Mini (fewer plus inputs)",
     "humanevalplus-noextreme": f"EvalPlus's HumanEval+ {releases.RELEASE_VERSION}, NoExtreme (large inputs of 7 "
                                "tasks dropped)",
+    "mbppplus": f"EvalPlus's MBPP+ {releases.MBPP_RELEASE_VERSION} (the model writes the whole function)",
+    "mbppplus-noextreme": f"EvalPlus's MBPP+ {releases.MBPP_RELEASE_VERSION}, NoExtreme (large inputs dropped)",
 }
 _ASSERT = re.compile(r"^\s*assert\b", re.MULTILINE)
 
@@ -56,7 +58,7 @@ def _humaneval() -> Entry:
 def _release(release: releases.Release) -> Entry:
     path, where = releases.bundled_copy(release), "bundled"
     if path is None:
-        cached = releases.cache_dir() / "evalplus" / releases.RELEASE_VERSION / release.asset
+        cached = releases.cached_path(release)
         path, where = (cached, "downloaded") if cached.is_file() else (None, "")
     if path is None:
         return Entry(release.name, DESCRIPTIONS.get(release.name, release.name), None, "",

@@ -1,8 +1,9 @@
 """HumanEval problems: loading (bundled or custom JSONL/JSONL.gz), validation, selection, digest and label.
 
-Two row formats: HumanEval's (``test`` defines ``check(candidate)``) and EvalPlus's (HumanEval+: ``base_input``
-and ``plus_input`` argument lists, ``atol``; its expected outputs come from running ``canonical_solution``, see
-``plus.py``). A file is one or the other, decided by its first row.
+Two row formats: HumanEval's (``test`` defines ``check(candidate)``) and EvalPlus's (HumanEval+ and MBPP+:
+``base_input`` and ``plus_input`` argument lists, ``atol``; its expected outputs come from running
+``canonical_solution``, see ``plus.py``). A file is one or the other, decided by its first row. An EvalPlus file
+whose task ids are all ``Mbpp/<n>`` is MBPP+: its inputs are rebuilt as EvalPlus rebuilds them (``mbpp.py``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import json
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from . import mbpp
 
 __all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "array_hint", "bundled_path",
            "load_dataset", "load_problems", "natural_key", "read_jsonl", "select"]
@@ -136,6 +139,7 @@ def load_dataset(path: Path | None = None) -> LoadedDataset:
         except (OSError, EOFError, zlib.error) as exc:
             raise DatasetError(f"{source}: cannot read: {exc}") from exc
     problems: dict[str, Problem] = {}
+    where_of: dict[str, str] = {}
     evalplus: bool | None = None
     for number, row in _parse_lines(source, content):
         where = f"{source}:{number}"
@@ -147,11 +151,26 @@ def load_dataset(path: Path | None = None) -> LoadedDataset:
         if problem.task_id in problems:
             raise DatasetError(f"{where}: task_id: expected each task_id once, found {problem.task_id!r} again")
         problems[problem.task_id] = problem
+        where_of[problem.task_id] = where
     if not problems:
         raise DatasetError(f"{source}: expected at least one problem, found none")
+    if evalplus and mbpp.is_mbpp(list(problems)):  # EvalPlus's MBPP+: inputs JSON could not hold, rebuilt
+        problems = {task: _rebuilt(where_of[task], problem) for task, problem in problems.items()}
     name = BUNDLED_NAME if path is None else source.name.split(".")[0]
     return LoadedDataset(name, sorted(problems.values(), key=lambda p: natural_key(p.task_id)),
                          hashlib.sha256(content).hexdigest(), hashlib.sha256(data).hexdigest(), bool(evalplus))
+
+
+def _rebuilt(where: str, problem: Problem) -> Problem:
+    """An MBPP+ problem with its inputs as EvalPlus judges them (``mbpp.py``); an input that does not have the
+    shape its task's rule expects is one error naming the row."""
+    try:
+        return replace(problem, base_input=mbpp.rebuild_inputs(problem.task_id, problem.base_input or ()),
+                       plus_input=mbpp.rebuild_inputs(problem.task_id, problem.plus_input or ()))
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        raise DatasetError(f"{where}: {problem.task_id}: expected inputs shaped as EvalPlus rebuilds this MBPP+ "
+                           f"task's (tuples, sets, complex numbers), found one it cannot rebuild: "
+                           f"{type(exc).__name__}: {exc}") from exc
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -234,6 +253,8 @@ def _evalplus_problem(where: str, row: dict[str, Any]) -> Problem:
     inputs = {}
     for key in EVALPLUS_KEYS:
         value = row[key]
+        if value == {}:  # MBPP+ v0.2.0's Mbpp/793 has no plus inputs, written as {}: EvalPlus iterates it as empty
+            value = []
         if not isinstance(value, list) or not all(isinstance(args, list) for args in value):
             raise DatasetError(f"{where}: {key}: expected a list of argument lists, found "
                                f"{json.dumps(value)[:40]}")

@@ -1,4 +1,4 @@
-"""HumanEval+ (EvalPlus) suites: each task's inputs with the canonical solution's outputs and times, and limits.
+"""EvalPlus suites (HumanEval+, MBPP+): each task's inputs with the canonical solution's outputs and times, limits.
 
 The expected outputs come from running the dataset's ``prompt + canonical_solution`` (without its contract) on
 every base and plus input, as EvalPlus does (``_expected.py``, in subprocesses of this interpreter, never in the
@@ -39,6 +39,7 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from ..sandbox import _expected, _wire
+from . import mbpp
 from .dataset import DatasetError, Problem
 from .releases import cache_dir
 
@@ -194,8 +195,11 @@ def _whole(path: Path) -> bool:
 
 
 def oracle(problem: Problem) -> str | None:
-    """EvalPlus's special oracle for a HumanEval+ problem, by its rule (the dataset's ``find_zero`` entry point is
-    judged by |poly(xs, x)| <= atol, not by the expected root), or None: compare with the expected outputs."""
+    """EvalPlus's special oracle for a problem, by its rule, or None: compare with the expected outputs. On
+    HumanEval+, the ``find_zero`` entry point is judged by |poly(xs, x)| <= atol, not by the expected root; on
+    MBPP+ (task ids ``Mbpp/<n>``), a few entry points by rules of their own (``mbpp.oracle``)."""
+    if mbpp.TASK_ID.match(problem.task_id):
+        return mbpp.oracle(problem.entry_point)
     return "polynomial_root" if problem.entry_point == "find_zero" else None
 
 
@@ -305,7 +309,8 @@ def _one(child: subprocess.Popen[bytes], problem: Problem, folder: Path, errors:
     os.close(fd)
     try:
         request = (problem.prompt + (problem.canonical_solution or ""), problem.entry_point,
-                   problem.base_input, problem.plus_input, problem.atol, CALL_LIMIT_S, part)
+                   problem.base_input, problem.plus_input, problem.atol, CALL_LIMIT_S, part,
+                   oracle(problem) == "not_none")
         assert child.stdin is not None and child.stdout is not None  # started with both as pipes
         try:
             _wire.write_frame(child.stdin.fileno(), b"Q", _wire.encode(request))

@@ -1,7 +1,9 @@
-"""HumanEval+ releases by name: where each comes from, its pinned sha256, and where it is read from.
+"""EvalPlus releases by name (HumanEval+ and MBPP+): where each comes from, its pinned sha256, where it is read from.
 
 ``dataset: humanevalplus`` (or ``-mini``, ``-noextreme``) resolves to the copy bundled in the package
-(``fixtures/humanevalplus/``, the v0.1.10 release files byte for byte, Apache-2.0): no download at all. A release
+(``fixtures/humanevalplus/``, the v0.1.10 release files byte for byte, Apache-2.0): no download at all; so does
+``dataset: mbppplus`` (or ``-noextreme``: ``fixtures/mbppplus/``, the v0.2.0 files, Apache-2.0, from MBPP under
+CC BY 4.0). A release
 the package does not carry (a distribution that leaves the data out, or a release added to ``RELEASES`` without
 its files) resolves to a file in the user cache; when that is absent it is downloaded once from EvalPlus's
 release (or ``PYTEST_HUMANEVAL_EVALPLUS_URL``, a mirror) with httpx, checked against the pinned sha256 before
@@ -25,11 +27,12 @@ from typing import BinaryIO
 
 from .dataset import DatasetError
 
-__all__ = ["BASE_URL_ENV", "HUMANEVAL", "NAMES", "RELEASES", "RELEASE_VERSION", "Release", "bundled_copy",
-           "cache_dir", "recognise", "release_url", "resolve"]
+__all__ = ["BASE_URL_ENV", "HUMANEVAL", "MBPP_RELEASE_VERSION", "NAMES", "RELEASES", "RELEASE_VERSION", "Release",
+           "bundled_copy", "cache_dir", "cached_path", "recognise", "release_url", "resolve"]
 
-RELEASE_VERSION = "v0.1.10"
-DEFAULT_BASE_URL = f"https://github.com/evalplus/humanevalplus_release/releases/download/{RELEASE_VERSION}/"
+RELEASE_VERSION = "v0.1.10"  # HumanEval+'s, which EvalPlus 0.3.x pins
+MBPP_RELEASE_VERSION = "v0.2.0"  # MBPP+'s, which EvalPlus 0.3.1 pins
+DOWNLOAD_URL = "https://github.com/evalplus/{repository}/releases/download/{version}/"
 BASE_URL_ENV = "PYTEST_HUMANEVAL_EVALPLUS_URL"  # another place serving the same asset names (a mirror, a test)
 HUMANEVAL = "humaneval"  # the bundled dataset's name in `dataset:`
 MAX_DOWNLOAD = 64 << 20  # the largest release is 0.9 MB; a server that sends more is not serving it
@@ -44,6 +47,8 @@ class Release:
     sha256: str  # of the .gz, as published
     content_sha256: str  # of the decompressed JSONL
     size: int  # bytes of the .gz
+    version: str = RELEASE_VERSION
+    folder: str = "humanevalplus"  # inside pytest_humaneval/fixtures/; also its repository, + "_release"
 
 
 # The hashes are those of fixtures/humanevalplus/PROVENANCE.md (the release files, byte for byte).
@@ -57,9 +62,17 @@ RELEASES = {release.name: release for release in (
     Release("humanevalplus-noextreme", "HumanEvalPlus-NoExtreme.jsonl.gz",
             "298f79977b2663b8b8ab6b5fa50b17d6f23a92603d24f39e26203fe58c37eeda",
             "3c5aa88735e442f327030f7097f9443ee173419e0db2a75b1c12730415398e88", 925_392),
+    # fixtures/mbppplus/PROVENANCE.md: the files of the release's tag (its assets could not be compared byte for byte)
+    Release("mbppplus", "MbppPlus.jsonl.gz",
+            "af43697e8791c4c149bdfd6b489d8b5412507551ac20e28a439f650b8225db63",
+            "b54e762755248ca411b523c917fa9f93c07b5ff2966bf60b3917b853926a3dad", 336_032,
+            MBPP_RELEASE_VERSION, "mbppplus"),
+    Release("mbppplus-noextreme", "MbppPlus-NoExtreme.jsonl.gz",
+            "72d32acaea73d5606cb97041b30d45bbda9435a675369d3e31965513ee94e564",
+            "2682a29850fb17185106b2f40e72d1ebe7091b7393c576cff71b60e83c42ed33", 335_525,
+            MBPP_RELEASE_VERSION, "mbppplus"),
 )}
 NAMES = (HUMANEVAL, *RELEASES)
-BUNDLED_FOLDER = "humanevalplus"  # inside pytest_humaneval/fixtures/
 
 
 def cache_dir() -> Path:
@@ -71,8 +84,14 @@ def cache_dir() -> Path:
 
 
 def release_url(release: Release) -> str:
-    base = os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    base = os.environ.get(BASE_URL_ENV) or DOWNLOAD_URL.format(repository=f"{release.folder}_release",
+                                                               version=release.version)
     return base.rstrip("/") + "/" + release.asset
+
+
+def cached_path(release: Release) -> Path:
+    """Where a download of ``release`` is kept in the user cache."""
+    return cache_dir() / "evalplus" / release.version / release.asset
 
 
 def recognise(file_sha256: str, content_sha256: str) -> Release | None:
@@ -83,7 +102,7 @@ def recognise(file_sha256: str, content_sha256: str) -> Release | None:
 
 def bundled_copy(release: Release) -> Path | None:
     """The package's own copy of ``release``, when the package carries one that matches its pin."""
-    path = Path(str(resources.files("pytest_humaneval.fixtures").joinpath(BUNDLED_FOLDER).joinpath(release.asset)))
+    path = Path(str(resources.files("pytest_humaneval.fixtures").joinpath(release.folder).joinpath(release.asset)))
     if path.is_file() and path.stat().st_size == release.size and _sha256(path) == release.sha256:
         return path
     return None
@@ -96,7 +115,7 @@ def resolve(name: str, where: str, progress: Progress | None = None) -> Path:
     bundled = bundled_copy(release)
     if bundled is not None:
         return bundled
-    target = cache_dir() / "evalplus" / RELEASE_VERSION / release.asset
+    target = cached_path(release)
     if target.is_file() and _sha256(target) == release.sha256:
         return target
     # Absent, or a cached copy that no longer matches (a disk error, an edit): fetch it again.
@@ -127,7 +146,7 @@ def _download(release: Release, target: Path, where: str, progress: Progress) ->
             found = _fetch(url, handle, release, where, advice, progress)
         if found != release.sha256:
             raise DatasetError(f"{where}: {release.name}: the file downloaded from {url} has sha256 {found}, "
-                               f"expected {release.sha256} (the pinned {RELEASE_VERSION} release); nothing was "
+                               f"expected {release.sha256} (the pinned {release.version} release); nothing was "
                                "cached")
         os.replace(part, target)
     except OSError as exc:

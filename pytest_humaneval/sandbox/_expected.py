@@ -1,4 +1,4 @@
-"""Expected outputs of HumanEval+ tasks, computed as EvalPlus computes them: run the dataset's canonical solution.
+"""Expected outputs of EvalPlus tasks (HumanEval+, MBPP+), computed as EvalPlus does: run the canonical solution.
 
 Started by ``plus.py`` as ``python -I _expected.py``, with the sandbox's stripped environment, in a temporary
 working folder: the canonical solutions are trusted dataset code, but they never run in the pytest process.
@@ -6,7 +6,9 @@ Standard library only, no package import: ``_wire.py`` is loaded by path, the wa
 
 Protocol (``_wire`` frames on the original stdin and stdout; the solutions' own prints go to /dev/null):
 
-- request ``Q``: ``(code, entry_point, base_inputs, plus_inputs, atol, call_limit_s, path)``;
+- request ``Q``: ``(code, entry_point, base_inputs, plus_inputs, atol, call_limit_s, path, not_none)``;
+  ``not_none``: keep only whether each output is None (``output is not None``), EvalPlus's expected outputs for
+  the MBPP+ tasks whose canonical solutions return ``re.Match`` objects;
 - for each suite, base then plus, each argument list is deep-copied and the entry point called once, timed with
   ``time.perf_counter`` (the copy is not timed), in one namespace per task (EvalPlus's ``trusted_exec``);
 - the task's suites, ``encode((base_inputs, base_expected, base_seconds, plus_inputs, plus_expected,
@@ -56,7 +58,7 @@ def _describe(exc):
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def compute(wire, code, entry_point, base, plus, atol, call_limit):
+def compute(wire, code, entry_point, base, plus, atol, call_limit, not_none=False):
     """The encoded suites of one task (see the module docstring), or _Failed."""
     namespace: dict = {}
     try:
@@ -80,7 +82,7 @@ def compute(wire, code, entry_point, base, plus, atol, call_limit):
                 raise _Failed(suite, index, f"raised {_describe(exc)}") from None
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            outputs.append(value)
+            outputs.append(value is not None if not_none else value)
             seconds.append(elapsed)
         parts.append((tuple(tuple(args) for args in inputs), tuple(outputs), tuple(seconds)))
     (base_in, base_out, base_s), (plus_in, plus_out, plus_s) = parts
@@ -115,10 +117,10 @@ def main():
         frame = wire.read_frame(requests, pending)
         if frame is None:
             return
-        code, entry_point, base, plus, atol, call_limit, path = wire.decode(frame[1])
+        code, entry_point, base, plus, atol, call_limit, path, not_none = wire.decode(frame[1])
         started = time.perf_counter()
         try:
-            blob = compute(wire, code, entry_point, base, plus, atol, call_limit)
+            blob = compute(wire, code, entry_point, base, plus, atol, call_limit, not_none)
         except _Failed as failure:
             wire.write_frame(replies, b"E", wire.encode(tuple(failure.args)))
             continue

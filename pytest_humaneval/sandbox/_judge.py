@@ -38,6 +38,10 @@ CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the refere
 PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies
 READY, LOAD_ERROR, VALUE, VALUE_AND_ARGS, RAISED, STOP = b"R", b"E", b"V", b"W", b"X", b"S"
 CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller never looks at its arguments
+# CALL_PRESENCE: as CALL_ONLY, answered with whether the result is None (a bool result as it is): EvalPlus judges
+# some MBPP+ tasks by that alone, and their results (re.Match objects) cannot cross as plain values. The candidate
+# could send True however it answers, as it could return True: this gives it no power it did not have.
+CALL_PRESENCE = b"O"
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
 # filled by the supervisor: frames of the harness's own files are left out of tracebacks
@@ -80,14 +84,16 @@ def serve(prompt, completion, entry_point, requests, replies):
         kind, body = frame
         if kind == LOADED:
             _reply(replies, READY, b"")
-        elif kind == CALL or kind == CALL_ONLY:
+        elif kind == CALL or kind == CALL_ONLY or kind == CALL_PRESENCE:
             args, kwargs = wire.decode(body)
             try:
                 result = function(*args, **kwargs)
             except BaseException as exc:
                 _reply(replies, RAISED, describe(exc, prompt_lines))
                 continue
-            if kind == CALL:
+            if kind == CALL_PRESENCE:
+                _reply(replies, VALUE, wire.encode(result if type(result) is bool else result is not None))
+            elif kind == CALL:
                 _answer(replies, result, iterators, prompt_lines, body, (args, kwargs))
             else:
                 _answer(replies, result, iterators, prompt_lines)

@@ -1,4 +1,4 @@
-"""HumanEval+ judging (EvalPlus's rules): one suite of inputs against a candidate, in the trusted judge.
+"""HumanEval+ and MBPP+ judging (EvalPlus's rules): one suite of inputs against a candidate, in the trusted judge.
 
 EvalPlus judges a sample by calling its entry point on every input of a suite (``base_input``, then separately
 ``plus_input``) and comparing each result with the dataset's canonical solution's output on that input
@@ -10,7 +10,8 @@ EvalPlus judges a sample by calling its entry point on every input of a suite (`
   tuple of floats) or the task has an ``atol``, the types must match, sequences the same length, and
   |out - exp| <= atol + 1e-7 |exp| elementwise (atol: the task's, else 1e-6, which then holds for the rest of
   the suite, as in EvalPlus); a task whose dataset names the ``polynomial_root`` oracle (EvalPlus's rule for
-  HumanEval/32, whose roots are not unique) passes when |sum xs[i] * x**i| <= atol instead;
+  HumanEval/32, whose roots are not unique) passes when |sum xs[i] * x**i| <= atol instead; MBPP+'s special
+  oracles (``data/mbpp.py`` names them by entry point) decide the exact match of their tasks instead of ``==``;
 - any exception, a timeout or a wrong output fails the input, and the suite stops at its first failing input.
 
 The difference from EvalPlus: the comparison happens here, on plain values rebuilt by ``_wire``, never with
@@ -68,6 +69,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
     def arm(seconds):
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
 
+    call_kind = _judge.CALL_PRESENCE if oracle == "not_none" else _judge.CALL_ONLY
     previous = _set_handler(signal.SIGALRM, on_alarm)
     index, args, limit = -1, (), 0.0
     state = {"atol": atol}
@@ -83,7 +85,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
             if channel.unasked():  # an answer written before its input was sent: nobody's answer
                 raise channel.fail("the candidate broke the call protocol: it answered an input not sent yet")
             arm(min(limit, remaining))
-            channel.send(_judge.CALL_ONLY, calls[index])
+            channel.send(call_kind, calls[index])
             frame = channel.receive()
             arm(deadline - time.monotonic())
             out = channel.value(frame)
@@ -120,7 +122,10 @@ def _matches(out, exp, state, oracle, args):
     """EvalPlus's comparison of one output (both plain values)."""
     if oracle == "polynomial_root":
         return _is_root(args[0] if args else None, out, state["atol"])
-    exact = _equal(out, exp)
+    try:
+        exact = _equal(out, exp) if oracle is None else _exact_by_oracle(out, exp, state["atol"], oracle, args)
+    except Exception:  # EvalPlus's oracle raised on this output (a set of unhashable items, a str minus a number)
+        return False
     if state["atol"] == 0 and _float_like(exp):
         state["atol"] = DEFAULT_ATOL  # for this input and every later one of the suite, as EvalPlus does
     if exact:
@@ -131,6 +136,38 @@ def _matches(out, exp, state, oracle, args):
         atol = state["atol"]
         return len(out) == len(exp) and all(_close(a, b, atol) for a, b in zip(out, exp))  # noqa: B905 (a hot path)
     return _close(out, exp, state["atol"])
+
+
+def _exact_by_oracle(out, exp, atol, oracle, args):
+    """EvalPlus's exact match on MBPP+ tasks it judges by a rule of their own (by entry point; ``data/mbpp.py``
+    names them); the tolerance of float-like outputs applies after it, as there. An exception fails the input."""
+    if oracle == "any_output":
+        return True
+    if oracle == "or_zero":
+        return _equal(out, exp) or _equal(out, 0)
+    if oracle == "surface_area":
+        return _equal(out, exp) or abs(out - _pyramid_surface(*args)) <= atol
+    if oracle == "digit_distance":
+        return _equal(out, exp) or _equal(out, _digit_distance(*args))
+    if oracle == "set_equal":
+        return set(out) == set(exp)
+    if oracle == "not_none":  # the candidate answered whether its result is None (a bool result as it is)
+        return _equal(out, exp)
+    raise ValueError(f"an oracle this judge does not know: {oracle!r}")
+
+
+def _pyramid_surface(base_edge, height):
+    """The area EvalPlus accepts for Mbpp/581: a square pyramid whose height is the apex's above the base,
+    rounded (its operations in EvalPlus's order, so that a half is rounded the same way)."""
+    slant = math.sqrt((base_edge / 2) ** 2 + height ** 2)
+    return round(base_edge ** 2 + 4 * (base_edge * slant) / 2)
+
+
+def _digit_distance(first, second):
+    """The digit distance EvalPlus accepts for Mbpp/558: the numbers zero-padded to the same length."""
+    a, b = str(first), str(second)
+    width = max(len(a), len(b))
+    return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width)))  # noqa: B905 (same length)
 
 
 def _equal(out, exp):

@@ -56,6 +56,13 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
+# How long past a HumanEval+ suite's cap the supervisor waits for the judge's record before it kills the judge: its
+# own timer ends a suite at the cap, unless a single C call on what the candidate sent (building a dict of keys
+# chosen to collide, comparing it) holds it, which only killing it stops.
+JUDGE_MARGIN_S = 0.5
+# The largest suites file a judge decodes: HumanEval+'s largest is 147 MB (HumanEval/15); MBPP+'s Mbpp/255 is
+# 1.4 GB (over a million 77-tuples per output, and no such output fits in one reply frame anyway).
+MAX_SUITES_BYTES = 512 << 20
 CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
 # Without namespaces: each sample's working dir, under the supervisor's base dir, in a folder that holds nothing
 # else (Landlock's shared layer lets candidates read in that folder, where each sample's new working dir is).
@@ -338,10 +345,21 @@ class Supervisor:
             judge.send(judge.message(request, problem, suite, timeout_s), requests_w, replies_r)
         os.close(requests_w)
         os.close(replies_r)
-        data = judge.receive(started + timeout_s + JUDGE_GRACE_S)
+        deadline = started + timeout_s
+        data = judge.receive(deadline + JUDGE_GRACE_S)
+        cap = None
+        if suite is not None and data is not None:
+            # The judge's notice that it starts the suite, with its cap (from the canonical solution's times, which
+            # only the judge reads): from now on its work on this sample is bounded by that cap, not the longest.
+            cap = _suite_cap(data)
+            if cap is not None:
+                deadline = min(deadline, time.monotonic() + cap)
+                data = judge.receive(deadline + JUDGE_MARGIN_S)
         duration_ms = (time.monotonic() - started) * 1000.0
         candidate_status = self._end_candidate(data)
-        record = judge.record(data, started + timeout_s)
+        record = judge.record(data, deadline)
+        if data is None and cap is not None and record["status"] == "timeout":  # the judge was killed at its cap
+            record["message"] = f"the suite ran past its {cap:g} s limit (the judge was stopped)"
         if record.get("tampered"):
             raise Tampered(f"the program changed the sandbox judge's own state ({record['tampered']})")
         set_up = _was_set_up(setup_r)
@@ -568,13 +586,18 @@ def _judge_main(sock, watch: bool) -> None:
             linecache.cache.update(problem.lines)  # type: ignore[arg-type]  # compiled: lines are set
             requests, replies = fds[:2]
             if "suite" in request:
-                record = _suite.judge_suite(_suites(problem, decoded)[request["suite"]],
-                                            request["entry_point"],
+                suite = _suites(problem, decoded)[request["suite"]]
+                # the supervisor holds this judge to the suite's cap from here (decoding the table came before)
+                write_message(fd, {"cap": _suite.limits(suite[2], request["min_time_limit_s"],
+                                                        request["time_limit_factor"])[1]})
+                record = _suite.judge_suite(suite, request["entry_point"],
                                             request.get("oracle"), request["min_time_limit_s"],
                                             request["time_limit_factor"], requests, replies)
             else:
                 record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
                                       replies, request["seconds"])
+        except SuitesTooLarge as exc:
+            record = {"status": "harness_error", "message": str(exc)}
         except Exception as exc:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
@@ -597,6 +620,10 @@ def _suites(problem: Problem, decoded: dict) -> dict:
     if name not in decoded:
         # only a HumanEval+ problem (suite_fd set) is asked for its suites
         size = os.fstat(problem.suite_fd).st_size - problem.suite_offset  # type: ignore[arg-type]
+        if size > MAX_SUITES_BYTES:
+            raise SuitesTooLarge(f"the task's expected outputs are {size / (1 << 20):,.0f} MiB, more than a judge "
+                                 f"holds ({MAX_SUITES_BYTES >> 20} MiB: decoded, they would take many times that "
+                                 "in memory); this task cannot be judged here")
         chunks, position = [], problem.suite_offset
         while size > 0:
             chunk = os.pread(problem.suite_fd, min(size, 1 << 24), position)  # type: ignore[arg-type]
@@ -611,6 +638,22 @@ def _suites(problem: Problem, decoded: dict) -> dict:
         decoded[name] = {"base": (base_in, base_out, base_s, atol, _suite.calls(base_in)),
                          "plus": (plus_in, plus_out, plus_s, atol, _suite.calls(plus_in))}
     return decoded[name]
+
+
+class SuitesTooLarge(Exception):
+    """A task's expected outputs too large for the judge to decode (MBPP+'s Mbpp/255: 1.4 GB)."""
+
+
+def _suite_cap(data: bytes) -> float | None:
+    """The cap in the judge's notice that it starts a suite, or None when ``data`` is not one (a record sent
+    before the suite began: a judge that failed)."""
+    try:
+        notice = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(notice, dict) or set(notice) != {"cap"} or type(notice["cap"]) is not float:
+        return None
+    return notice["cap"]
 
 
 def _read_frame_until(fd: int, deadline: float) -> bytes | None:

@@ -110,7 +110,9 @@ class HumanEvalFile(pytest.File):
         if self.config.stash.get(COLLECTED_KEY, False):
             return
         self.config.stash[COLLECTED_KEY] = True
-        run = self.config.stash[RUN_KEY]
+        run = self.config.stash.get(RUN_KEY, None)
+        if run is None:  # --collect-only with a dataset not downloaded yet: nothing to list (plugin.py says so)
+            return
         for sample in run.plan.samples:
             name = item_name(sample.task_id, sample.index)
             # The node id as a string, so pytest parses "[index]" the way it parses the ids it stored (--lf,

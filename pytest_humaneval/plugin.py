@@ -18,6 +18,7 @@ from .config import ConfigError, Gate, RunConfig, load_config
 from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
 from .data.plus import Suites
+from .data.releases import NotDownloaded
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 from .run import Run
@@ -308,6 +309,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             plan = build_plan(run_config, Progress(config), expected=not collect_only)
         elif isinstance(plan.suites, Suites) and not collect_only:
             plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
+    except NotDownloaded as exc:  # --collect-only downloads nothing: the benchmark's samples are not listed
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"humaneval: --collect-only: {exc}: its samples are not listed")
+        return
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     baseline = _baseline(run_config, plan) if controller else None

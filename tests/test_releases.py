@@ -273,3 +273,17 @@ def test_workers_never_download(pytester, cache, server):
     assert len(server.requests) == 1, "one download, by the controller"
     assert read_report(pytester.path / "report.json")["dataset"]["label"] == (
         "humanevalplus-noextreme v0.1.10 sample (3/164 problems, time limits max(2.5 s, 4 x canonical))")
+
+
+def test_collect_only_downloads_nothing(pytester, cache, server):
+    """--collect-only with a release neither bundled nor cached: nothing is fetched, the benchmark's samples are
+    not listed and a line says why; the next real run downloads it once."""
+    config = pytester.path / "plus.yaml"
+    config.write_text("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 2}\n")
+    listed = pytester.runpytest("--humaneval-config", str(config), "--collect-only", *NO_CACHE)
+    assert server.requests == [] and not (cache / "evalplus").exists()
+    listed.stdout.fnmatch_lines([f"humaneval: --collect-only: {config}: dataset: humanevalplus is not downloaded "
+                                 "yet (a run fetches it once, into *): its samples are not listed"])
+    assert listed.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    pytester.runpytest("--humaneval-config", str(config), *NO_CACHE).assert_outcomes(passed=2)
+    assert len(server.requests) == 1

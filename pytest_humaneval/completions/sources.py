@@ -135,13 +135,13 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any
     return settings
 
 
-def _open_dataset(config: RunConfig,
-                  progress: Callable[..., None] | None) -> tuple[LoadedDataset, str | None, Path | None]:
+def _open_dataset(config: RunConfig, progress: Callable[..., None] | None,
+                  fetch: bool = True) -> tuple[LoadedDataset, str | None, Path | None]:
     """The run's dataset (a release fetched into the user cache when named), its release version when the file
     is a known release, and its file (None: the bundled HumanEval)."""
     path = config.dataset
     if config.dataset_release is not None:
-        path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress)
+        path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress, fetch)
     dataset = load_dataset(path)
     release = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
     if release is not None:
@@ -160,8 +160,9 @@ def _open_dataset(config: RunConfig,
 def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True) -> Plan:
     """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
     EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
-    leaves those outputs to be made when a sample needs them (``--collect-only`` needs none)."""
-    dataset, release, path = _open_dataset(config, progress)
+    (``--collect-only``) downloads nothing (a release not in the cache is ``releases.NotDownloaded``) and leaves
+    the expected outputs to be made when a sample needs them."""
+    dataset, release, path = _open_dataset(config, progress, fetch=expected)
     name, problems = dataset.name, dataset.problems
     total = len(problems)
     mode = config.target.mode

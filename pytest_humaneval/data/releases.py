@@ -27,8 +27,8 @@ from typing import BinaryIO
 
 from .dataset import DatasetError
 
-__all__ = ["BASE_URL_ENV", "HUMANEVAL", "MBPP_RELEASE_VERSION", "NAMES", "RELEASES", "RELEASE_VERSION", "Release",
-           "bundled_copy", "cache_dir", "cached_path", "recognise", "release_url", "resolve"]
+__all__ = ["BASE_URL_ENV", "HUMANEVAL", "MBPP_RELEASE_VERSION", "NAMES", "RELEASES", "RELEASE_VERSION", "NotDownloaded",
+           "Release", "bundled_copy", "cache_dir", "cached_path", "recognise", "release_url", "resolve"]
 
 RELEASE_VERSION = "v0.1.10"  # HumanEval+'s, which EvalPlus 0.3.x pins
 MBPP_RELEASE_VERSION = "v0.2.0"  # MBPP+'s, which EvalPlus 0.3.1 pins
@@ -108,9 +108,14 @@ def bundled_copy(release: Release) -> Path | None:
     return None
 
 
-def resolve(name: str, where: str, progress: Progress | None = None) -> Path:
+class NotDownloaded(DatasetError):
+    """A release that is neither bundled nor in the user cache, asked for without fetching it."""
+
+
+def resolve(name: str, where: str, progress: Progress | None = None, fetch: bool = True) -> Path:
     """The file of release ``name``: the bundled copy, else the user cache's, downloaded (and verified) first when
-    it is not there. ``where`` prefixes errors (the config file and key)."""
+    it is not there (with ``fetch=False``: :class:`NotDownloaded` instead). ``where`` prefixes errors (the config
+    file and key)."""
     release = RELEASES[name]
     bundled = bundled_copy(release)
     if bundled is not None:
@@ -118,6 +123,8 @@ def resolve(name: str, where: str, progress: Progress | None = None) -> Path:
     target = cached_path(release)
     if target.is_file() and _sha256(target) == release.sha256:
         return target
+    if not fetch:
+        raise NotDownloaded(f"{where}: {name} is not downloaded yet (a run fetches it once, into {target.parent})")
     # Absent, or a cached copy that no longer matches (a disk error, an edit): fetch it again.
     _download(release, target, where, progress or (lambda *args, **kwargs: None))
     return target

@@ -66,7 +66,9 @@ SCHEMA: tuple[Key, ...] = (
        None,
        "`humaneval` (the bundled HumanEval, 164)",
        "`humaneval`, `humanevalplus`, `humanevalplus-mini`, `humanevalplus-noextreme` (HumanEval+ v0.1.10, "
-       "bundled: see [HumanEval+ (EvalPlus)](datasets.md#humaneval-evalplus)), or the path of a JSONL or "
+       "bundled: see [HumanEval+ (EvalPlus)](datasets.md#humaneval-evalplus)), `mbppplus`, "
+       "`mbppplus-noextreme` (MBPP+ v0.2.0, bundled: see [MBPP+ (EvalPlus)](datasets.md#mbpp-evalplus)), "
+       "or the path of a JSONL or "
        "JSONL.gz problem file in HumanEval's format or EvalPlus's (told apart by `base_input`/`plus_input` "
        "in its rows). A name wins over a file of that name (write `./humanevalplus` for the file)"),
     _K("params", None, "", "a mapping: how the run samples, executes and scores"),

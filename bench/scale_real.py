@@ -17,11 +17,8 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out"
-REAL_SAMPLES = ROOT.parent / "shared" / "data" / "real-samples"
+from common import OUT, REAL_SAMPLES, ROOT, write_record
 
 
 def main() -> int:
@@ -56,6 +53,11 @@ def main() -> int:
     items = len(by_task) * args.n
     print(f"{items} items of {args.model} (n = {args.n}, dedupe {'off' if args.no_dedupe else 'on'}, "
           f"{args.pytest_args or 'no -n'}): {elapsed:.1f} s whole process, {items / elapsed:.0f} items/s")
+    peak = next((line for line in lines if line.startswith("bench: controller peak RSS")), "")
+    write_record("scale-real", {"model": args.model, "n": args.n, "items": items, "dedupe": not args.no_dedupe,
+                                "pytest_args": args.pytest_args, "wall_s": elapsed, "items_per_s": items / elapsed,
+                                "controller_peak_rss_mib": int(peak.split()[4]) if peak else None},
+                 {"summary_lines": lines})
     return 0
 
 

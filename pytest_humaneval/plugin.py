@@ -302,7 +302,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if pending is None:
         return
     run_config, plan = pending
-    collect_only = bool(config.option.collectonly)
+    collect_only = _lists_only(config)
     controller = not hasattr(config, "workerinput")
     try:
         if plan is None:
@@ -405,6 +405,13 @@ def _point_collection_at(config: pytest.Config, path: Path, from_option: bool) -
         config.args = [str(path)]
     elif all(Path(arg.split("::")[0]).resolve() != path for arg in config.args):
         config.args = [*config.args, str(path)]
+
+
+def _lists_only(config: pytest.Config) -> bool:
+    """--collect-only, --fixtures, --fixtures-per-test: the session lists what it collected and runs nothing."""
+    option = config.option
+    return bool(option.collectonly or getattr(option, "showfixtures", False)
+                or getattr(option, "show_fixtures_per_test", False))
 
 
 def _own(config: pytest.Config, plugin: object, name: str) -> None:

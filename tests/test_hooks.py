@@ -103,20 +103,21 @@ def pytest_collection_finish(session):
 '''
 
 
-@pytest.mark.parametrize("collect_only", [False, True], ids=["run", "collect-only"])
-def test_collect_only_starts_nothing(pytester, monkeypatch, collect_only):
-    """--collect-only starts no sandbox and computes no expected outputs."""
+@pytest.mark.parametrize("listing", [None, "--collect-only", "--fixtures"], ids=["run", "collect-only", "fixtures"])
+def test_collect_only_starts_nothing(pytester, monkeypatch, listing):
+    """--collect-only (and --fixtures, which collects too) starts no sandbox and computes no expected outputs."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "xdg"))  # an empty cache: nothing computed yet
     pytester.makeconftest(CHILDREN)
     (pytester.path / "plus.yaml").write_text(
         "target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 2}\n")
-    args = ("--collect-only",) if collect_only else ()
+    args = (listing,) if listing else ()
     result = pytester.runpytest_subprocess("--humaneval-config", "plus.yaml", "-p", "no:xdist", *args, *NO_CACHE)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     started = json.loads((pytester.path / "children.json").read_text())
     expected = list((pytester.path / "xdg").rglob("*.blob*")) + list((pytester.path / "xdg").glob("*/expected/*/*"))
-    if collect_only:
-        result.stdout.fnmatch_lines(["*<HumanEvalItem HumanEval/1?0?>*"])
+    if listing:
+        if listing == "--collect-only":
+            result.stdout.fnmatch_lines(["*<HumanEvalItem HumanEval/1?0?>*"])
         assert started == [] and expected == []
         assert "expected outputs" not in result.stdout.str() + result.stderr.str()
     else:  # the control: a run starts its sandbox by the time it collects, and computes the expected outputs

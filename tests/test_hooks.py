@@ -74,7 +74,8 @@ def test_report_hook_wrong_argument_refused(pytester):
     (pytester.path / "mock.yaml").write_text(MOCK)
     result = pytester.runpytest("--humaneval-config", "mock.yaml", *NO_CACHE)
     assert result.ret != 0
-    assert "session" in result.stdout.str() + result.stderr.str()
+    assert "Argument(s) {'session'} are declared in the hookimpl but can not be found in the hookspec" in \
+        result.stdout.str() + result.stderr.str()
 
 
 # -- work at the right hook: configure validates, session start works ---------------------------------------

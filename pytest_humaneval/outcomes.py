@@ -24,7 +24,7 @@ import os
 import pytest
 
 from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
-from .terminal import SAMPLE_ATTR, mark_sample
+from .terminal import is_sample, mark_sample
 
 __all__ = ["finish_report", "no_reruns", "reruns_note", "reruns_requested", "restore_line", "timeout_warning",
            "user_timeout"]
@@ -115,8 +115,10 @@ class _OneLine(str):
 def restore_line(report: pytest.TestReport) -> None:
     """A sample's failure line as a report from an xdist worker brings it (a plain string) made ``one_line``
     again, before the terminal reporter keeps the report."""
+    if not READS_CRASH_LINE_ONLY:  # pytest 9 reads a plain string: nothing to do on any report
+        return
     from_worker = getattr(report, "node", None) is not None  # xdist's controller sets it on a worker's report
-    if READS_CRASH_LINE_ONLY and from_worker and type(report.longrepr) is str and getattr(report, SAMPLE_ATTR, False):
+    if from_worker and type(report.longrepr) is str and is_sample(report):
         report.longrepr = _OneLine(report.longrepr)
 
 

@@ -27,7 +27,7 @@ from .scoring.metrics import STATUSES, fmt
 from .scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
 
-__all__ = ["SAMPLE_ATTR", "Progress", "QuietSamples", "Section", "mark_sample"]
+__all__ = ["SAMPLE_ATTR", "Progress", "QuietSamples", "Section", "is_sample", "mark_sample"]
 
 SAMPLE_ATTR = "humaneval_sample"  # on every report of a sample's item (a report's attributes cross xdist)
 DEFAULT_TBSTYLE = "auto"
@@ -39,7 +39,7 @@ def mark_sample(report: pytest.TestReport) -> None:
     setattr(report, SAMPLE_ATTR, True)
 
 
-def _is_sample(report: object) -> bool:
+def is_sample(report: object) -> bool:
     return getattr(report, SAMPLE_ATTR, False)
 
 
@@ -110,8 +110,8 @@ class QuietSamples:
             reports = stats.get(key)
             if reports:
                 self._kept[key] = reports
-                stats[key] = [report for report in reports if not _is_sample(report)]
-                hidden.update(report.nodeid for report in reports if _is_sample(report))
+                stats[key] = [report for report in reports if not is_sample(report)]
+                hidden.update(report.nodeid for report in reports if is_sample(report))
         self.hidden = len(hidden)
         self._stats = stats
 

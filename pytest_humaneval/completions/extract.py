@@ -35,7 +35,9 @@ import ast
 import builtins
 import re
 import textwrap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = ["Extraction", "extract", "from_code", "split_reasoning", "unwrap_completion", "whole_program"]
 
@@ -48,6 +50,7 @@ _ORPHAN_CLOSE = re.compile(rf"\A(.*?)</{_TAG}>", re.DOTALL | re.IGNORECASE)
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _BUILTINS = frozenset(dir(builtins))
+P = TypeVar("P")  # what provides a name: a statement of the prompt, or (block, line, source) of another block
 
 
 @dataclass(frozen=True)
@@ -215,16 +218,8 @@ def whole_program(code: str, prompt: str, entry_point: str) -> str:
             continue
         for name in _bound(statement) - {entry_point}:
             providers[name] = statement
-    needed = sorted(_free(tree) - own - _BUILTINS, reverse=True)
-    pulled: dict[int, ast.stmt] = {}
-    while needed:
-        name = needed.pop()
-        provider = providers.get(name)
-        if provider is None or id(provider) in pulled:
-            continue
-        pulled[id(provider)] = provider
-        needed.extend(sorted(_free(ast.Module(body=[provider], type_ignores=[])) - own - _BUILTINS, reverse=True))
-    header = sorted([*imports, *pulled.values()], key=lambda s: s.lineno)
+    pulled = _pull(_free(tree), providers, lambda s: _free(ast.Module(body=[s], type_ignores=[])), own | _BUILTINS)
+    header = sorted([*imports, *{id(s): s for s in pulled.values()}.values()], key=lambda s: s.lineno)
     if not header:
         return code
     future = [s for s in header if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
@@ -308,6 +303,20 @@ def _providers(others: list[str], entry_point: str) -> dict[str, tuple[int, int,
     return providers
 
 
+def _pull(needed: set[str], providers: Mapping[str, P], free: Callable[[P], set[str]], known: set[str]) -> dict[str, P]:
+    """name -> provider for each name of ``needed`` that ``providers`` has, and for the names those providers use
+    in turn (``free``), transitively; names in ``known`` are in scope already and never pulled."""
+    pulled: dict[str, P] = {}
+    todo = sorted(needed - known, reverse=True)
+    while todo:
+        name = todo.pop()
+        if name in pulled or name not in providers:
+            continue
+        pulled[name] = providers[name]
+        todo.extend(sorted(free(providers[name]) - known - set(pulled), reverse=True))
+    return pulled
+
+
 def _with_dependencies(code: str, others: list[str], prompt: str, entry_point: str) -> tuple[str, list[str]]:
     """The chosen block, preceded by the imports and helpers it (transitively) uses that only other blocks
     provide; and the names pulled in. A block that does not parse contributes nothing (and gets nothing)."""
@@ -319,16 +328,8 @@ def _with_dependencies(code: str, others: list[str], prompt: str, entry_point: s
     for statement in prompt_tree.body if prompt_tree else []:
         available |= _bound(statement)
     providers = _providers(others, entry_point)
-    needed = sorted(_free(tree) - available, reverse=True)
-    pulled: dict[str, tuple[int, int, str]] = {}
-    while needed:
-        name = needed.pop()
-        if name in pulled or name not in providers:
-            continue
-        pulled[name] = providers[name]
-        helper = _parse(providers[name][2])
-        if helper is not None:
-            needed.extend(sorted(_free(helper) - available - set(pulled), reverse=True))
+    pulled = _pull(_free(tree), providers, lambda p: _free(_parse(p[2]) or ast.Module(body=[], type_ignores=[])),
+                   available)
     if not pulled:
         return code, []
     imports_first = sorted(set(pulled.values()), key=lambda p: (

@@ -47,17 +47,37 @@ class _InputTimeout(BaseException):
     pass
 
 
-def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor, requests, replies):
+# Batches: consecutive inputs sent in one write while they stay small (below half a pipe's 64 KiB, so the write
+# never waits on a candidate that reads its inputs) and quick (their canonical solution's times sum to a few ms).
+BATCH_BYTES, BATCH_INPUTS, BATCH_CANONICAL_S = 32 << 10, 64, 0.002
+SLOW_BATCH_S = 0.05  # a batch that took longer: the rest of the suite goes one input at a time
+
+
+def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor, requests, replies, batched=True):
     """The record (a dict for the supervisor) of one suite, ``(inputs, expected, seconds, atol, calls)``
     (``calls``: each input's request, encoded once per problem), against the candidate behind the two pipes.
 
     As EvalPlus runs a suite: the program loads (timed by the suite's cap only, as EvalPlus's ``exec`` precedes
     the first timed call), then the calls one after another. The judge asks whether the program loaded and
-    waits for its answer before it sends any input; each input is sent only when the candidate has answered
-    the one before, and its clock starts when it is sent. So an input's time is the candidate's work on that
-    input alone: nothing it did while loading, or while answering earlier inputs, can shorten it, and it never
-    sees an input before its turn. Decoding, comparing and describing an output run under the suite's
-    deadline. A suite stops at its first failing input; the candidate is killed when this returns."""
+    waits for its answer before it sends any input. Then it sends the inputs in batches (``batched``; else one at
+    a time) and holds every input to its own limit twice:
+
+    - from when the judge was free for its answer (the previous answer read and compared; the first of a batch:
+      the batch's send) to its answer: an answer later than that is a timeout. For an honest program, which
+      starts on an input when it has answered the one before, this is its time on that input alone, as when
+      each input is sent after the previous answer;
+    - from the batch's send, when the candidate could first read the input, to its answer: an answer later than
+      that, however it is timed by the first clock, could come from work done on the input while answering
+      earlier ones (a candidate can read its whole batch at once). The suite is then not judged from this
+      attempt: the record says ``again``, and the supervisor judges it again against a fresh candidate, one
+      input at a time, where every input's clock starts at its send. So no input passes having been readable for
+      longer than its limit, as with one input at a time; only an honest program that spends more than an
+      input's limit on the inputs before it in one batch (about a thousand times the canonical solution's time)
+      is run twice.
+
+    An answer present before the inputs it answers were sent is a protocol failure. Decoding, comparing and
+    describing an output run under the suite's deadline. A suite stops at its first failing input; the
+    candidate is killed when this returns."""
     inputs, expected, seconds, atol, calls = suite
     per_input, cap = limits(seconds, min_time_limit_s, time_limit_factor)
     channel = _judge._Channel(requests, replies)
@@ -70,29 +90,47 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
 
     call_kind = _judge.CALL_PRESENCE if oracle == "not_none" else _judge.CALL_ONLY
+    batched = batched and oracle != "set_equal"  # its comparison iterates a lazy result: round trips of its own
     previous = _set_handler(signal.SIGALRM, on_alarm)
-    index, args, limit = -1, (), 0.0
+    index, args, limit, count = -1, (), 0.0, len(inputs)
     state = {"atol": atol}
     try:
         arm(cap)
         channel.send(_judge.LOADED, b"")
         if channel.receive()[0] != _judge.READY:  # or it raised what stopped the program from loading
             raise channel.fail("the candidate broke the call protocol: it answered a question not asked")
-        for index, (args, exp, limit) in enumerate(zip(inputs, expected, per_input)):  # noqa: B905 (a hot path)
+        first = 0
+        while first < count:
+            end = _batch_end(calls, seconds, first, count) if batched else first + 1
+            index, args, limit = first, inputs[first], per_input[first]
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
             if channel.unasked():  # an answer written before its input was sent: nobody's answer
                 raise channel.fail("the candidate broke the call protocol: it answered an input not sent yet")
             arm(min(limit, remaining))
-            channel.send(call_kind, calls[index])
-            frame = channel.receive()
-            arm(deadline - time.monotonic())
-            out = channel.value(frame)
-            if not _matches(out, exp, state, oracle, args):
-                what = f"returned {_shown(out)}, expected {_shown(exp)}" if oracle != "polynomial_root" else \
-                    f"returned {_shown(out)}, not a root of the polynomial within {state['atol']:g}"
-                return _failed("assertion_failed", what, entry_point, index, args)
+            sent = time.monotonic()
+            channel.send_calls(call_kind, calls, first, end)
+            for index in range(first, end):
+                args, limit = inputs[index], per_input[index]
+                if index > first:
+                    now = time.monotonic()
+                    arm(min(limit, deadline - now))
+                frame = channel.receive()
+                if index > first and time.monotonic() - sent > limit:
+                    return {"status": "again", "again": True, "input": index,
+                            "message": f"input #{index} was answered {time.monotonic() - sent:.3g} s after its "
+                                       f"batch was sent, more than its {limit:g} s limit"}
+                arm(deadline - time.monotonic())
+                out = channel.value(frame)
+                if not _matches(out, expected[index], state, oracle, args):
+                    exp = expected[index]
+                    what = f"returned {_shown(out)}, expected {_shown(exp)}" if oracle != "polynomial_root" else \
+                        f"returned {_shown(out)}, not a root of the polynomial within {state['atol']:g}"
+                    return _failed("assertion_failed", what, entry_point, index, args)
+            if batched and time.monotonic() - sent > SLOW_BATCH_S:
+                batched = False
+            first = end
     except _InputTimeout:
         if index < 0:
             return {"status": "timeout", "input": -1,
@@ -111,6 +149,20 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
         signal.setitimer(signal.ITIMER_REAL, 0)
         _set_handler(signal.SIGALRM, previous)
     return {"status": "passed"}
+
+
+def _batch_end(calls, seconds, first, count):
+    """The end (exclusive) of the batch that starts at input ``first``: at least that input; then while the batch
+    stays within BATCH_BYTES, BATCH_INPUTS and BATCH_CANONICAL_S of the canonical solution's time."""
+    size, spent, end = len(calls[first]), seconds[first], first + 1
+    last = min(count, first + BATCH_INPUTS)
+    while end < last:
+        size += len(calls[end]) + 5
+        spent += seconds[end]
+        if size > BATCH_BYTES or spent > BATCH_CANONICAL_S:
+            break
+        end += 1
+    return end
 
 
 def calls(inputs):

@@ -256,8 +256,8 @@ class Supervisor:
                 # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the
                 # longest any suite may take, for the supervisor to stop a stalled one.
                 cap = _suite.CAP_S + _suite.CAP_SLACK_S + 1.0
-                base_reply = self._run_once(request, problem, "base", cap)
-                plus_reply = self._run_once(request, problem, "plus", cap)
+                base_reply = self._run_suite(request, problem, "base", cap)
+                plus_reply = self._run_suite(request, problem, "plus", cap)
                 reply = _combined(base_reply, plus_reply)
             changed = self.baseline.changed()
             if changed:
@@ -267,6 +267,18 @@ class Supervisor:
                 raise Retire(f"from outside the sandbox, during this sample: {exc}; its verdict is void") from None
             return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
                     "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+        return reply
+
+    def _run_suite(self, request: dict, problem: Problem, suite: str, cap: float) -> dict:
+        """One HumanEval+ suite: its inputs in batches; judged again one input at a time, against a fresh
+        candidate, when an answer in a batch came later than its limit after the batch was sent (the judge's
+        ``again``: see ``_suite.judge_suite``). The sample's time counts both attempts."""
+        reply = self._run_once(request, problem, suite, cap)
+        if reply.pop("again", False):
+            first_ms = reply["duration_ms"]
+            reply = self._run_once(request, problem, suite, cap, sequential=True)
+            reply.pop("again", None)
+            reply["duration_ms"] = round(reply["duration_ms"] + first_ms, 3)
         return reply
 
     def _fresh_work(self) -> str:
@@ -288,7 +300,7 @@ class Supervisor:
         # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
         # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
         # after a timeout it is still at work, and is killed now.
-        if data is None or b'"status": "timeout"' in data:
+        if data is None or b'"status": "timeout"' in data or b'"again": true' in data:
             grace = 0.0
         else:
             grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
@@ -305,7 +317,8 @@ class Supervisor:
             _zygote.kill_descendants(spare=spare)
         return candidate_status
 
-    def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float) -> dict:
+    def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float,
+                  sequential: bool = False) -> dict:
         """One candidate, judged once: the candidate in a fresh, isolated child of the fork server (in a fresh,
         empty working dir, always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces,
         ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
@@ -328,7 +341,7 @@ class Supervisor:
         oom_kills = self.cgroups.oom_kills()
         if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
             judge.stop()
-        message = judge.message(request, problem, suite, timeout_s)
+        message = judge.message(request, problem, suite, timeout_s, sequential)
 
         started = time.monotonic()
         try:
@@ -342,7 +355,7 @@ class Supervisor:
         except OSError:  # the judge died since the last sample (it was killed): a fresh one judges this one
             judge.stop()
             judge.start()
-            judge.send(judge.message(request, problem, suite, timeout_s), requests_w, replies_r)
+            judge.send(judge.message(request, problem, suite, timeout_s, sequential), requests_w, replies_r)
         os.close(requests_w)
         os.close(replies_r)
         deadline = started + timeout_s
@@ -373,6 +386,8 @@ class Supervisor:
             why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
             raise Retire(f"the sandbox could not set up the candidate's process: {why}")
         reply.update(_verdict(record, candidate_status, timeout_s, request))
+        if record.get("again") is True:
+            reply["again"] = True
         if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
             reply["detail"] = (f"the sample's process tree went over its memory limit "
                                f"({request['limits']['memory_mb']} MiB, cgroup {self.cgroups.kind}) and was killed; "
@@ -470,7 +485,7 @@ class JudgeProcess:
         self.pid, self._sock, self._known = pid, ours, set()
 
     def message(self, request: dict, problem: Problem, suite: str | None,
-                seconds: float) -> tuple[bytes, tuple[int, ...]]:
+                seconds: float, sequential: bool = False) -> tuple[bytes, tuple[int, ...]]:
         """The judge's request for a sample (or one of its HumanEval+ suites) and the descriptors to hand over
         with it besides the candidate's pipes (the problem's suites file, the first time), made before the
         candidate's fork (see ``send``)."""
@@ -480,7 +495,7 @@ class JudgeProcess:
         if suite is not None:
             settings = request["suite"]
             message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
-                           time_limit_factor=settings["time_limit_factor"])
+                           time_limit_factor=settings["time_limit_factor"], sequential=sequential)
         extra: tuple[int, ...] = ()
         if request["problem"] not in self._known:
             message.update(prompt=problem.prompt, test=problem.test)
@@ -592,7 +607,8 @@ def _judge_main(sock, watch: bool) -> None:
                                                         request["time_limit_factor"])[1]})
                 record = _suite.judge_suite(suite, request["entry_point"],
                                             request.get("oracle"), request["min_time_limit_s"],
-                                            request["time_limit_factor"], requests, replies)
+                                            request["time_limit_factor"], requests, replies,
+                                            batched=not request.get("sequential"))
             else:
                 record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
                                       replies, request["seconds"])

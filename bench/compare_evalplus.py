@@ -25,7 +25,11 @@ Speed: the 1,640 CodeGen samples, alternated rounds of whole processes, both exp
 published), then `pytest --humaneval-config C -q` (the pool of 2 sandboxes, the default), the same with
 `params.workers: 4`, and with `-n 2` (the release served once to the plugin's user cache, bench/out/plugin-cache,
 from a loopback server). The figures to quote are the median per-round ratios. `--evalplus-defaults` times
-EvalPlus with its own defaults instead (0.3.1's 1 s floor, so its timeouts end sooner than the plugin's 4 s).
+EvalPlus with its own defaults instead (0.3.1's 1 s floor, so its timeouts end sooner than the plugin's 4 s);
+a fourth plugin run then has the same 1 s floor (`params.plus.min_time_limit_s: 1`): the same limits on both
+sides. `--variants 03` times only the plugin's pool of 2 with each floor. Each plugin run's record holds the
+seconds its timed-out suites ran (each input's limit): at 2 CPUs half of that is a floor under its wall time.
+The figures go to bench/out/records/compare-evalplus-*.json.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from common import write_record
 
 from pytest_humaneval.data.dataset import load_problems
 
@@ -186,11 +192,11 @@ class ReleaseServer:
 
 
 def run_plugin(samples: Path, name: str, env: dict[str, str], xdist: bool = True,
-               workers: int | None = None) -> tuple[float, Path]:
+               workers: int | None = None, floor: float | None = None) -> tuple[float, Path]:
     folder = OUT / "plugin-runs"
     folder.mkdir(exist_ok=True)
     config = folder / f"{name}.yaml"
-    extra = f", workers: {workers}" if workers else ""
+    extra = (f", workers: {workers}" if workers else "") + (f", plus: {{min_time_limit_s: {floor:g}}}" if floor else "")
     config.write_text(f"target: {{mode: samples, samples: {samples}}}\ndataset: humanevalplus\n"
                       f"params: {{allow_code_execution: true{extra}}}\n")
     results = folder / f"{name}.results.jsonl"
@@ -212,6 +218,22 @@ def plugin_counts(results: Path) -> tuple[int, int] | None:
     return sum(row["base_status"] == "passed" for row in rows), sum(row["status"] == "passed" for row in rows)
 
 
+def timeout_seconds(results: Path) -> float:
+    """The seconds the plugin's executed samples spent in suites that ran out their limit (each input's limit,
+    from its failure message): the candidates of those run (and most spin) until their limit, so at 2 CPUs
+    half of this is a floor under the run's wall time that no protocol change can lower."""
+    total = 0.0
+    for line in results.read_text().splitlines():
+        row = json.loads(line) if line.strip() else {}
+        if row.get("repeat_of") is not None:
+            continue
+        for suite in ("base", "plus"):
+            message = row.get(f"{suite}_failure") or ""
+            if row.get(f"{suite}_status") == "timeout" and "took longer than its " in message:
+                total += float(message.rsplit("took longer than its ", 1)[1].split(" s limit")[0])
+    return total
+
+
 def plugin_env() -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(OUT / "plugin-cache")}
 
@@ -222,6 +244,9 @@ def main() -> int:
     parser.add_argument("--only", choices=("evalplus", "plugin"), default=None)
     parser.add_argument("--skip-counts", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--variants", default=None,
+                        help="the plugin's runs to time, by number: 0 a pool of 2, 1 workers: 4, 2 -n 2, 3 the pool "
+                             "of 2 with EvalPlus 0.3.1's 1 s floor (default: all)")
     parser.add_argument("--evalplus-defaults", action="store_true",
                         help="time EvalPlus with its own defaults (0.3.1's 1 s floor) instead of --min-time-limit 4")
     args = parser.parse_args()
@@ -266,23 +291,35 @@ def main() -> int:
     if args.skip_speed or args.only is not None:
         return 0
     samples = files["codet_codegen16b_evalplus_cut"]
-    run_evalplus(python, samples, "speed")  # warm: EvalPlus's expected outputs (and page cache)
+    if not any((OUT / "evalplus-cache").glob("**/*.pkl")):
+        run_evalplus(python, samples, "speed")  # warm: EvalPlus's expected outputs (and page cache)
     run_plugin(samples, "speed", env)  # warm: the plugin's
     plugins = {"no -n (a pool of 2)": {"xdist": False}, "no -n, params.workers: 4": {"xdist": False, "workers": 4},
-               "-n 2": {"xdist": True}}
+               "-n 2": {"xdist": True},
+               "no -n, EvalPlus 0.3.1's 1 s floor (params.plus.min_time_limit_s: 1)": {"xdist": False, "floor": 1.0}}
+    if args.variants:
+        plugins = {how: options for index, (how, options) in enumerate(plugins.items()) if str(index) in args.variants}
+    raw: list[dict] = []
     ratios: dict[str, list[float]] = {how: [] for how in plugins}
     for pair in range(args.pairs):
         theirs, their_results = run_evalplus(python, samples, "speed", floor=not args.evalplus_defaults)
         line = f"round {pair + 1}: evalplus {theirs:.1f} s {evalplus_counts(their_results)[:2]}"
+        raw.append({"round": pair + 1, "evalplus_s": round(theirs, 2), "plugin": {}})
         for index, (how, options) in enumerate(plugins.items()):
             ours, results = run_plugin(samples, f"speed-{pair + 1}-{index}", env, **options)
             ratios[how].append(theirs / ours)
+            raw[-1]["plugin"][how] = {"seconds": round(ours, 2), "counts": plugin_counts(results),
+                                      "timeout_suite_seconds": timeout_seconds(results),
+                                      "passes": differing_tasks(their_results, results)}
             line += (f"; plugin {how} {ours:.1f} s ({theirs / ours:.2f}x, {plugin_counts(results)}, "
                      f"{differing_tasks(their_results, results)})")
         print(line, flush=True)
     for how, values in ratios.items():
         print(f"median per-round ratio (evalplus seconds / plugin seconds), plugin {how}: "
               f"{statistics.median(values):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in values)})")
+    write_record("compare-evalplus", {"evalplus_defaults": args.evalplus_defaults,
+                                      "median_ratio": {how: round(statistics.median(values), 2)
+                                                       for how, values in ratios.items()}}, raw)
     return 0
 
 

@@ -40,7 +40,7 @@ PENDING_KEY = pytest.StashKey[tuple[RunConfig, "Plan | None"]]()
 NOT_STARTED = ("not started (--collect-only)", "", "", "")
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
 # The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
-# timeout_s, a HumanEval+ sample's two suite caps).
+# timeout_s, a HumanEval+ sample's two suites at their caps, each judged at most twice).
 SAFETY_NET_MARGIN_S = 60.0
 
 
@@ -466,9 +466,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not _wants_safety_net(config):
         return
     plain = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
-    # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s: whatever
-    # params.timeout_s says, the net never cuts an honest one.
-    suites = pytest.mark.timeout(2 * sandbox.SUITE_CAP_S + SAFETY_NET_MARGIN_S)
+    # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s an attempt, and judged
+    # at most twice (batched, then one input at a time): whatever params.timeout_s says, the net never cuts an
+    # honest one.
+    suites = pytest.mark.timeout(2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S + SAFETY_NET_MARGIN_S)
     for item in items:
         if isinstance(item, HumanEvalItem):
             item.add_marker(suites if item.judged_by_suites() else plain)

@@ -1,4 +1,4 @@
-"""Attacks on the batched HumanEval+ judge (commit 090892d): hostile candidates against its two clocks, its
+"""Attacks on the batched HumanEval+ judge : hostile candidates against its two clocks, its
 rerun one input at a time, and the bounds the harness puts on a sample's time."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import time
 import pytest
 from test_plus_judge import _FILES, judged, suite
 
-from pytest_humaneval.sandbox import Sandbox, SandboxError, Status, Suite, _suite, _wire
-from pytest_humaneval.sandbox import harness
+from pytest_humaneval.sandbox import Sandbox, SandboxError, Status, Suite, _suite, _wire, harness
 
 LIMIT_S = 0.5
 
@@ -173,40 +172,50 @@ def test_answers_to_the_next_batch_right_behind_the_last_answer_are_refused(box)
     assert result.status is not Status.PASSED, result
 
 
-# 6. The rerun doubles a suite's longest run. A program's load is timed by the suite's cap only (61 s here), and
-# the first batch's second answer can come up to 2 L after its send (L after the first answer): a program that
-# loads in 50 s and answers inputs 0 and 1 in 2 s and 3 s (each within its 4 s limit, #1 5 s after the send) is
-# judged again, loading again; its two suites take about 2 * 57 + 50 s, past the harness's wait for the
-# supervisor's reply (2 * SUITE_CAP_S + REPLY_GRACE_S = 154 s; pytest-timeout's net is 2 * SUITE_CAP_S + 60 s).
-# Every batch before the one that asks "again" must be quick (SLOW_BATCH_S), so the time is spent in the load.
-SLOW_LOAD = '''    import sys, time
+# 6. The rerun doubles a suite's longest run. A program's load is timed by the suite's cap only, and the first
+# batch's second answer can come up to 2 L after its send (L after the first answer): a program that loads for
+# most of the cap and answers inputs 0 and 1 in 0.3 s and 0.4 s (each within its 0.5 s limit, #1 0.7 s after the
+# send) is judged again, loading again, in both suites: four loads. The harness's wait for the supervisor's reply
+# (and pytest-timeout's net) must cover two attempts of each suite. Scaled down: a 9 s cap (16 inputs of 0.5 s),
+# the harness's bounds computed from a 9.5 s SUITE_CAP_S and a 1 s grace (2 attempts: 39 s; 1 attempt: 20 s).
+SLOW_LOAD = '''    import sys
     if len(sys._getframe(1).f_locals.get("pending") or b"") or args[0] == 1 and BATCHED:
         globals()["BATCHED"] = True
-        time.sleep(2.0 if args[0] == 0 else 3.0)
+        time.sleep(0.3 if args[0] == 0 else 0.4)
     return args[0]
 import time
 BATCHED = False
-time.sleep(50.0)
+time.sleep(7.0)
 '''
 
 
-@pytest.mark.timeout(260)
-def test_two_attempts_of_two_suites_fit_the_harness_wait():
+@pytest.mark.timeout(120)
+def test_two_attempts_of_two_suites_fit_the_harness_wait(monkeypatch):
     seconds = [1e-6] * 16
-    the_suite = suite_with_times(seconds, seconds, min_time_limit_s=4.0)
-    assert _suite.limits(seconds, 4.0, 4.0)[1] == 61.0
+    the_suite = suite_with_times(seconds, seconds, min_time_limit_s=LIMIT_S)
+    assert _suite.limits(seconds, LIMIT_S, 4.0)[1] == 9.0
+    monkeypatch.setattr(harness, "SUITE_CAP_S", 9.5)
+    monkeypatch.setattr(harness, "REPLY_GRACE_S", 1.0)
     box = Sandbox().start()
     try:
         started = time.monotonic()
         try:
             result = judged(box, SLOW_LOAD, the_suite)
         except SandboxError as exc:
-            pytest.fail(f"after {time.monotonic() - started:.1f} s (harness wait "
-                        f"{2 * harness.SUITE_CAP_S + harness.REPLY_GRACE_S:g} s): {exc}")
-        print("elapsed", time.monotonic() - started, result)
+            pytest.fail(f"after {time.monotonic() - started:.1f} s: {exc}")
         assert result.status is Status.PASSED, result
+        assert result.duration_ms > 4 * 7000, result  # four loads: each suite judged twice
     finally:
         box.close()
+
+
+def test_the_harness_and_the_safety_net_wait_for_two_attempts_of_each_suite():
+    from pytest_humaneval import plugin
+
+    longest = 2 * harness.SUITE_ATTEMPTS * harness.SUITE_CAP_S
+    assert harness.SUITE_ATTEMPTS == 2
+    assert harness.SUITE_CAP_S >= _suite.CAP_S + _suite.CAP_SLACK_S
+    assert plugin.SAFETY_NET_MARGIN_S > 0 and longest == 4 * harness.SUITE_CAP_S
 
 
 # 7. The candidate stops reading its requests and answers each batch as it lands (the answers are guessable:

@@ -39,6 +39,7 @@ from .harness import (
     ENV_FIXED,
     ISOLATION_MODES,
     SANDBOX_FILES,
+    SUITE_ATTEMPTS,
     SUITE_CAP_S,
     SUPERVISOR,
     ExecResult,
@@ -58,6 +59,6 @@ from .harness import (
     shutdown,
 )
 
-__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_CAP_S", "SUPERVISOR",
-           "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
-           "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shutdown"]
+__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_ATTEMPTS", "SUITE_CAP_S",
+           "SUPERVISOR", "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite",
+           "build_program", "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shutdown"]

@@ -132,6 +132,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
                 batched = False
             first = end
     except _InputTimeout:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         if index < 0:
             return {"status": "timeout", "input": -1,
                     "message": f"the program was still loading when the suite's {cap:g} s limit ran out"}
@@ -139,6 +140,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
             return _failed("timeout", f"the suite ran past its {cap:g} s limit", entry_point, index, args)
         return _failed("timeout", f"took longer than its {limit:g} s limit", entry_point, index, args)
     except BaseException as exc:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # an alarm now would escape this handler
         failure = channel.failed or exc
         record = _judge._failure(failure)
         if index >= 0:

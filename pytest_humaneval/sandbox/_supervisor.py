@@ -274,7 +274,8 @@ class Supervisor:
         candidate, when an answer in a batch came later than its limit after the batch was sent (the judge's
         ``again``: see ``_suite.judge_suite``). The sample's time counts both attempts."""
         reply = self._run_once(request, problem, suite, cap)
-        if reply.pop("again", False):
+        # a first attempt that ends its supervisor (files it left, say) is the verdict: nothing runs after it here
+        if reply.pop("again", False) and not reply.get("retire"):
             first_ms = reply["duration_ms"]
             reply = self._run_once(request, problem, suite, cap, sequential=True)
             reply.pop("again", None)

@@ -58,6 +58,9 @@ SUPERVISOR_MODES = (*ISOLATION_MODES, "namespaces", "landlock")
 HIDDEN_TESTS = ("namespaces", "namespaces-userns", "landlock")
 STARTUP_TIMEOUT_S = 60.0
 SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per-input limits) + 1 s, and slack
+# A HumanEval+ suite is judged at most twice: its inputs in batches, then one at a time when an answer came later
+# than its limit after its batch was sent (_suite.judge_suite); each attempt has the suite's whole cap.
+SUITE_ATTEMPTS = 2
 MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
@@ -339,7 +342,9 @@ class Sandbox:
         if suite is not None:
             request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
                                 "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}
-            wait_s = 2 * SUITE_CAP_S  # each suite's own cap is the judge's to keep; this only bounds a stall
+            # two suites, each up to SUITE_ATTEMPTS attempts: each attempt's cap is the judge's to keep; this only
+            # bounds a stall
+            wait_s = 2 * SUITE_ATTEMPTS * SUITE_CAP_S
         if number is None:  # this supervisor's first sample of the problem: its texts, numbered
             request.update(prompt=program.prompt, test=program.test)
             if suite is not None:

@@ -1,4 +1,4 @@
-"""Attacks on the batched HumanEval+ judge : hostile candidates against its two clocks, its
+"""Attacks on the batched HumanEval+ judge: hostile candidates against its two clocks, its
 rerun one input at a time, and the bounds the harness puts on a sample's time."""
 
 from __future__ import annotations

@@ -252,6 +252,10 @@ def test_pytest_timeout_safety_net(pytester):
     default.stdout.fnmatch_lines(["*TIMEOUT-MARKER (62.0,)"])
     user = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-s", "--timeout", "500", *NO_CACHE)
     user.stdout.fnmatch_lines(["*TIMEOUT-MARKER None"])
+    # a HumanEval+ sample: two suites, each at most twice (batched, then one input at a time) at its cap, + 60 s
+    plus = config(pytester, "target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, limit: 1}\n")
+    suites = pytester.runpytest("--humaneval-config", str(plus), "-p", "no:xdist", "-s", *NO_CACHE)
+    suites.stdout.fnmatch_lines(["*TIMEOUT-MARKER (308.0,)"])
 
 
 def test_quiet_one_line_summary(pytester):

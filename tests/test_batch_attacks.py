@@ -8,22 +8,14 @@ import tempfile
 import time
 
 import pytest
+import test_batches
+from test_batches import LIMIT_S, numbers
 from test_plus_judge import _FILES, judged, suite
 
 from pytest_humaneval.sandbox import Sandbox, SandboxError, Status, Suite, _suite, _wire, harness
 
-LIMIT_S = 0.5
+box = test_batches.box  # the fixture: a sandbox for this module's tests
 
-
-@pytest.fixture(scope="module")
-def box():
-    box = Sandbox().start()
-    yield box
-    box.close()
-
-
-def numbers(count):
-    return [[i] for i in range(count)], list(range(count))
 
 
 def suite_with_times(base_seconds, plus_seconds, min_time_limit_s):
@@ -61,12 +53,6 @@ THREAD_AHEAD = '''    import sys, threading, time
 '''
 
 
-@pytest.mark.timeout(60)
-def test_a_thread_working_ahead_on_the_rest_of_the_batch_gains_nothing(box):
-    result = judged(box, THREAD_AHEAD, suite(numbers(10), min_time_limit_s=LIMIT_S))
-    assert result.status is Status.TIMEOUT, result
-
-
 # 2. A forked helper process does the slow input's work while the parent answers the quick ones (only when
 # it has seen the slow input in the batch: work that needs no input would be the same one input at a time).
 FORK_AHEAD = '''    import os, sys, time
@@ -93,8 +79,9 @@ FORK_AHEAD = '''    import os, sys, time
 
 
 @pytest.mark.timeout(60)
-def test_a_forked_helper_working_ahead_gains_nothing(box):
-    result = judged(box, FORK_AHEAD, suite(numbers(10), min_time_limit_s=LIMIT_S))
+@pytest.mark.parametrize("body", [THREAD_AHEAD, FORK_AHEAD], ids=["thread", "forked-helper"])
+def test_work_on_the_rest_of_the_batch_done_beside_the_answers_gains_nothing(box, body):
+    result = judged(box, body, suite(numbers(10), min_time_limit_s=LIMIT_S))
     assert result.status is Status.TIMEOUT, result
 
 

@@ -19,7 +19,6 @@ Standard library only, no package import: the sandbox supervisor loads this file
 import builtins
 import fcntl
 import linecache
-import os
 import random
 import signal
 import struct
@@ -44,7 +43,6 @@ CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller 
 # could send True however it answers, as it could return True: this gives it no power it did not have.
 CALL_PRESENCE = b"O"
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
-_LENGTH = struct.Struct(">I")  # a frame's length, as _wire writes it
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
 # filled by the supervisor: frames of the harness's own files are left out of tracebacks
 _OWN_FILES: tuple[str, ...] = ()
@@ -277,23 +275,14 @@ class _Channel:
         return struct.unpack("i", fcntl.ioctl(self.replies, termios.FIONREAD, b"\0\0\0\0"))[0] > 0
 
     def send(self, kind, body):
-        if self.failed is not None:
-            raise self.failed
-        try:
-            wire.write_frame(self.requests, kind, body)
-        except OSError:
-            pass  # it ended, or failed to load and said so: the reply pipe tells which
+        self.send_calls(kind, (body,))
 
-    def send_calls(self, kind, bodies, first, end):
-        """Requests ``bodies[first:end]``, all of kind ``kind``, in one write."""
+    def send_calls(self, kind, bodies):
+        """Requests of one kind, one per body, in one write."""
         if self.failed is not None:
             raise self.failed
-        pack, header = _LENGTH.pack, kind
-        data = b"".join(pack(len(body) + 1) + header + body for body in bodies[first:end])
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(self.requests, view):]
+            wire.write_frames(self.requests, kind, bodies)
         except OSError:
             pass  # it ended, or failed to load and said so: the reply pipe tells which
 

@@ -274,11 +274,10 @@ class Supervisor:
         candidate, when an answer in a batch came later than its limit after the batch was sent (the judge's
         ``again``: see ``_suite.judge_suite``). The sample's time counts both attempts."""
         reply = self._run_once(request, problem, suite, cap)
-        # a first attempt that ends its supervisor (files it left, say) is the verdict: nothing runs after it here
-        if reply.pop("again", False) and not reply.get("retire"):
+        # (a first attempt that ends its supervisor, by files it left, is a runtime_error: the verdict)
+        if reply["status"] == "again":
             first_ms = reply["duration_ms"]
             reply = self._run_once(request, problem, suite, cap, sequential=True)
-            reply.pop("again", None)
             reply["duration_ms"] = round(reply["duration_ms"] + first_ms, 3)
         return reply
 
@@ -301,7 +300,7 @@ class Supervisor:
         # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
         # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
         # after a timeout it is still at work, and is killed now.
-        if data is None or b'"status": "timeout"' in data or b'"again": true' in data:
+        if data is None or b'"status": "timeout"' in data or b'"status": "again"' in data:
             grace = 0.0
         else:
             grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
@@ -387,8 +386,6 @@ class Supervisor:
             why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
             raise Retire(f"the sandbox could not set up the candidate's process: {why}")
         reply.update(_verdict(record, candidate_status, timeout_s, request))
-        if record.get("again") is True:
-            reply["again"] = True
         if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
             reply["detail"] = (f"the sample's process tree went over its memory limit "
                                f"({request['limits']['memory_mb']} MiB, cgroup {self.cgroups.kind}) and was killed; "

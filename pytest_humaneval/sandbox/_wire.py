@@ -16,10 +16,11 @@ import struct
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the supervisor, which loads this file, imports as little as it can
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 __all__ = ["MAX_DEPTH", "MAX_FRAME", "NotPlain", "RemoteArray", "WireError", "decode", "encode",
-           "read_frame", "write_frame"]
+           "read_frame", "write_frame", "write_frames"]
 
 MAX_FRAME = 64 << 20  # bytes in one message
 MAX_DEPTH = 100  # nesting of containers
@@ -293,7 +294,16 @@ def _array(dtype, shape, items):
 
 def write_frame(fd: int, kind: bytes, body: bytes = b"") -> None:
     """One message: 4-byte big-endian length, a one-byte kind, the body."""
-    data = _L.pack(len(body) + 1) + kind + body
+    _write_all(fd, _L.pack(len(body) + 1) + kind + body)
+
+
+def write_frames(fd: int, kind: bytes, bodies: "Sequence[bytes]") -> None:
+    """Messages of one kind, one per body, in one write."""
+    pack = _L.pack
+    _write_all(fd, b"".join(pack(len(body) + 1) + kind + body for body in bodies))
+
+
+def _write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -276,6 +276,32 @@ def test_suites_read_blobs_lazily(tmp_path, monkeypatch):
         suites["T/9"]
 
 
+def test_cost_is_the_canonical_time(tmp_path, monkeypatch):
+    """A task's cost (what the pool schedules by) is the canonical solution's timed calls, from the file's header."""
+    rows = [evalplus_row("T/0"), evalplus_row("T/1", "    import time\n    time.sleep(0.04)\n    return x * 2\n")]
+    problems, sha = problems_of(tmp_path, rows)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    computed = plus.Suites(sha, problems)
+    assert computed.cost("T/1") == 0.0, "unknown before ensure()"
+    computed.ensure()
+    read = plus.Suites(sha, problems)
+    read.ensure()  # from the cache this time: the headers
+    for suites in (computed, read):
+        _, _, base_s, _, _, plus_s, _ = _wire.decode(suites["T/1"])
+        assert suites.cost("T/1") == pytest.approx(sum(base_s) + sum(plus_s)) and suites.cost("T/1") >= 0.2
+        assert suites.cost("T/0") < 0.05 and suites.cost("T/9") == 0.0
+
+
+def test_hunter_knows_the_cache_format():
+    """The answer-key hunter (tests/hunter.py) looks for the cache files as they are written now."""
+    from hunter import HUNTER
+
+    from pytest_humaneval.sandbox import _expected
+
+    assert 'EXPECTED_MAGIC = b"' + _expected.MAGIC.decode().replace("\n", "\\n") + '"' in HUNTER  # a raw string
+    assert f"blob[len(EXPECTED_MAGIC) + {_expected.HEADER.size}:]" in HUNTER
+
+
 # ------------------------------------------------------------------------------------------ time limits
 
 

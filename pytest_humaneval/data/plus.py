@@ -24,6 +24,7 @@ No pytest import.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import platform
 import queue
@@ -47,7 +48,7 @@ __all__ = ["BLOB_OFFSET", "CALL_LIMIT_S", "SUITE_CAP_S", "SUITE_GRACE_S", "Suite
            "suite_limits", "table_folder"]
 
 CHILD = Path(_expected.__file__)
-FORMAT = "v1"  # of the cached files; a change of how they are made gets a new folder
+FORMAT = "v2"  # of the cached files; a change of how they are made gets a new folder
 CALL_LIMIT_S = 60.0  # a canonical solution slower than this on one input is a broken dataset, not a slow one
 SUITE_CAP_S = 60.0  # EvalPlus: a suite's run is capped at min(60 s, sum of the per-input limits) + 1 s
 SUITE_GRACE_S = 1.0
@@ -84,6 +85,7 @@ class Suites(Mapping[str, bytes]):
         self.root = root
         self._memo: OrderedDict[str, bytes] = OrderedDict()
         self._checked: set[str] = set()  # tasks whose cached file this process has verified whole
+        self._costs: dict[str, float] = {}  # the canonical calls' seconds, from the headers ensure() read
         self._lock = threading.Lock()
 
     @property
@@ -93,9 +95,22 @@ class Suites(Mapping[str, bytes]):
     def ensure(self, progress: Progress | None = None, workers: int | None = None) -> None:
         """Compute every task whose cached file is absent or unreadable."""
         folder = self.folder
-        missing = [problem for task, problem in self.problems.items() if not _present(folder / _file_name(task))]
+        missing = []
+        for task, problem in self.problems.items():
+            seconds = _present(folder / _file_name(task))
+            if seconds is None:
+                missing.append(problem)
+            else:
+                self._costs[task] = seconds
         if missing:
             _compute(missing, folder, workers or _cpus(), progress or _silent)
+            for problem in missing:
+                self._costs[problem.task_id] = _present(folder / _file_name(problem.task_id)) or 0.0
+
+    def cost(self, task_id: str) -> float:
+        """The seconds the canonical solution's timed calls took here, base and plus suites (its cached file's
+        header): about what a sample that passes both costs. 0.0 for a task :meth:`ensure` did not see."""
+        return self._costs.get(task_id, 0.0)
 
     def path(self, task_id: str) -> Path:
         """The cached file of ``task_id`` (header, then the blob at BLOB_OFFSET), present and verified whole (length
@@ -163,16 +178,21 @@ def _silent(*args: Any, **kwargs: Any) -> None:
     pass
 
 
-def _present(path: Path) -> bool:
-    """A cached file that looks whole (header and size), without reading it all: a full check happens on use."""
+def _present(path: Path) -> float | None:
+    """The canonical calls' seconds its header records, when a cached file looks whole (header and size, without
+    reading it all: a full check happens on use); None when it does not."""
     try:
         with path.open("rb") as handle:
             head = handle.read(BLOB_OFFSET)
             size = os.fstat(handle.fileno()).st_size
     except OSError:
-        return False
-    return (len(head) == BLOB_OFFSET and head.startswith(_expected.MAGIC)
-            and _expected.HEADER.unpack_from(head, len(_expected.MAGIC))[0] == size - BLOB_OFFSET)
+        return None
+    if len(head) != BLOB_OFFSET or not head.startswith(_expected.MAGIC):
+        return None
+    length, _, seconds = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
+    if length != size - BLOB_OFFSET or not math.isfinite(seconds) or seconds < 0:
+        return None
+    return float(seconds)
 
 
 def _whole(path: Path) -> bool:
@@ -182,7 +202,7 @@ def _whole(path: Path) -> bool:
             head = handle.read(BLOB_OFFSET)
             if len(head) != BLOB_OFFSET or not head.startswith(_expected.MAGIC):
                 return False
-            size, digest = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
+            size, digest, _ = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
             hasher, seen, first = hashlib.sha256(), 0, b""
             while chunk := handle.read(1 << 20):
                 if not first:
@@ -224,7 +244,7 @@ def _load(path: Path) -> bytes | None:
         return None
     if len(head) != BLOB_OFFSET or not head.startswith(_expected.MAGIC):
         return None
-    size, digest = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
+    size, digest, _ = _expected.HEADER.unpack_from(head, len(_expected.MAGIC))
     if size != len(blob) or hashlib.sha256(blob).digest() != digest or blob[:5] != b"t\x00\x00\x00\x07":
         return None
     return blob

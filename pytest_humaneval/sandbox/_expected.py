@@ -13,7 +13,9 @@ Protocol (``_wire`` frames on the original stdin and stdout; the solutions' own 
   ``time.perf_counter`` (the copy is not timed), in one namespace per task (EvalPlus's ``trusted_exec``);
 - the task's suites, ``encode((base_inputs, base_expected, base_seconds, plus_inputs, plus_expected,
   plus_seconds, atol))`` with inputs as tuples of argument tuples, go to ``path`` behind a header
-  (``MAGIC``, the blob's length and sha256), and the reply is ``R`` with ``(bytes, seconds)``;
+  (``MAGIC``, the blob's length and sha256, and the sum of the timed calls: what a sample that passes both
+  suites is expected to cost, which the pool uses to start such samples early), and the reply is ``R`` with
+  ``(bytes, seconds)``;
 - a solution that does not load, raises, outlives ``call_limit_s`` on one input, or returns something the
   plain-value format refuses: reply ``E`` with ``(suite, index, message)`` (suite "load" for the first).
 """
@@ -27,8 +29,8 @@ import struct
 import sys
 import time
 
-MAGIC = b"HE+EXP1\n"
-HEADER = struct.Struct(">Q32s")  # the blob's length and sha256, after MAGIC
+MAGIC = b"HE+EXP2\n"
+HEADER = struct.Struct(">Q32sd")  # the blob's length and sha256, the canonical calls' seconds, after MAGIC
 
 
 def _sibling(name):
@@ -59,7 +61,7 @@ def _describe(exc):
 
 
 def compute(wire, code, entry_point, base, plus, atol, call_limit, not_none=False):
-    """The encoded suites of one task (see the module docstring), or _Failed."""
+    """(the encoded suites of one task, the seconds of its timed calls) (see the module docstring), or _Failed."""
     namespace: dict = {}
     try:
         exec(compile(code, "<canonical solution>", "exec", dont_inherit=True), namespace)
@@ -87,7 +89,8 @@ def compute(wire, code, entry_point, base, plus, atol, call_limit, not_none=Fals
         parts.append((tuple(tuple(args) for args in inputs), tuple(outputs), tuple(seconds)))
     (base_in, base_out, base_s), (plus_in, plus_out, plus_s) = parts
     try:
-        return wire.encode((base_in, base_out, base_s, plus_in, plus_out, plus_s, float(atol)))
+        return wire.encode((base_in, base_out, base_s, plus_in, plus_out, plus_s, float(atol))), \
+            sum(base_s) + sum(plus_s)
     except wire.NotPlain:
         for suite, returned in (("base", base_out), ("plus", plus_out)):
             for index, value in enumerate(returned):
@@ -99,9 +102,9 @@ def compute(wire, code, entry_point, base, plus, atol, call_limit, not_none=Fals
         raise
 
 
-def write(path, blob):
+def write(path, blob, seconds):
     with open(path, "wb") as handle:
-        handle.write(MAGIC + HEADER.pack(len(blob), hashlib.sha256(blob).digest()))
+        handle.write(MAGIC + HEADER.pack(len(blob), hashlib.sha256(blob).digest(), seconds))
         handle.write(blob)
 
 
@@ -120,11 +123,11 @@ def main():
         code, entry_point, base, plus, atol, call_limit, path, not_none = wire.decode(frame[1])
         started = time.perf_counter()
         try:
-            blob = compute(wire, code, entry_point, base, plus, atol, call_limit, not_none)
+            blob, seconds = compute(wire, code, entry_point, base, plus, atol, call_limit, not_none)
         except _Failed as failure:
             wire.write_frame(replies, b"E", wire.encode(tuple(failure.args)))
             continue
-        write(path, blob)
+        write(path, blob, seconds)
         wire.write_frame(replies, b"R", wire.encode((len(blob), time.perf_counter() - started)))
 
 

@@ -18,6 +18,7 @@ from typing import Any, cast
 import pytest
 
 from . import sandbox
+from .data import plus
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
 from .sandbox.pool import VerdictPool, pool_size, spare_size, window_size
 
@@ -95,7 +96,8 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
     boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
     # Spares, started on first use: one runs a sample only while another's has stalled (pool.VerdictPool).
     spares = [sandbox.Sandbox(isolation) for _ in range(spare_size(size))]
-    pool = VerdictPool(boxes + spares, run.limits, _program, window_size(size), active=size).start()
+    pool = VerdictPool(boxes + spares, run.limits, _program, window_size(size), active=size,
+                       cost=_cost).start()
     if not distributed:
         pool.feed(_executed(items))
     return pool
@@ -106,6 +108,14 @@ def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem]:
     repeats take that verdict in their own setup, ``items.Repeats``)."""
     memo = repeats(items[0].config) if items else None
     return items if memo is None else memo.first_of(items)
+
+
+def _cost(item: Hashable) -> float:
+    """What the sample is expected to cost: on EvalPlus suites, the canonical solution's time on them here (a
+    sample that passes spends about that); 0.0 when unknown (a HumanEval test)."""
+    item = cast(HumanEvalItem, item)
+    suites = item.config.stash[RUN_KEY].plan.suites
+    return suites.cost(item.sample.task_id) if item.judged_by_suites() and isinstance(suites, plus.Suites) else 0.0
 
 
 def _program(item: Hashable) -> sandbox.Program:

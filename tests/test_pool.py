@@ -518,3 +518,84 @@ def test_spare_sandbox_passes_a_stall():
         assert 2 in used[6:], "past stall_s the spare takes samples behind the stalled one"
     finally:
         pool.close(abandon=True)
+
+
+class TimedBox(FakeBox):
+    """A FakeBox whose samples take the seconds ``delays`` gives them (0 otherwise), logging when each ran."""
+
+    def __init__(self, log: list, delays: dict[str, float], spans: list) -> None:
+        super().__init__(log)
+        self.delays, self.spans = delays, spans
+
+    def run(self, program: Program, limits: Limits) -> ExecResult:
+        started = time.monotonic()
+        self.log.append(program.completion)
+        time.sleep(self.delays.get(program.completion, 0.0))
+        self.spans.append((program.completion, started, time.monotonic()))
+        return ExecResult(Status.PASSED, 1.0, program.completion)
+
+
+def test_long_samples_start_first():
+    """Samples expected to be long start before their turn, longest first, one lane at a time, within the reach."""
+    # Left in order, "long" (last) would run alone at the end while the other sandbox has nothing to do.
+    log: list = []
+    spans: list = []
+    delays = {"long": 0.6, "longer": 0.8, **{f"s{i}": 0.05 for i in range(21)}}
+    keys = [*(f"s{i}" for i in range(20)), "long", "s20", "longer"]
+    cost = {"long": 3.0, "longer": 4.0, "s3": 1.0}  # s3: known, but too short to jump the queue
+    boxes = [TimedBox(log, delays, spans) for _ in range(2)]
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=4, cost=lambda key: cost.get(key, 0.0)).start()
+    try:
+        pool.feed(keys)
+        for key in keys:
+            assert pool.take(key).detail == key
+    finally:
+        pool.close()
+    assert log[:2] == ["longer", "s0"] or log[:2] == ["s0", "longer"], "the longest first, the order beside it"
+    assert log.index("long") < log.index("s19"), "the next long one when the lane is free again, before its turn"
+    assert [key for key in log if key.startswith("s")] == [f"s{i}" for i in range(21)], "the others in order"
+    (_, long_start, _), = [span for span in spans if span[0] == "long"]
+    (_, _, longer_end), = [span for span in spans if span[0] == "longer"]
+    assert long_start >= longer_end - 0.01, "one lane: the long samples one after another (2 sandboxes)"
+
+
+def test_long_samples_bounded_by_the_reach():
+    """No more long samples run early than the reach lets verdicts be held for their items."""
+    log: list = []
+    keys = ["first", *(f"long{i}" for i in range(6))]
+    pool = VerdictPool([FakeBox(log), FakeBox(log)], Limits(timeout_s=30), program_of, window=1, reach=3,
+                       cost=lambda key: 5.0 + int(key[4:]) if key.startswith("long") else 0.0).start()
+    try:
+        pool.feed(keys)
+        assert settle(log) == 4, "three long ones held early (the reach), and the first in its turn"
+        assert sorted(log) == ["first", "long3", "long4", "long5"], "the longest ones"
+        assert pool.take("first").detail == "first"
+        for key in keys[1:]:
+            assert pool.take(key).detail == key
+    finally:
+        pool.close()
+
+
+def test_spare_waits_out_the_expected_cost():
+    """A sample that runs as long as expected holds its CPU: no spare beside it; one that runs past that stalls."""
+    log: list = []
+    spans: list = []
+    delays = {"computes": 0.8, "sleeps": 0.8}
+    boxes = [TimedBox(log, delays, spans), TimedBox(log, delays, spans)]
+    used: list = []
+    for index, box in enumerate(boxes):
+        box.run = (lambda run, i: lambda program, limits: (used.append((i, program.completion)), run(program, limits))[1])(box.run, index)
+    cost = {"computes": 1.0}
+    pool = VerdictPool(boxes, Limits(timeout_s=30), program_of, window=40, stall_s=0.2, active=1,
+                       cost=lambda key: cost.get(key, 0.0)).start()
+    try:
+        pool.feed(["computes", "a0", "a1"])
+        for key in ("computes", "a0", "a1"):
+            assert pool.take(key).detail == key
+        assert all(index == 0 for index, _ in used), "within its expected cost: no spare"
+        pool.feed(["sleeps", "b0", "b1"])
+        for key in ("sleeps", "b0", "b1"):
+            assert pool.take(key).detail == key
+        assert (1, "b0") in used, "no cost known: past stall_s the spare takes the next sample"
+    finally:
+        pool.close()

@@ -134,11 +134,10 @@ class VerdictPool:
         self._taken: set[Hashable] = set()
         self._stopping = False
         self._busy: dict[int, float] = {}  # the sandboxes running a sample now (by index): since when
-        self._running: dict[int, Hashable] = {}  # and which sample
+        self._stall_at: dict[int, float] = {}  # and when their sample will have stalled: stall_s past its cost
         # Long samples started before their turn (see the module docstring): by expected cost.
         self._cost = cost
         self.lanes = max(1, lanes if lanes is not None else self.active // 2)
-        self._expected: dict[Hashable, float] = {}  # keys with a known cost: seconds
         self._long: list[tuple[float, int, Hashable]] = []  # heap of (-cost, position, key) not started yet
         self._early: set[Hashable] = set()  # every key started before its turn
         self._held_early: set[Hashable] = set()  # those started before their turn and not yet taken
@@ -161,10 +160,8 @@ class VerdictPool:
                     self._position[key] = position
                     self._schedule.append(key)
                     seconds = self._cost(key) if self._cost is not None else 0.0
-                    if seconds > 0:
-                        self._expected[key] = seconds
-                        if seconds >= HEAVY_S:
-                            heapq.heappush(self._long, (-seconds, position, key))
+                    if seconds >= HEAVY_S:
+                        heapq.heappush(self._long, (-seconds, position, key))
             self._cond.notify_all()
 
     def take(self, key: Hashable) -> ExecResult | None:
@@ -245,8 +242,9 @@ class VerdictPool:
             return None
 
     def _begin(self, index: int, key: Hashable) -> Hashable:
-        self._busy[index] = time.monotonic()
-        self._running[index] = key
+        now = time.monotonic()
+        self._busy[index] = now
+        self._stall_at[index] = now + self.stall_s + (self._cost(key) if self._cost is not None else 0.0)
         self._cond.notify_all()  # a spare that looked while this sandbox was free waits for its stall now
         return key
 
@@ -256,7 +254,8 @@ class VerdictPool:
             return None
         while self._long:
             _, position, key = heapq.heappop(self._long)
-            if position >= self._next and key not in self._taken:  # not started in its turn already
+            # not started in its turn already, nor asked for already (held_early counts verdicts not yet taken)
+            if position >= self._next and key not in self._taken:
                 self._early.add(key)
                 self._held_early.add(key)
                 return key
@@ -266,9 +265,7 @@ class VerdictPool:
         """Whether sandbox ``index`` may start a sample now; if not, in how long a busy one will have stalled
         (None: when a sandbox is free again)."""
         now = time.monotonic()
-        stalls = [since + self.stall_s + self._expected.get(self._running.get(i), 0.0)
-                  for i, since in self._busy.items()]
-        running = [at for at in stalls if now < at]
+        running = [at for at in self._stall_at.values() if now < at]
         if len(running) >= self.active:
             return False, min(running) - now
         if index >= self.active and any(i not in self._busy for i in range(self.active)):
@@ -289,7 +286,7 @@ class VerdictPool:
                     outcome = (None, exc)
                 with self._cond:
                     self._busy.pop(index, None)
-                    self._running.pop(index, None)
+                    self._stall_at.pop(index, None)
                     self._lane.discard(index)
                     self._done[key] = outcome
                     self.stats.executed += 1

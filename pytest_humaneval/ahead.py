@@ -18,9 +18,10 @@ from typing import Any, cast
 import pytest
 
 from . import sandbox
-from .data import plus
+from .engine.programs import expected_cost
+from .engine.sandboxes import start_pool
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
-from .sandbox.pool import VerdictPool, pool_size, spare_size, window_size
+from .sandbox.pool import VerdictPool, pool_size
 
 __all__ = ["PoolHooks"]
 
@@ -84,20 +85,10 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
         size = min(size, len(items))
     if size < 2:
         return None
-    first = sandbox.shared()  # the process's own sandbox, started at configure
-    try:
-        first.start()  # ready (an xdist worker started it without waiting), so its isolation is known
+    try:  # the process's own sandbox, started at configure, and fresh ones beside it
+        pool = start_pool(sandbox.shared(), size, run.limits, _program, _cost)
     except sandbox.SandboxError:
         return None  # each item reports why, as without a pool
-    # Fresh sandboxes beside it, whose start-up overlaps the first samples. Each isolates as the first did or
-    # fails its samples (harness_error): the report never says namespaces for a sample that ran without.
-    isolation = {"namespaces": "namespaces", "namespaces-userns": "namespaces",
-                 "landlock": "landlock"}.get(first.isolation, "basic")
-    boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
-    # Spares, started on first use: one runs a sample only while another's has stalled (pool.VerdictPool).
-    spares = [sandbox.Sandbox(isolation) for _ in range(spare_size(size))]
-    pool = VerdictPool(boxes + spares, run.limits, _program, window_size(size), active=size,
-                       cost=_cost).start()
     if not distributed:
         pool.feed(_executed(items))
     return pool
@@ -111,11 +102,9 @@ def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem]:
 
 
 def _cost(item: Hashable) -> float:
-    """What the sample is expected to cost: on EvalPlus suites, the canonical solution's time on them here (a
-    sample that passes spends about that); 0.0 when unknown (a HumanEval test)."""
     item = cast(HumanEvalItem, item)
-    suites = item.config.stash[RUN_KEY].plan.suites
-    return suites.cost(item.sample.task_id) if item.judged_by_suites() and isinstance(suites, plus.Suites) else 0.0
+    return expected_cost(item.config.stash[RUN_KEY].plan.problems[item.sample.task_id],
+                         item.config.stash[RUN_KEY].plan.suites)
 
 
 def _program(item: Hashable) -> sandbox.Program:

@@ -6,6 +6,7 @@ plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cann
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -721,6 +722,13 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
         if named:
             raise ConfigError(f"{exc} (set by --humaneval-set {named[0]}=...)") from exc
         raise
+
+
+def config_from_mapping(data: Any, where: Path) -> RunConfig:
+    """A config from a mapping of the YAML file's shape, for callers without a file (the library's ``Verifier``):
+    validated as a file is, its errors naming ``where`` as they name a file; relative paths resolve against
+    ``where``'s folder."""
+    return _validated(where, copy.deepcopy(data))
 
 
 def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path) -> tuple[tuple[str, str], ...]:

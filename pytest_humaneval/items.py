@@ -17,8 +17,8 @@ import pytest
 
 from . import sandbox
 from .completions.sources import Sample
-from .config import PlusParams
 from .data import plus
+from .engine.programs import program_for
 from .run import Run
 from .sandbox import DETAIL_MAX, ExecResult, Status
 
@@ -144,15 +144,8 @@ class HumanEvalItem(pytest.Item):
         if sample.recorded is not None or sample.not_run is not None or sample.completion is None:
             return None
         run = self.config.stash[RUN_KEY]
-        problem = run.plan.problems[sample.task_id]
-        suite = None
-        if problem.evalplus and isinstance(run.plan.suites, plus.Suites):  # judged by EvalPlus's rules
-            limits = run.config.params.plus or PlusParams()
-            suite = sandbox.Suite(str(run.plan.suites.path(sample.task_id)), plus.BLOB_OFFSET,
-                                  limits.min_time_limit_s, limits.time_limit_factor, plus.oracle(problem))
-        if sample.solution is not None:  # a whole program: run as written, not after the prompt
-            return sandbox.Program(problem.prompt, sample.solution, problem.test, problem.entry_point, suite, True)
-        return sandbox.Program(problem.prompt, sample.completion, problem.test, problem.entry_point, suite)
+        return program_for(run.plan.problems[sample.task_id], sample.completion, sample.solution, run.plan.suites,
+                           run.config.params.plus)
 
     def setup(self) -> None:
         run = self.config.stash[RUN_KEY]

@@ -30,8 +30,8 @@ from ..scoring.protocol import PRESETS, sent_stop
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "solution_completion",
-           "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "code_of_row", "mock_fixture_path", "open_dataset",
+           "solution_completion", "with_generation"]
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
@@ -135,7 +135,7 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any
     return settings
 
 
-def _open_dataset(config: RunConfig, progress: Callable[..., None] | None,
+def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
                   fetch: bool = True) -> tuple[LoadedDataset, str | None, Path | None]:
     """The run's dataset (a release fetched into the user cache when named), its release version when the file
     is a known release, and its file (None: the bundled HumanEval)."""
@@ -162,7 +162,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
     EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
     (``--collect-only``) downloads nothing (a release not in the cache is ``releases.NotDownloaded``) and leaves
     the expected outputs to be made when a sample needs them."""
-    dataset, release, path = _open_dataset(config, progress, fetch=expected)
+    dataset, release, path = open_dataset(config, progress, fetch=expected)
     name, problems = dataset.name, dataset.problems
     total = len(problems)
     mode = config.target.mode
@@ -233,24 +233,32 @@ def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, li
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
         if task_id not in problems:
             raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
-        field = _code_field(where, row)
-        text = row[field]
-        if text is not None and not isinstance(text, str):
-            what = "the code appended to the prompt" if field == "completion" else "the whole program"
-            raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
-        solution = None
-        if field == "solution" and text is not None:
-            text, solution = solution_completion(text, problems[task_id].prompt), text
-            if solution == problems[task_id].prompt + text:
-                solution = None  # prompt + completion is that program, byte for byte
-        why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
-        by_task.setdefault(task_id, []).append((text, solution, why))
+        by_task.setdefault(task_id, []).append(code_of_row(where, row, problems[task_id].prompt))
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")
     return by_task
 
 
-def _code_field(where: str, row: dict[str, Any]) -> str:
+def code_of_row(where: str, row: Mapping[str, Any], prompt: str) -> _Row:
+    """(completion, whole program or None, why it will not run) of a sample's row: its ``completion`` (the code
+    appended to the prompt) or EvalPlus's ``solution`` (the whole program; a row with both is its solution, as
+    EvalPlus reads it). A solution that is ``prompt + completion`` byte for byte is that completion; a null one
+    is a sample that will not run. ``where`` names the row in errors."""
+    field = _code_field(where, row)
+    text = row[field]
+    if text is not None and not isinstance(text, str):
+        what = "the code appended to the prompt" if field == "completion" else "the whole program"
+        raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
+    solution = None
+    if field == "solution" and text is not None:
+        text, solution = solution_completion(text, prompt), text
+        if solution == prompt + text:
+            solution = None  # prompt + completion is that program, byte for byte
+    why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
+    return text, solution, why
+
+
+def _code_field(where: str, row: Mapping[str, Any]) -> str:
     """Which field holds the sample's code: ``solution`` when there is one (EvalPlus's rule), else
     ``completion``."""
     present = [field for field in ("solution", "completion") if field in row]

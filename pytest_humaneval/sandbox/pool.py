@@ -24,7 +24,9 @@ Rules that keep a session's meaning unchanged:
   longer than its expected cost (0 s when none is known): a long sample that computes as expected holds its CPU,
   and a spare beside it would only share that CPU;
 - each verdict is handed out once, to the item that asks for it (``take``); an item the pool does not hold
-  (or asks again) gets None and runs its sample itself, as without a pool;
+  (or asks again) gets None and runs its sample itself, as without a pool. A pool that lives for many runs
+  (``forget``: the library's ``Verifier``) forgets a key once its verdict is handed out, so its memory is that of
+  the samples in flight, however many went through it; a key fed again after that is another sample;
 - ``close`` starts nothing more and closes every sandbox before it returns, so no sample runs after it. The
   samples in flight are abandoned at once when killing a supervisor kills everything its samples started (its
   own PID namespace: ``abandon``); otherwise they finish, and their supervisor kills what they started: within
@@ -37,6 +39,7 @@ import heapq
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -113,7 +116,8 @@ class VerdictPool:
     def __init__(self, boxes: Sequence[Box], limits: Limits, program: Callable[[Hashable], Program],
                  window: int | None = None, stop_grace_s: float = STOP_GRACE_S, stall_s: float = STALL_S,
                  reach: int | None = None, active: int | None = None,
-                 cost: Callable[[Hashable], float] | None = None, lanes: int | None = None) -> None:
+                 cost: Callable[[Hashable], float] | None = None, lanes: int | None = None,
+                 forget: bool = False) -> None:
         self._boxes = list(boxes)
         # How many sandboxes may run a sample that has not stalled: the first ``active`` always may; the others
         # (spares) only while a sample has run for stall_s or more, one for each, so the CPUs a stalled sample
@@ -126,7 +130,9 @@ class VerdictPool:
         self.stall_s = stall_s
         self._stop_grace_s = stop_grace_s
         self._cond = threading.Condition()
-        self._schedule: list[Hashable] = []
+        self._schedule: deque[Hashable] = deque()  # the keys from position ``_offset`` on
+        self._offset = 0  # the keys before it have started (forgotten: only the next one to start is looked at)
+        self._forget = forget
         self._position: dict[Hashable, int] = {}
         self._next = 0  # the position of the next sample to start
         self._cursor = 0  # positions below it were asked for
@@ -156,7 +162,7 @@ class VerdictPool:
         with self._cond:
             for key in keys:
                 if key not in self._position:
-                    position = len(self._schedule)
+                    position = self._offset + len(self._schedule)
                     self._position[key] = position
                     self._schedule.append(key)
                     seconds = self._cost(key) if self._cost is not None else 0.0
@@ -186,6 +192,11 @@ class VerdictPool:
                 self.stats.waited_s += time.monotonic() - started
             result, error = self._done.pop(key)
             self.stats.taken += 1
+            if self._forget:
+                del self._position[key]
+                self._taken.discard(key)
+                if position < self._next:
+                    self._early.discard(key)
         if error is not None:
             raise error
         return result
@@ -214,8 +225,11 @@ class VerdictPool:
     def _next_key(self, index: int) -> Hashable | None:
         with self._cond:
             while not self._stopping:
-                while self._next < len(self._schedule) and self._schedule[self._next] in self._early:
+                while self._next < self._end and self._schedule[self._next - self._offset] in self._early:
+                    if self._forget:  # passed now: nothing asks whether it started early again
+                        self._early.discard(self._schedule[self._next - self._offset])
                     self._next += 1  # started before its turn
+                self._trim()
                 room, until_stall = self._room(index)
                 if room:
                     key = self._long_key()
@@ -223,7 +237,7 @@ class VerdictPool:
                         self._lane.add(index)
                         return self._begin(index, key)
                 wait = None
-                if self._next < len(self._schedule):
+                if self._next < self._end:
                     limit = self._cursor + self.window
                     if self._next >= limit and self._busy:
                         running_for = time.monotonic() - min(self._busy.values())
@@ -234,12 +248,23 @@ class VerdictPool:
                     if self._next < limit:
                         if room:
                             self._next += 1
-                            return self._begin(index, self._schedule[self._next - 1])
+                            return self._begin(index, self._schedule[self._next - 1 - self._offset])
                         wait = until_stall if wait is None or until_stall is None else min(wait, until_stall)
                 elif not room and self._long and until_stall is not None:
                     wait = until_stall
                 self._cond.wait(wait)
             return None
+
+    @property
+    def _end(self) -> int:
+        """The position after the last key fed."""
+        return self._offset + len(self._schedule)
+
+    def _trim(self) -> None:
+        """Drop the keys that have started from the schedule: only ``_schedule[_next]`` is read again."""
+        while self._offset < self._next:
+            self._schedule.popleft()
+            self._offset += 1
 
     def _begin(self, index: int, key: Hashable) -> Hashable:
         now = time.monotonic()

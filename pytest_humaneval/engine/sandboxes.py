@@ -1,0 +1,30 @@
+"""A pool of warm sandboxes started beside a first one, for whoever feeds it samples (the pytest session's
+items, ``Verifier``). No pytest import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+from .. import sandbox
+from ..sandbox.pool import VerdictPool, spare_size, window_size
+
+__all__ = ["start_pool"]
+
+# What each further sandbox is asked for, by what the first one applied: each isolates as the first did or fails
+# its samples (harness_error), so no sample is reported under an isolation it did not run in.
+SAME_AS = {"namespaces": "namespaces", "namespaces-userns": "namespaces", "landlock": "landlock"}
+
+
+def start_pool(first: sandbox.Sandbox, size: int, limits: sandbox.Limits,
+               program: Callable[[Hashable], sandbox.Program],
+               cost: Callable[[Hashable], float] | None = None, forget: bool = False) -> VerdictPool:
+    """``size`` sandboxes running samples (``first``, started now if it is not, and ``size - 1`` fresh ones whose
+    start-up overlaps the first samples), and spares, started on first use, each of which runs a sample only
+    while another's has stalled (``pool.VerdictPool``; ``forget``: for a pool that outlives one run).
+    Raises ``SandboxError`` when ``first`` cannot start."""
+    first.start()  # ready, so its isolation is known
+    isolation = SAME_AS.get(first.isolation, "basic")
+    boxes = [first, *(sandbox.Sandbox(isolation).start(wait=False) for _ in range(size - 1))]
+    spares = [sandbox.Sandbox(isolation) for _ in range(spare_size(size))]
+    return VerdictPool(boxes + spares, limits, program, window_size(size), active=size, cost=cost,
+                       forget=forget).start()

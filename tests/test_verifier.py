@@ -1,0 +1,239 @@
+"""The library's judge, ``Verifier``: the plugin's verdicts without pytest, for scripts and RL trainers.
+
+Real sandboxes throughout (one Verifier per module: a trainer keeps one per process too)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from plus_data import evalplus_row, write_jsonl
+
+from pytest_humaneval import Status, Verdict, Verifier, VerifierError
+from pytest_humaneval.data.dataset import load_problems
+
+PROBLEMS = {problem.task_id: problem for problem in load_problems()[1]}
+TASK = "HumanEval/0"  # has_close_elements: its test asserts both True and False answers
+WRONG = "    return True\n"
+
+# Programs with no solution that try to end the process "successfully" before the asserts: an exit-code verifier
+# (SandboxFusion, verl's sandbox_fusion, ImpossibleBench's scorer...) rewards each of them.
+EXIT_ATTACKS = {
+    "sys.exit(0)": "    import sys\n    sys.exit(0)\n",
+    "os._exit(0)": "    import os\n    os._exit(0)\n",
+    "raise SystemExit": "    raise SystemExit\n",
+    "exit at import": "    return True\nimport os\nos._exit(0)\n",
+    "excepthook": ("    return True\nimport sys, os\n"
+                   "sys.excepthook = lambda *a: os._exit(0)\n"),
+    "atexit": "    return True\nimport atexit, os\natexit.register(lambda: os._exit(0))\n",
+    "signal to itself": "    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    "sigterm ignored, then exit": ("    import os, signal\n    signal.signal(signal.SIGTERM, lambda *a: os._exit(0))\n"
+                                   "    os.kill(os.getpid(), signal.SIGTERM)\n    return True\n"),
+    "thread outlives the call": ("    import threading, os, time\n"
+                                 "    threading.Thread(target=lambda: (time.sleep(0.05), os._exit(0)), daemon=True)"
+                                 ".start()\n    return True\n"),
+    "killed parent": "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n    return True\n",
+}
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier("humaneval", timeout_s=3.0) as judge:
+        yield judge
+
+
+def test_import_without_pytest():
+    """``import pytest_humaneval`` and its Verifier bring in no pytest module."""
+    code = ("import sys, pytest_humaneval\n"
+            "pytest_humaneval.Verifier, pytest_humaneval.Verdict, pytest_humaneval.VerifierError\n"
+            "import pytest_humaneval.rewards\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'xdist', 'pluggy')))")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert found.strip() == "[]"
+
+
+def test_canonical_solutions_pass(verifier):
+    verdicts = verifier.verify([(task, problem.canonical_solution) for task, problem in PROBLEMS.items()])
+    assert [v.task_id for v in verdicts] == list(PROBLEMS)
+    assert [v.index for v in verdicts] == list(range(len(PROBLEMS)))
+    assert {v.status for v in verdicts} == {Status.PASSED}
+    assert all(v.reward == 1.0 and v.passed for v in verdicts)
+
+
+def test_statuses_and_rewards(verifier):
+    samples = [
+        (TASK, PROBLEMS[TASK].canonical_solution),
+        (TASK, WRONG),
+        {"task_id": TASK, "completion": "    return 1 / 0\n"},
+        {"task_id": TASK, "completion": "    while True:\n        pass\n"},
+        {"task_id": TASK, "completion": None},
+        {"task_id": TASK, "solution": PROBLEMS[TASK].prompt + PROBLEMS[TASK].canonical_solution},
+        {"task_id": TASK, "solution": "def has_close_elements(numbers, threshold):\n    return False\n"},
+    ]
+    verdicts = verifier.verify(samples)
+    assert [(v.status.value, v.reward) for v in verdicts] == [
+        ("passed", 1.0), ("assertion_failed", 0.0), ("runtime_error", 0.0), ("timeout", 0.0), ("not_run", None),
+        ("passed", 1.0), ("assertion_failed", 0.0)]
+    assert "ZeroDivisionError" in verdicts[2].detail
+    assert verdicts[0].to_dict()["status"] == "passed" and json.dumps(verdicts[1].to_dict())
+
+
+@pytest.mark.parametrize("attack", sorted(EXIT_ATTACKS))
+def test_exit_attacks_score_nothing(verifier, attack):
+    """An early exit, however it is made, is never a pass: the judge's verdict is not the program's exit code."""
+    (verdict,) = verifier.verify([(TASK, EXIT_ATTACKS[attack])])
+    assert not verdict.passed and verdict.reward != 1.0, verdict
+    # the sandbox is intact for the sample after it
+    assert verifier.verify([(TASK, PROBLEMS[TASK].canonical_solution)])[0].passed
+
+
+def test_identical_samples_judged_once(verifier):
+    code = PROBLEMS[TASK].canonical_solution
+    verdicts = verifier.verify([(TASK, code), (TASK, WRONG), (TASK, code), (TASK, WRONG)])
+    assert [v.repeat_of for v in verdicts] == [None, None, 0, 1]
+    assert [v.status for v in verdicts] == [Status.PASSED, Status.ASSERTION_FAILED] * 2
+    assert verdicts[2].duration_ms == verdicts[0].duration_ms
+
+
+def test_dedupe_off_runs_each():
+    with Verifier("humaneval", dedupe=False, workers=1) as judge:
+        verdicts = judge.verify([(TASK, WRONG)] * 3)
+    assert [v.repeat_of for v in verdicts] == [None] * 3
+    assert len({v.duration_ms for v in verdicts}) >= 2  # three executions (equal times to the microsecond: unlikely)
+
+
+def test_stream_reads_lazily_and_keeps_order(verifier):
+    consumed = []
+
+    def samples():
+        for index in range(600):
+            consumed.append(index)
+            yield (TASK, WRONG if index % 3 else PROBLEMS[TASK].canonical_solution)
+
+    stream = verifier.stream(samples())
+    first = next(stream)
+    assert first.index == 0 and first.passed
+    assert len(consumed) <= verifier._pool.reach + 1  # read ahead only as far as the pool may run
+    rest = list(stream)
+    assert [v.index for v in rest] == list(range(1, 600))
+    assert [v.passed for v in rest] == [index % 3 == 0 for index in range(1, 600)]
+
+
+def test_async_forms(verifier):
+    code = PROBLEMS[TASK].canonical_solution
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        tick = asyncio.create_task(ticker())
+        verdicts = await verifier.averify([(TASK, code), (TASK, "    import time\n    time.sleep(0.5)\n")])
+        streamed = [verdict async for verdict in verifier.astream([(TASK, WRONG), (TASK, code)])]
+        tick.cancel()
+        return verdicts, streamed, ticks
+
+    verdicts, streamed, ticks = asyncio.run(main())
+    assert [v.status for v in verdicts] == [Status.PASSED, Status.ASSERTION_FAILED]
+    assert [v.passed for v in streamed] == [False, True]
+    assert ticks >= 5  # the event loop ran while the samples were judged
+
+
+def test_threads_share_one_verifier(verifier):
+    code = PROBLEMS[TASK].canonical_solution
+    results: dict[int, list[Verdict]] = {}
+
+    def call(thread: int) -> None:
+        batch = [(TASK, code if (i + thread) % 2 else WRONG + f"    # {thread}-{i}\n") for i in range(30)]
+        results[thread] = verifier.verify(batch)
+
+    threads = [threading.Thread(target=call, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert sorted(results) == [0, 1, 2, 3]
+    for thread, verdicts in results.items():
+        assert [v.index for v in verdicts] == list(range(30))
+        assert [v.passed for v in verdicts] == [bool((i + thread) % 2) for i in range(30)]
+
+
+def test_harness_failure_is_never_a_zero():
+    """Sandboxes that die under a sample (the harness's failure, not the candidate's) give reward None."""
+    judge = Verifier("humaneval", workers=1)
+    try:
+        assert judge.verify([(TASK, WRONG)])[0].reward == 0.0  # started, warm
+        sleepy = [(TASK, f"    import time\n    time.sleep(5)  # {i}\n") for i in range(3)]
+        threading.Timer(0.5, judge.close).start()
+        started = time.monotonic()
+        verdicts = judge.verify(sleepy)
+        assert time.monotonic() - started < 30
+        assert [v.status for v in verdicts] == [Status.HARNESS_ERROR] * 3, verdicts
+        assert [v.reward for v in verdicts] == [None] * 3
+        assert all(v.detail for v in verdicts)
+    finally:
+        judge.close()
+    with pytest.raises(VerifierError, match="closed"):
+        judge.verify([(TASK, WRONG)])
+
+
+def test_bad_samples_are_named_before_anything_runs(verifier):
+    with pytest.raises(VerifierError, match=r"sample 1: task_id: expected a task of openai_humaneval, found 'Nope/1'"):
+        verifier.verify([(TASK, WRONG), ("Nope/1", WRONG)])
+    with pytest.raises(VerifierError, match=r"sample 0: expected \(task_id, completion\) or a mapping"):
+        verifier.verify(["just code"])
+    with pytest.raises(VerifierError, match=r"sample 0: completion: expected a string"):
+        verifier.verify([{"task_id": TASK, "completion": 3}])
+    with pytest.raises(VerifierError, match=r"sample 0: completion: expected a string .* found neither"):
+        verifier.verify([{"task_id": TASK, "code": WRONG}])
+
+
+def test_bad_arguments_name_the_argument(tmp_path):
+    with pytest.raises(VerifierError, match=r"^Verifier: params.timeout_s: expected a number > 0"):
+        Verifier("humaneval", timeout_s=0)
+    with pytest.raises(VerifierError, match=r"^Verifier: dataset: expected one of humaneval, humanevalplus"):
+        Verifier(str(tmp_path / "missing.jsonl"))
+    with pytest.raises(VerifierError, match=r"^Verifier: params.isolation: expected auto \| strict \| basic"):
+        Verifier("humaneval", isolation="none")
+
+
+def test_evalplus_dataset_reports_both_suites(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    dataset = write_jsonl(tmp_path / "plus.jsonl", [evalplus_row("T/0"), evalplus_row("T/1")])
+    with Verifier(dataset, workers=1) as judge:
+        verdicts = judge.verify([
+            ("T/0", "    return x * 2\n"),
+            ("T/0", "    return x * 2 if x < 3 else 0\n"),  # the base inputs pass, the plus inputs do not
+            ("T/1", "    return 0\n"),
+        ])
+    assert [(v.status, v.base_status, v.plus_status) for v in verdicts] == [
+        (Status.PASSED, Status.PASSED, Status.PASSED),
+        (Status.ASSERTION_FAILED, Status.PASSED, Status.ASSERTION_FAILED),
+        (Status.ASSERTION_FAILED, Status.ASSERTION_FAILED, Status.ASSERTION_FAILED)]
+    assert judge.dataset == "plus"
+
+
+def test_same_verdicts_as_the_plugin(pytester, verifier):
+    """A samples file scored by a pytest run and by the Verifier: the same status for every sample."""
+    rows = []
+    for index, (task, problem) in enumerate(PROBLEMS.items()):
+        rows.append({"task_id": task, "completion": problem.canonical_solution})
+        rows.append({"task_id": task, "completion": [WRONG, "    return None\n", "    raise ValueError\n",
+                                                     EXIT_ATTACKS["os._exit(0)"]][index % 4]})
+    samples = write_jsonl(pytester.path / "samples.jsonl", rows)
+    pytester.makefile(".yaml", run="target: {mode: samples, samples: samples.jsonl}\n"
+                                   "params: {allow_code_execution: true}\n")
+    pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl", "-p", "no:xdist")
+    plugin = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    library = verifier.verify(json.loads(line) for line in samples.read_text().splitlines())
+    assert [(row["task_id"], row["status"]) for row in plugin] == [(v.task_id, v.status.value) for v in library]
+    assert {v.status for v in library} >= {Status.PASSED, Status.ASSERTION_FAILED, Status.RUNTIME_ERROR}

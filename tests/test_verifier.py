@@ -237,3 +237,18 @@ def test_same_verdicts_as_the_plugin(pytester, verifier):
     library = verifier.verify(json.loads(line) for line in samples.read_text().splitlines())
     assert [(row["task_id"], row["status"]) for row in plugin] == [(v.task_id, v.status.value) for v in library]
     assert {v.status for v in library} >= {Status.PASSED, Status.ASSERTION_FAILED, Status.RUNTIME_ERROR}
+
+
+def test_exit_attacks_fail_in_a_pytest_run(pytester):
+    """The same early exits through the plugin: every one a failed sample, none passed, the run intact."""
+    rows = [{"task_id": TASK, "completion": code} for _, code in sorted(EXIT_ATTACKS.items())]
+    rows.append({"task_id": TASK, "completion": PROBLEMS[TASK].canonical_solution})
+    write_jsonl(pytester.path / "samples.jsonl", rows)
+    pytester.makefile(".yaml", run="target: {mode: samples, samples: samples.jsonl}\n"
+                                   "params: {allow_code_execution: true, limit: 1}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
+                                "-p", "no:xdist")
+    statuses = [json.loads(line)["status"] for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert statuses[-1] == "passed" and len(statuses) == len(EXIT_ATTACKS) + 1
+    assert "passed" not in statuses[:-1], statuses
+    result.assert_outcomes(passed=1, failed=len(EXIT_ATTACKS))

@@ -18,6 +18,7 @@ from typing import Any, cast
 import pytest
 
 from . import sandbox
+from ._xdist_internals import worker_queue
 from .engine.programs import expected_cost
 from .engine.sandboxes import start_pool
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
@@ -60,8 +61,7 @@ class PoolHooks:
         pytest-xdist keeps them in its worker plugin's ``torun`` queue (3.6 and later); where that is not what
         it looks like, the pool sees the next item only."""
         if self._xdist_queue is None:
-            self._xdist_queue = next((plugin.torun for plugin in session.config.pluginmanager.get_plugins()
-                                      if callable(getattr(getattr(plugin, "torun", None), "lock", None))), False)
+            self._xdist_queue = worker_queue(session.config) or False
         if self._xdist_queue is False:
             return []
         with self._xdist_queue.lock() as queued:

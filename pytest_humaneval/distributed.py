@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import pytest
 from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
+from ._xdist_internals import dsession, node_manager
 from .completions.sources import Plan
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .hosts import Hosts
@@ -79,9 +80,9 @@ class XdistHooks:
     @pytest.hookimpl
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[execnet.XSpec]) -> None:
         # Called by xdist's NodeManager before it makes the first gateway: the manager is there to wrap.
-        dsession = config.pluginmanager.get_plugin("dsession")
-        if dsession is not None and getattr(dsession, "nodemanager", None) is not None:
-            self._hosts = Hosts(config, dsession, _aggregator(config))
+        session = dsession(config)
+        if session is not None and node_manager(session) is not None:
+            self._hosts = Hosts(config, session, _aggregator(config))
 
     @pytest.hookimpl(trylast=True)  # after the aggregator, whose gate decides when there is one
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._xdist_internals import active_nodes, drop_awaited_collection, node_manager, on_event, session_of, shutting_down
+
 if TYPE_CHECKING:  # xdist's and execnet's own types
     import execnet
     from xdist.dsession import DSession
@@ -125,14 +127,14 @@ class Hosts:
         self.config = config
         self.dsession = dsession
         self.aggregator = aggregator
-        self.manager = dsession.nodemanager
+        self.manager = node_manager(dsession)
         self.down: list[str] = []  # each dropped host's reason
         self.ended: str | None = None  # why the session ended for want of hosts, if it did
         option = config.getoption("humaneval_config")
         self.config_path = Path(option).expanduser().resolve() if option else None
         self._setup_node = self.manager.setup_node
         self.manager.setup_node = self.setup_node
-        setattr(dsession, "worker_" + HOST_DOWN_EVENT, self.host_down)
+        on_event(dsession, HOST_DOWN_EVENT, self.host_down)
 
     def setup_node(self, spec: execnet.XSpec,
                    putevent: Callable[[tuple[str, dict[str, Any]]], None]) -> WorkerController | HostDown:
@@ -159,18 +161,12 @@ class Hosts:
         """On the controller's loop (DSession.loop_once): the stand-in leaves. Samples go on only on a worker
         xdist has not told to finish (it tells every worker as soon as it has handed out every sample); when no
         such worker is left, the session ends once those finish, and what did not run is not_run, with why."""
-        active = self.dsession._active_nodes
+        active = active_nodes(self.dsession)
         active.discard(node)
         self.down.append(node.reason)
-        going_on = [other for other in active
-                    if not isinstance(other, HostDown) and not getattr(other, "shutting_down", True)]
+        going_on = [other for other in active if not isinstance(other, HostDown) and not shutting_down(other)]
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        sched = getattr(self.dsession, "sched", None)
-        if sched is not None and not sched.collection_is_completed and getattr(sched, "numnodes", 0) > 0:
-            # A host down before it collected: xdist's schedulers wait for one collection per --tx spec.
-            sched.numnodes -= 1
-            if going_on and sched.collection_is_completed:
-                sched.schedule()  # what DSession does when the last collection arrives
+        drop_awaited_collection(self.dsession, bool(going_on))  # a host down before it collected
         if going_on:
             if terminal is not None:
                 terminal.write_line(f"humaneval: {node.reason}: dropped, the run goes on with {len(going_on)} "
@@ -185,7 +181,7 @@ class Hosts:
         if terminal is not None:
             terminal.write_line(f"humaneval: {reason}: the session ends", red=True)
         self.dsession.triggershutdown()  # (the workers finishing now end it, instead of xdist's RuntimeError)
-        session = getattr(self.dsession, "_session", None)
+        session = session_of(self.dsession)
         if session is not None:
             session.shouldfail = reason  # a stopped run: every output says so, a gate fails on it
 

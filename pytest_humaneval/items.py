@@ -29,6 +29,8 @@ __all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanE
            "gutter", "item_name", "parse_item_name", "repeats", "ungutter", "verdict_of"]
 
 PROP = "humaneval."  # prefix of our user_properties
+_TASK_ID, _SAMPLE, _STATUS, _DURATION, _DETAIL, _REPEAT_OF = (  # one string each, not one per item
+    PROP + name for name in ("task_id", "sample", "status", "duration_ms", "detail", "repeat_of"))
 VERDICT_ATTR = "humaneval"  # the verdict's attribute on a sample's teardown report (outcomes.finish_report)
 
 
@@ -188,20 +190,28 @@ class HumanEvalItem(pytest.Item):
     def _record(self, result: ExecResult) -> None:
         # Whatever the verdict came from (the sandbox, a replayed fixture, an endpoint's note), its detail is
         # one inert line before any report shows it.
-        result = dataclasses.replace(result, detail=sandbox.clean_text(result.detail, DETAIL_MAX, line=True))
+        detail = sandbox.clean_text(result.detail, DETAIL_MAX, line=True)
+        if detail != result.detail:  # (a repeat's verdict is shared with its first: no copy of it per item)
+            result = dataclasses.replace(result, detail=detail)
         self.result = result
         self.user_properties.extend([
-            (PROP + "task_id", self.sample.task_id),
-            (PROP + "sample", self.sample.index),
-            (PROP + "status", result.status.value),
-            (PROP + "duration_ms", round(result.duration_ms, 3)),
-            (PROP + "detail", result.detail[:DETAIL_MAX]),
+            (_TASK_ID, self.sample.task_id),
+            (_SAMPLE, self.sample.index),
+            (_STATUS, result.status.value),
+            (_DURATION, round(result.duration_ms, 3)),
+            (_DETAIL, result.detail[:DETAIL_MAX]),
         ])
         if self.repeat_of is not None:  # the verdict of an identical earlier sample's execution
-            self.user_properties.append((PROP + "repeat_of", self.repeat_of))
+            self.user_properties.append((_REPEAT_OF, self.repeat_of))
         for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])
+
+    def release(self) -> None:
+        """After the sample's reports are made and logged: what only they needed goes (the session keeps every
+        item to its end: 164,000 at n = 1,000)."""
+        self.result = None
+        self.user_properties = []
 
     def record_harness_error(self, reason: str) -> None:
         """Something outside the sandbox stopped this sample before it had a verdict (pytest-timeout, say)."""

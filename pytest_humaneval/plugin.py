@@ -453,6 +453,13 @@ def pytest_runtest_makereport(item: pytest.Item,
         outcomes.finish_report(item, call, outcome.get_result())
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    yield
+    if isinstance(item, HumanEvalItem):
+        item.release()  # its three reports are made and logged: the session keeps the item, not its verdict
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     outcomes.restore_line(report)  # pytest < 9 on an xdist controller: the summary's reason (outcomes.py)

@@ -18,7 +18,7 @@ import nobody
 import pytest
 from container import available, in_container
 from hunter import TECHNIQUES, completion
-from programs import sample
+from programs import HOLD_UNCOUNTED_MEMORY, sample
 from sessions import NO_CACHE
 
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -95,6 +95,14 @@ def contained_nobody(landlock):
     with nobody.supervisor(contained=True) as (ready, run):
         assert ready.get("isolation") == "landlock", ready
         yield run
+
+
+@pytest.mark.needs_system_python
+def test_no_userns_secret_memfds_refused(contained_nobody):
+    """Without root or user namespaces (no cgroup), no secret memfd holds memory past the limit."""
+    # memfd_secret was allowed where memfd_create was refused: 512 MiB held with `memory_mb: 128` (2b2788d).
+    reply = contained_nobody(HOLD_UNCOUNTED_MEMORY.format(mb=512, limit=128), timeout_s=20.0, memory_mb=128)
+    assert reply["status"] == "passed", reply["detail"]
 
 
 @pytest.mark.needs_system_python

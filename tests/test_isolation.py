@@ -20,7 +20,7 @@ import nobody
 import pytest
 from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
-from programs import sample, script
+from programs import HOLD_UNCOUNTED_MEMORY, sample, script
 
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -501,3 +501,13 @@ assert written <= 256, written
     reply = unprivileged(program, timeout_s=20.0, memory_mb=256)
     assert reply["status"] == "passed", reply["detail"]
     assert unprivileged("open('f', 'w').write('x' * (4 << 20))")["status"] == "passed"
+
+
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_no_cgroup_secret_memfds_refused(unprivileged):
+    """Without a cgroup, no secret memfd holds memory past the limit."""
+    # memfd_secret was allowed where memfd_create was refused: 512 MiB held with `memory_mb: 128` (2b2788d).
+    reply = unprivileged(HOLD_UNCOUNTED_MEMORY.format(mb=512, limit=128), timeout_s=20.0, memory_mb=128)
+    assert reply["status"] == "passed", reply["detail"]

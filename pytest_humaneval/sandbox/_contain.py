@@ -604,7 +604,8 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
         isolation.plan.apply(landlock_fd, work)
         os.close(landlock_fd)
     # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
-    # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
+    # 256 MiB limit, and secret memfds 952 MiB a 128 MiB one. A program gets ENOSYS for memfd_create and
+    # memfd_secret, as on a kernel without them (Python falls back).
     # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:
     # they are not files, outlive the process and (the persistent keyring) the run, and would carry what one
     # sample learnt to the next.

@@ -41,3 +41,11 @@ while held < {mb} << 20:
     held += chunk
 assert held <= {limit} << 20, f'held {{held >> 20}} MiB in secret memfds'
 """
+
+
+# A generator of distinct 4 MiB items, 768 MiB in all, returned on a set_equal task (MBPP+'s `similar_elements`):
+# the candidate holds one item at a time, the judge's `set(out)` all of them. With ``GENERATOR_SUITE``'s suite
+# (15 s limit) and `memory_mb: 128`, on 2b2788d the judge of a harness without a cgroup held all 768 MiB and
+# called the sample a plain assertion failure.
+LARGE_ITEMS = "    return (n.to_bytes(2, 'big') * (2 << 20) for n in range(192))\n"
+HONEST_ITEMS = "    return (x for x in args[0] if x == 2)\n"

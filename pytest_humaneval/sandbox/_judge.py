@@ -43,6 +43,11 @@ CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller 
 # could send True however it answers, as it could return True: this gives it no power it did not have.
 CALL_PRESENCE = b"O"
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
+# The judge's memory for a sample is bounded (the supervisor's RLIMIT_AS, the sample's memory limit beyond what
+# the judge held): what the candidate returned (a generator's items pulled into a set, a value that decodes large)
+# going past it fails the sample, as the same memory in the candidate's own process would have.
+OVER_MEMORY = ("MemoryError: what the candidate returned took more memory in the judge than the sample's memory "
+               "limit allows")
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
 # filled by the supervisor: frames of the harness's own files are left out of tracebacks
 _OWN_FILES: tuple[str, ...] = ()
@@ -256,6 +261,8 @@ class _Channel:
             frame = wire.read_frame(self.replies, self.pending)
         except wire.WireError as exc:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        except MemoryError:
+            raise self.fail(OVER_MEMORY) from None
         if frame is None:
             raise self.fail("the candidate's process ended", gone=True)
         if frame[0] == LOAD_ERROR:  # the program did not load: that is the verdict, as in the reference
@@ -312,6 +319,8 @@ class _Channel:
                 raise exc
         except wire.WireError as exc:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        except MemoryError:
+            raise self.fail(OVER_MEMORY) from None
         raise self.fail(f"the candidate broke the call protocol: an unexpected {kind!r} reply")
 
     def iterator(self, handle):
@@ -502,6 +511,8 @@ def _failure(exc):
     if isinstance(exc, CandidateFailed):
         return {"status": "runtime_error", "message": str(exc)[:MESSAGE_MAX], "candidate_gone": exc.gone}
     remote = getattr(exc, "humaneval_remote", None)
+    if remote is None and isinstance(exc, MemoryError):  # the judge's own memory, on what the candidate returned
+        return {"status": "runtime_error", "message": OVER_MEMORY, "where": None, "traceback": ""}
     status = "assertion_failed" if isinstance(exc, AssertionError) else "runtime_error"
     if remote is not None:  # raised by the candidate: its own message, line and traceback
         return {"status": "runtime_error" if remote["type"] == "Refused" else status,

@@ -177,6 +177,8 @@ def _matches(out, exp, state, oracle, args):
         return _is_root(args[0] if args else None, out, state["atol"])
     try:
         exact = _equal(out, exp) if oracle is None else _exact_by_oracle(out, exp, state["atol"], oracle, args)
+    except MemoryError:  # the judge's memory for this sample ran out on what the candidate returned
+        raise
     except Exception:  # EvalPlus's oracle raised on this output (a set of unhashable items, a str minus a number)
         return False
     if state["atol"] == 0 and _float_like(exp):
@@ -226,7 +228,7 @@ def _digit_distance(first, second):
 def _equal(out, exp):
     try:
         return bool(out == exp)
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return False
 
 

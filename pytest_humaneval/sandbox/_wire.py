@@ -323,9 +323,11 @@ def read_frame(fd: int, pending: "bytearray | None" = None) -> "tuple[bytes, byt
         raise WireError(f"a message of {size} bytes (the limit is {MAX_FRAME})")
     if not _fill(fd, buffer, 4 + size):
         raise WireError("a message cut short")
-    data = bytes(buffer[4:4 + size])
+    kind = bytes(buffer[4:5])
+    with memoryview(buffer) as view:  # one copy of the body (a slice of the buffer, then bytes, would be two)
+        body = bytes(view[5:4 + size])
     del buffer[:4 + size]
-    return data[:1], data[1:]
+    return kind, body
 
 
 def _fill(fd, buffer, size):

@@ -42,6 +42,11 @@ CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller 
 # some MBPP+ tasks by that alone, and their results (re.Match objects) cannot cross as plain values. The candidate
 # could send True however it answers, as it could return True: this gives it no power it did not have.
 CALL_PRESENCE = b"O"
+# VALUE_CONVERTED: a value, answering CALL_ONLY, whose own type was not the exact builtin one it crossed as (a float
+# subclass, numpy's float64, a list subclass). EvalPlus compares a suite's output within its tolerance only when
+# ``type(out) == type(exp)``, so such an output passes a suite only when it is equal to the expected one.
+VALUE_CONVERTED = b"U"
+_EXACT = frozenset((type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset))
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
 # The judge's memory for a sample is bounded (the supervisor's RLIMIT_AS, the sample's memory limit beyond what
 # the judge held): what the candidate returned (a generator's items pulled into a set, a value that decodes large)
@@ -101,7 +106,8 @@ def serve(prompt, completion, entry_point, requests, replies):
             elif kind == CALL:
                 _answer(replies, result, iterators, prompt_lines, body, (args, kwargs))
             else:
-                _answer(replies, result, iterators, prompt_lines)
+                _answer(replies, result, iterators, prompt_lines, kind=VALUE if type(result) in _EXACT else
+                        VALUE_CONVERTED)
         elif kind == NEXT:
             handle = wire.decode(body)
             try:
@@ -117,16 +123,17 @@ def serve(prompt, completion, entry_point, requests, replies):
             return
 
 
-def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
-    """Send ``value``; with the arguments as they are now when the call changed them (the reference's test
-    shares its argument objects with the candidate, so an in-place change is visible to it)."""
+def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None, kind=VALUE):
+    """Send ``value`` (as a reply of ``kind``); with the arguments as they are now when the call changed them
+    (the reference's test shares its argument objects with the candidate, so an in-place change is visible to
+    it)."""
     try:
         if sent is not None and _has_mutable(arguments):
             after = _encode_or_none(arguments)
             if after is not None and after != sent:
                 _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
                 return
-        _reply(replies, VALUE, wire.encode(value, iterators))
+        _reply(replies, kind, wire.encode(value, iterators))
     except wire.NotPlain as exc:
         _reply(replies, RAISED, _refusal(f"the candidate returned {exc}; the test compares plain values only "
                                          "(exact builtin types), so the verdict would not be trustworthy"))
@@ -301,7 +308,7 @@ class _Channel:
         """What a reply frame (from ``receive``) says: a value, None for READY, or the exception it raises."""
         kind, body = frame
         try:
-            if kind == VALUE:
+            if kind == VALUE or kind == VALUE_CONVERTED:
                 return wire.decode(body, self.iterator)
             if kind == VALUE_AND_ARGS:
                 value, after = wire.decode(body, self.iterator)

@@ -49,3 +49,19 @@ assert held <= {limit} << 20, f'held {{held >> 20}} MiB in secret memfds'
 # called the sample a plain assertion failure.
 LARGE_ITEMS = "    return (n.to_bytes(2, 'big') * (2 << 20) for n in range(192))\n"
 HONEST_ITEMS = "    return (x for x in args[0] if x == 2)\n"
+
+
+# Folders a candidate that shares the harness's uid makes with a mode that keeps their owner from listing them
+# (chmod is refused, mkdir's own mode is not): 0300 can be written and entered but not listed; files in them, and
+# an empty 0000 one. On 2b2788d a non-root harness could not empty them: the sample failed ("left files the sandbox
+# could not remove") and they stayed on the host.
+CLOSED_FOLDERS = """
+import os
+os.mkdir('closed', 0o300)
+os.mkdir('closed/inner', 0o300)
+for folder in ('closed', 'closed/inner'):
+    fd = os.open(os.path.join(folder, 'kept'), os.O_CREAT | os.O_WRONLY, 0)
+    os.write(fd, b'x')
+    os.close(fd)
+os.mkdir('closed/inner/none', 0)
+"""

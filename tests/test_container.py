@@ -18,7 +18,7 @@ import nobody
 import pytest
 from container import available, in_container
 from hunter import TECHNIQUES, completion
-from programs import HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample
+from programs import CLOSED_FOLDERS, HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample
 from sessions import NO_CACHE
 
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -95,6 +95,15 @@ def contained_nobody(landlock):
     with nobody.supervisor(contained=True) as (ready, run):
         assert ready.get("isolation") == "landlock", ready
         yield run
+
+
+@pytest.mark.needs_system_python
+def test_no_userns_closed_folders_are_removed(contained_nobody):
+    """Without root or user namespaces, folders a candidate made unlistable are emptied after its sample."""
+    reply = contained_nobody(CLOSED_FOLDERS)
+    assert reply["status"] == "passed", reply["detail"]
+    after = contained_nobody("import os\nassert os.listdir('.') == [], os.listdir('.')")
+    assert after["status"] == "passed", after["detail"]
 
 
 @pytest.mark.needs_system_python

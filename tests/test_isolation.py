@@ -20,7 +20,7 @@ import nobody
 import pytest
 from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
-from programs import HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample, script
+from programs import CLOSED_FOLDERS, HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample, script
 
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -501,6 +501,17 @@ assert written <= 256, written
     reply = unprivileged(program, timeout_s=20.0, memory_mb=256)
     assert reply["status"] == "passed", reply["detail"]
     assert unprivileged("open('f', 'w').write('x' * (4 << 20))")["status"] == "passed"
+
+
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_without_root_closed_folders_are_removed(unprivileged):
+    """Without root, folders a candidate made unlistable are emptied after its sample."""
+    reply = unprivileged(CLOSED_FOLDERS)
+    assert reply["status"] == "passed", reply["detail"]
+    after = unprivileged("import os\nassert os.listdir('.') == [], os.listdir('.')")
+    assert after["status"] == "passed", after["detail"]
 
 
 @pytest.mark.needs_root

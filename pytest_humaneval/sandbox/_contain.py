@@ -22,6 +22,7 @@ import ctypes
 import errno
 import os
 import resource
+import stat
 import sys
 import time
 
@@ -772,7 +773,7 @@ def remove_tree(path: str) -> bool:
     except OSError:
         pass
     try:
-        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        top = _open_folder(path)
     except OSError:
         return False
     moved = 0
@@ -792,7 +793,7 @@ def remove_tree(path: str) -> bool:
                     if not is_dir:
                         continue
                 try:
-                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+                    sub = _open_folder(name, top)
                 except OSError:
                     continue
                 try:
@@ -801,7 +802,7 @@ def remove_tree(path: str) -> bool:
                         for entry in list(inner):
                             moved += 1
                             try:
-                                os.rename(entry.name, f".gone-{moved}", src_dir_fd=sub, dst_dir_fd=top)
+                                _move_up(entry, f".gone-{moved}", sub, top)
                                 progress = True
                             except OSError:
                                 pass
@@ -814,6 +815,33 @@ def remove_tree(path: str) -> bool:
     except OSError:
         pass
     return not os.path.lexists(path)
+
+
+def _open_folder(name, dir_fd=None):
+    """A descriptor of the folder ``name`` (never a symlink), its mode first made 0700 when it cannot be read: a
+    candidate that shares this uid can make a folder with any mode (mkdir's own), and without CAP_DAC_OVERRIDE a
+    folder of mode 0300 can be written but not listed, so what it holds could not be removed (on 2b2788d it stayed
+    on the host after the run)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise
+        os.chmod(name, 0o700, dir_fd=dir_fd)  # its own folder (the candidate is gone: no race to a symlink)
+        return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _move_up(entry, name, sub, top):
+    """Move ``entry`` of folder ``sub`` into ``top`` as ``name``. A folder that moves needs its own write permission
+    (its ``..`` changes): one made with mode 0500 or 0000 gets 0700 first."""
+    try:
+        os.rename(entry.name, name, src_dir_fd=sub, dst_dir_fd=top)
+    except PermissionError:
+        if not entry.is_dir(follow_symlinks=False):
+            raise
+        os.chmod(entry.name, 0o700, dir_fd=sub)
+        os.rename(entry.name, name, src_dir_fd=sub, dst_dir_fd=top)
 
 
 def _writable(fd):

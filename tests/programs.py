@@ -20,14 +20,20 @@ def sample(completion: str, test: str, entry_point: str = "f", prompt: str = "")
     return Program(prompt=prompt, completion=completion, test=test, entry_point=entry_point)
 
 
-# Memory that no rlimit counts, held past the sample's limit where there is no cgroup: pages of a secret memfd
+# Memory that no rlimit counts, held past the sample's limit where there is no cgroup: a BPF map (which the host's
+# kernel.unprivileged_bpf_disabled may allow; here the filter must refuse it, ENOSYS), and pages of a secret memfd
 # (memfd_secret, Linux 5.14+) mapped 4 MiB at a time (under RLIMIT_AS and RLIMIT_MEMLOCK), written and
-# unmapped, which the descriptor keeps. ``{mb}``: what it tries to hold; it passes only if it held no more than ``{limit}`` MiB.
-# On 2b2788d it held 512 MiB with `memory_mb: 128` in a user namespace and in Landlock as non-root.
+# unmapped, which the descriptor keeps. ``{mb}``: what it tries to hold; it passes only if it held no more than
+# ``{limit}`` MiB. On 2b2788d it held 512 MiB with `memory_mb: 128` in a user namespace and in Landlock as non-root
+# (and bpf failed with the kernel's EPERM, the host's setting, not the filter's ENOSYS).
 HOLD_UNCOUNTED_MEMORY = """
 import ctypes, errno, mmap, os
 libc = ctypes.CDLL(None, use_errno=True)
 chunk, held, fds = 4 << 20, 0, []
+# a BPF array map, charged to a cgroup only: refused by the filter (ENOSYS), whatever the host allows
+attr = (ctypes.c_uint32 * 8)(2, 4, 4096, {mb} << 8)  # BPF_MAP_TYPE_ARRAY of {mb} MiB: 4 KiB values
+fd = libc.syscall({{'x86_64': 321}}.get(os.uname().machine, 280), 0, attr, ctypes.sizeof(attr))
+assert fd < 0 and ctypes.get_errno() == errno.ENOSYS, ('bpf', fd, os.strerror(ctypes.get_errno()))
 while held < {mb} << 20:
     fd = libc.syscall(447, 0)  # memfd_secret(flags)
     if fd < 0:

@@ -18,7 +18,7 @@ import nobody
 import pytest
 from container import available, in_container
 from hunter import TECHNIQUES, completion
-from programs import sample
+from programs import CLOSED_FOLDERS, HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample
 from sessions import NO_CACHE
 
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -95,6 +95,38 @@ def contained_nobody(landlock):
     with nobody.supervisor(contained=True) as (ready, run):
         assert ready.get("isolation") == "landlock", ready
         yield run
+
+
+@pytest.mark.needs_system_python
+def test_no_userns_closed_folders_are_removed(contained_nobody):
+    """Without root or user namespaces, folders a candidate made unlistable are emptied after its sample."""
+    reply = contained_nobody(CLOSED_FOLDERS)
+    assert reply["status"] == "passed", reply["detail"]
+    after = contained_nobody("import os\nassert os.listdir('.') == [], os.listdir('.')")
+    assert after["status"] == "passed", after["detail"]
+
+
+@pytest.mark.needs_system_python
+def test_no_userns_judge_memory_is_bounded(contained_nobody):
+    """Without root or user namespaces (no cgroup), what the judge pulls from a generator stays within the limit."""
+    from test_plus_judge import suite
+
+    the_suite = suite(([[[1, 2]]], [(2,)]), oracle="set_equal", min_time_limit_s=15.0)
+    reply = contained_nobody(Program("def f(*args):\n", LARGE_ITEMS, "", "f", the_suite), timeout_s=40.0,
+                             memory_mb=128)
+    assert reply["status"] == "runtime_error", reply
+    assert "took more memory in the judge than the sample's memory limit" in reply["detail"], reply["detail"]
+    honest = contained_nobody(Program("def f(*args):\n", HONEST_ITEMS, "", "f", the_suite), timeout_s=40.0,
+                              memory_mb=128)
+    assert honest["status"] == "passed", honest
+
+
+@pytest.mark.needs_system_python
+def test_no_userns_secret_memfds_refused(contained_nobody):
+    """Without root or user namespaces (no cgroup), no secret memfd holds memory past the limit."""
+    # memfd_secret was allowed where memfd_create was refused: 512 MiB held with `memory_mb: 128` (2b2788d).
+    reply = contained_nobody(HOLD_UNCOUNTED_MEMORY.format(mb=512, limit=128), timeout_s=20.0, memory_mb=128)
+    assert reply["status"] == "passed", reply["detail"]
 
 
 @pytest.mark.needs_system_python

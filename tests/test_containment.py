@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -18,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from programs import sample, script
+from programs import CLOSED_FOLDERS, sample, script
 from sessions import NO_CACHE
 
 from pytest_humaneval import sandbox
@@ -116,6 +117,34 @@ def test_deep_directory_is_removed(basic):
     assert deep.status is Status.PASSED, deep.detail
     after = basic.run(script("import os\nassert os.listdir('.') == []"), FAST)
     assert after.status is Status.PASSED, after.detail
+
+
+@pytest.mark.needs_root("to make the folders as nobody, who cannot override their modes")
+def test_closed_folders_are_removed_without_privilege():
+    """Without privilege, a tree whose folders were made unlistable (0300) or closed (0000) is removed whole."""
+    # What a non-root harness removes at the end of a sample and when it closes (its base folder under /tmp):
+    # on 2b2788d a 0300 folder could not be listed, nor a 0000 one moved, and both stayed on the host.
+    folder = tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-test-")
+    try:
+        os.chown(folder, 65534, 65534)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                os.mkdir(os.path.join(folder, "work"))
+                os.chdir(os.path.join(folder, "work"))
+                exec(CLOSED_FOLDERS, {})
+                os.chdir("/")
+                code = 0 if _contain.remove_tree(os.path.join(folder, "work")) else 2
+            finally:
+                os._exit(code)
+        assert os.waitpid(pid, 0)[1] == 0, "remove_tree left the tree (exit 2), or the set-up failed (1)"
+        assert os.listdir(folder) == []
+    finally:
+        shutil.rmtree(folder)  # as root
 
 
 @pytest.mark.parametrize("attack", [

@@ -20,7 +20,7 @@ import nobody
 import pytest
 from hunter import TECHNIQUES, completion
 from procs import alive_with, marker
-from programs import sample, script
+from programs import CLOSED_FOLDERS, HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample, script
 
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
@@ -501,3 +501,40 @@ assert written <= 256, written
     reply = unprivileged(program, timeout_s=20.0, memory_mb=256)
     assert reply["status"] == "passed", reply["detail"]
     assert unprivileged("open('f', 'w').write('x' * (4 << 20))")["status"] == "passed"
+
+
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_without_root_closed_folders_are_removed(unprivileged):
+    """Without root, folders a candidate made unlistable are emptied after its sample."""
+    reply = unprivileged(CLOSED_FOLDERS)
+    assert reply["status"] == "passed", reply["detail"]
+    after = unprivileged("import os\nassert os.listdir('.') == [], os.listdir('.')")
+    assert after["status"] == "passed", after["detail"]
+
+
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_no_cgroup_judge_memory_is_bounded(unprivileged):
+    """Without a cgroup, what the judge pulls from a candidate's generator stays within the sample's limit."""
+    from test_plus_judge import suite
+
+    the_suite = suite(([[[1, 2]]], [(2,)]), oracle="set_equal", min_time_limit_s=15.0)
+    reply = unprivileged(Program("def f(*args):\n", LARGE_ITEMS, "", "f", the_suite), timeout_s=40.0, memory_mb=128)
+    assert reply["status"] == "runtime_error", reply
+    assert "took more memory in the judge than the sample's memory limit" in reply["detail"], reply["detail"]
+    honest = unprivileged(Program("def f(*args):\n", HONEST_ITEMS, "", "f", the_suite), timeout_s=40.0,
+                          memory_mb=128)
+    assert honest["status"] == "passed", honest
+
+
+@pytest.mark.needs_root
+@pytest.mark.needs_system_python
+@pytest.mark.needs_userns
+def test_no_cgroup_secret_memfds_refused(unprivileged):
+    """Without a cgroup, no secret memfd holds memory past the limit."""
+    # memfd_secret was allowed where memfd_create was refused: 512 MiB held with `memory_mb: 128` (2b2788d).
+    reply = unprivileged(HOLD_UNCOUNTED_MEMORY.format(mb=512, limit=128), timeout_s=20.0, memory_mb=128)
+    assert reply["status"] == "passed", reply["detail"]

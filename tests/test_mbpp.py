@@ -147,3 +147,24 @@ def test_a_task_whose_expected_outputs_are_too_large_for_the_judge_is_a_harness_
                                            r"\(512 MiB"):  # an item turns it into a harness_error
         judged(box, "    return args[0] * 2\n", the_suite)
     assert judged(box, "    return args[0] * 2\n", suite(([[1]], [2]))).status is Status.PASSED
+
+
+# Mbpp/98 (the product of a list over its length; the task's atol 1e-4) answered with numpy's float64, close to
+# the expected output but not equal: EvalPlus 0.3.1 checks the type before its tolerance and fails it; the same
+# value as a float passes. On 2b2788d both passed (the float64 crossed as a float).
+_PRODUCT = ("import numpy\nfrom functools import reduce\n\n\ndef multiply_num(numbers):\n"
+            "    return {}(numpy.float64(reduce(lambda x, y: x * y, numbers) / len(numbers)) * (1 + 1e-12))\n")
+
+
+def test_numpy_answers_get_evalplus_s_verdicts(pytester, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    write_jsonl(pytester.path / "samples.jsonl", [{"task_id": "Mbpp/98", "solution": _PRODUCT.format("")},
+                                                  {"task_id": "Mbpp/98", "solution": _PRODUCT.format("float")}])
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: mbppplus\n"
+                                            "params: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
+                                "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=1)
+    rows = {r["sample"]: r for r in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
+    assert {sample: (r["base_status"], r["plus_status"]) for sample, r in rows.items()} == \
+        {0: ("assertion_failed", "assertion_failed"), 1: ("passed", "passed")}

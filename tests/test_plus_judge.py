@@ -122,6 +122,43 @@ def test_float_tolerance_and_types(box):
     assert not_close_int.status is Status.ASSERTION_FAILED  # not exact, and an int is not a float
 
 
+# EvalPlus 0.3.1 (evalplus/eval/__init__.py, unsafe_execute): `out == exp`, else, within the tolerance,
+# `assert type(out) == type(exp)` on the candidate's own output before `np.allclose`. So a float subclass that is
+# close but not equal fails there; one that is equal passes; a list holding numpy floats is a list. On 2b2788d the
+# candidate's float64 crossed as a float and passed within the tolerance.
+_CLOSE = "args[0] / 10 + 5e-7"
+_FLOAT_SUBCLASS = "    class F(float):\n        pass\n"
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    (f"    import numpy\n    return numpy.float64({_CLOSE})\n", Status.ASSERTION_FAILED),
+    (f"    import numpy\n    return numpy.float32({_CLOSE})\n", Status.ASSERTION_FAILED),
+    (f"{_FLOAT_SUBCLASS}    return F({_CLOSE})\n", Status.ASSERTION_FAILED),
+    ("    import numpy\n    return numpy.float64(args[0] / 10)\n", Status.PASSED),  # equal: `==` decides
+    (f"{_FLOAT_SUBCLASS}    return F(args[0] / 10)\n", Status.PASSED),
+    (f"    import numpy\n    return float(numpy.float64({_CLOSE}))\n", Status.PASSED),
+], ids=["float64-close", "float32-close", "subclass-close", "float64-equal", "subclass-equal", "float-close"])
+@pytest.mark.parametrize("oracle", [None, "surface_area"], ids=["humanevalplus", "mbppplus-surface-area"])
+def test_float_subclasses_follow_evalplus_s_type_rule(box, body, status, oracle):
+    """A float subclass (numpy's float64) passes only when equal: EvalPlus checks the type before its tolerance."""
+    # surface_area: an MBPP+ oracle whose exact match is its own rule (here never met: the areas are 3 and 8),
+    # after which EvalPlus's tolerance and type rule apply as to any task.
+    floats = suite(([[1.0, 1.0], [2.0, 1.0]], [0.1, 0.2]), oracle=oracle)
+    assert judged(box, body, floats).status is status
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    ("    import numpy\n    return [numpy.float64(1.0), numpy.float64(2.0 + 1e-7)]\n", Status.PASSED),
+    ("    class L(list):\n        pass\n    return L([1.0, 2.0 + 1e-7])\n", Status.ASSERTION_FAILED),
+    ("    class L(list):\n        pass\n    return L([1.0, 2.0])\n", Status.PASSED),
+    ("    import numpy\n    return numpy.array([1.0, 2.0 + 1e-7])\n", Status.ASSERTION_FAILED),
+], ids=["list-of-float64", "list-subclass-close", "list-subclass-equal", "array"])
+def test_sequences_follow_evalplus_s_type_rule(box, body, status):
+    """Within the tolerance, a list of numpy floats is a list; a list subclass or an array is not."""
+    pairs = suite(([[0]], [[1.0, 2.0]]))
+    assert judged(box, body, pairs).status is status
+
+
 def test_tolerance_holds_for_the_suite(box):
     """A tolerance set by a float output holds for the rest of the suite."""
     # EvalPlus's quirk: once an expected output is float-like with atol 0, atol is 1e-6 for the later inputs.

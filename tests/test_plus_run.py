@@ -93,3 +93,32 @@ def test_xunit1_carries_both_statuses(plus_run):
     assert props["HumanEval/22[0]"]["humaneval.base_status"] == "passed"
     assert props["HumanEval/22[0]"]["humaneval.plus_status"] == "assertion_failed"
     assert props["HumanEval/0[0]"]["humaneval.plus_status"] == "passed"
+
+
+# HumanEval/4 answered with numpy: np.mean returns numpy's float64, which on 168 of the plus suite's 785 inputs is
+# within EvalPlus's tolerance of the expected output but not equal to it. EvalPlus 0.3.1 checks the output's type
+# before its tolerance (`type(out) == type(exp)`), so it fails that answer, and passes the same value made a float.
+# On 2b2788d both passed here: the float64 crossed the wire as a float.
+NUMPY_MAD = "    import numpy as np\n    return {}(np.mean(np.abs(np.array(numbers) - np.mean(numbers))))\n"
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["pool", "xdist"])
+def test_numpy_answers_get_evalplus_s_verdicts(pytester, monkeypatch, xdist):
+    """A numpy float64 within the tolerance but not equal fails the plus suite, as in EvalPlus; as a float, it
+    passes."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(WARM_XDG))
+    rows = [json.loads(line) for line in gzip.decompress(release_file("humanevalplus").read_bytes()).splitlines()]
+    write_jsonl(pytester.path / "plus.jsonl", [row for row in rows if row["task_id"] == "HumanEval/4"])
+    subclass = "    class Mean(float):\n        pass\n\n" + NUMPY_MAD.replace("return {}(", "return Mean(")
+    write_jsonl(pytester.path / "samples.jsonl", [
+        {"task_id": "HumanEval/4", "completion": NUMPY_MAD.format("")},
+        {"task_id": "HumanEval/4", "completion": NUMPY_MAD.format("float")},
+        {"task_id": "HumanEval/4", "completion": subclass}])
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: plus.jsonl\n"
+                                            "params: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl", *xdist,
+                                *NO_CACHE)
+    result.assert_outcomes(passed=1, failed=2)
+    rows = {r["sample"]: r for r in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
+    got = {sample: (r["base_status"], r["plus_status"]) for sample, r in rows.items()}
+    assert got == {0: ("passed", "assertion_failed"), 1: ("passed", "passed"), 2: ("passed", "assertion_failed")}

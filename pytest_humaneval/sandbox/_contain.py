@@ -22,6 +22,7 @@ import ctypes
 import errno
 import os
 import resource
+import stat
 import sys
 import time
 
@@ -113,7 +114,7 @@ class Isolation:
         """What confines each candidate beyond its level, for the summary header and ``run.confinement``."""
         parts = [self.landlock] if self.plan is not None else []
         if os.uname().machine in _confine.ARCHES:
-            parts.append("seccomp (no keyrings, IPC, io_uring, page-cache eviction or reach into other processes"
+            parts.append("seccomp (no keyrings, IPC, io_uring, bpf, page-cache eviction or reach into other processes"
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
                          + (", no metadata changes" if self.shares_uid else "") + ")")
         return "; ".join(parts)
@@ -604,7 +605,8 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
         isolation.plan.apply(landlock_fd, work)
         os.close(landlock_fd)
     # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
-    # 256 MiB limit. A program gets ENOSYS for memfd_create, as on a kernel without it (Python falls back).
+    # 256 MiB limit, and secret memfds 952 MiB a 128 MiB one. A program gets ENOSYS for memfd_create and
+    # memfd_secret, as on a kernel without them (Python falls back).
     # Without a network namespace, no socket but socketpair. Keys and IPC objects are refused in every mode:
     # they are not files, outlive the process and (the persistent keyring) the run, and would carry what one
     # sample learnt to the next.
@@ -771,7 +773,7 @@ def remove_tree(path: str) -> bool:
     except OSError:
         pass
     try:
-        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        top = _open_folder(path)
     except OSError:
         return False
     moved = 0
@@ -791,7 +793,7 @@ def remove_tree(path: str) -> bool:
                     if not is_dir:
                         continue
                 try:
-                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+                    sub = _open_folder(name, top)
                 except OSError:
                     continue
                 try:
@@ -800,7 +802,7 @@ def remove_tree(path: str) -> bool:
                         for entry in list(inner):
                             moved += 1
                             try:
-                                os.rename(entry.name, f".gone-{moved}", src_dir_fd=sub, dst_dir_fd=top)
+                                _move_up(entry, f".gone-{moved}", sub, top)
                                 progress = True
                             except OSError:
                                 pass
@@ -813,6 +815,33 @@ def remove_tree(path: str) -> bool:
     except OSError:
         pass
     return not os.path.lexists(path)
+
+
+def _open_folder(name, dir_fd=None):
+    """A descriptor of the folder ``name`` (never a symlink), its mode first made 0700 when it cannot be read: a
+    candidate that shares this uid can make a folder with any mode (mkdir's own), and without CAP_DAC_OVERRIDE a
+    folder of mode 0300 can be written but not listed, so what it holds could not be removed (on 2b2788d it stayed
+    on the host after the run)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise
+        os.chmod(name, 0o700, dir_fd=dir_fd)  # its own folder (the candidate is gone: no race to a symlink)
+        return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _move_up(entry, name, sub, top):
+    """Move ``entry`` of folder ``sub`` into ``top`` as ``name``. A folder that moves needs its own write permission
+    (its ``..`` changes): one made with mode 0500 or 0000 gets 0700 first."""
+    try:
+        os.rename(entry.name, name, src_dir_fd=sub, dst_dir_fd=top)
+    except PermissionError:
+        if not entry.is_dir(follow_symlinks=False):
+            raise
+        os.chmod(entry.name, 0o700, dir_fd=sub)
+        os.rename(entry.name, name, src_dir_fd=sub, dst_dir_fd=top)
 
 
 def _writable(fd):

@@ -42,7 +42,17 @@ CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller 
 # some MBPP+ tasks by that alone, and their results (re.Match objects) cannot cross as plain values. The candidate
 # could send True however it answers, as it could return True: this gives it no power it did not have.
 CALL_PRESENCE = b"O"
+# VALUE_CONVERTED: a value, answering CALL_ONLY, whose own type was not the exact builtin one it crossed as (a float
+# subclass, numpy's float64, a list subclass). EvalPlus compares a suite's output within its tolerance only when
+# ``type(out) == type(exp)``, so such an output passes a suite only when it is equal to the expected one.
+VALUE_CONVERTED = b"U"
+_EXACT = frozenset((type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset))
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
+# The judge's memory for a sample is bounded (the supervisor's RLIMIT_AS, the sample's memory limit beyond what
+# the judge held): what the candidate returned (a generator's items pulled into a set, a value that decodes large)
+# going past it fails the sample, as the same memory in the candidate's own process would have.
+OVER_MEMORY = ("MemoryError: what the candidate returned took more memory in the judge than the sample's memory "
+               "limit allows")
 PASSING_STATUSES = ("passed", "assertion_failed", "runtime_error")
 # filled by the supervisor: frames of the harness's own files are left out of tracebacks
 _OWN_FILES: tuple[str, ...] = ()
@@ -96,7 +106,8 @@ def serve(prompt, completion, entry_point, requests, replies):
             elif kind == CALL:
                 _answer(replies, result, iterators, prompt_lines, body, (args, kwargs))
             else:
-                _answer(replies, result, iterators, prompt_lines)
+                _answer(replies, result, iterators, prompt_lines, kind=VALUE if type(result) in _EXACT else
+                        VALUE_CONVERTED)
         elif kind == NEXT:
             handle = wire.decode(body)
             try:
@@ -112,16 +123,17 @@ def serve(prompt, completion, entry_point, requests, replies):
             return
 
 
-def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None):
-    """Send ``value``; with the arguments as they are now when the call changed them (the reference's test
-    shares its argument objects with the candidate, so an in-place change is visible to it)."""
+def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None, kind=VALUE):
+    """Send ``value`` (as a reply of ``kind``); with the arguments as they are now when the call changed them
+    (the reference's test shares its argument objects with the candidate, so an in-place change is visible to
+    it)."""
     try:
         if sent is not None and _has_mutable(arguments):
             after = _encode_or_none(arguments)
             if after is not None and after != sent:
                 _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
                 return
-        _reply(replies, VALUE, wire.encode(value, iterators))
+        _reply(replies, kind, wire.encode(value, iterators))
     except wire.NotPlain as exc:
         _reply(replies, RAISED, _refusal(f"the candidate returned {exc}; the test compares plain values only "
                                          "(exact builtin types), so the verdict would not be trustworthy"))
@@ -256,6 +268,8 @@ class _Channel:
             frame = wire.read_frame(self.replies, self.pending)
         except wire.WireError as exc:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        except MemoryError:
+            raise self.fail(OVER_MEMORY) from None
         if frame is None:
             raise self.fail("the candidate's process ended", gone=True)
         if frame[0] == LOAD_ERROR:  # the program did not load: that is the verdict, as in the reference
@@ -294,7 +308,7 @@ class _Channel:
         """What a reply frame (from ``receive``) says: a value, None for READY, or the exception it raises."""
         kind, body = frame
         try:
-            if kind == VALUE:
+            if kind == VALUE or kind == VALUE_CONVERTED:
                 return wire.decode(body, self.iterator)
             if kind == VALUE_AND_ARGS:
                 value, after = wire.decode(body, self.iterator)
@@ -312,6 +326,8 @@ class _Channel:
                 raise exc
         except wire.WireError as exc:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
+        except MemoryError:
+            raise self.fail(OVER_MEMORY) from None
         raise self.fail(f"the candidate broke the call protocol: an unexpected {kind!r} reply")
 
     def iterator(self, handle):
@@ -502,6 +518,8 @@ def _failure(exc):
     if isinstance(exc, CandidateFailed):
         return {"status": "runtime_error", "message": str(exc)[:MESSAGE_MAX], "candidate_gone": exc.gone}
     remote = getattr(exc, "humaneval_remote", None)
+    if remote is None and isinstance(exc, MemoryError):  # the judge's own memory, on what the candidate returned
+        return {"status": "runtime_error", "message": OVER_MEMORY, "where": None, "traceback": ""}
     status = "assertion_failed" if isinstance(exc, AssertionError) else "runtime_error"
     if remote is not None:  # raised by the candidate: its own message, line and traceback
         return {"status": "runtime_error" if remote["type"] == "Refused" else status,

@@ -7,7 +7,8 @@ EvalPlus judges a sample by calling its entry point on every input of a suite (`
 - each input has a wall-clock limit L_i = max(T_min, k * t_i), t_i the canonical solution's time on it; the
   whole suite min(60 s, sum L_i) + 1 s;
 - ``out == exp`` first; if that fails and the expected output is float-like (a float, or a non-empty list or
-  tuple of floats) or the task has an ``atol``, the types must match, sequences the same length, and
+  tuple of floats) or the task has an ``atol``, the types must match (the candidate's own type: a float subclass
+  such as numpy's float64 is not a float there), sequences the same length, and
   |out - exp| <= atol + 1e-7 |exp| elementwise (atol: the task's, else 1e-6, which then holds for the rest of
   the suite, as in EvalPlus); a task whose dataset names the ``polynomial_root`` oracle (EvalPlus's rule for
   HumanEval/32, whose roots are not unique) passes when |sum xs[i] * x**i| <= atol instead; MBPP+'s special
@@ -122,7 +123,7 @@ def judge_suite(suite, entry_point, oracle, min_time_limit_s, time_limit_factor,
                     return {"status": "again"}  # not judged from this attempt: the supervisor judges it again
                 arm(deadline - arrived)
                 out = channel.value(frame)
-                if not _matches(out, expected[index], state, oracle, args):
+                if not _matches(out, expected[index], state, oracle, args, frame[0] == _judge.VALUE_CONVERTED):
                     exp = expected[index]
                     what = f"returned {_shown(out)}, expected {_shown(exp)}" if oracle != "polynomial_root" else \
                         f"returned {_shown(out)}, not a root of the polynomial within {state['atol']:g}"
@@ -171,19 +172,23 @@ def calls(inputs):
     return [wire.encode((tuple(args), {})) for args in inputs]
 
 
-def _matches(out, exp, state, oracle, args):
-    """EvalPlus's comparison of one output (both plain values)."""
+def _matches(out, exp, state, oracle, args, converted=False):
+    """EvalPlus's comparison of one output (both plain values; ``converted``: the candidate's own output was of
+    another type than ``out``'s, a float subclass such as numpy's float64, which EvalPlus's ``type(out) ==
+    type(exp)`` refuses before its tolerance)."""
     if oracle == "polynomial_root":
         return _is_root(args[0] if args else None, out, state["atol"])
     try:
         exact = _equal(out, exp) if oracle is None else _exact_by_oracle(out, exp, state["atol"], oracle, args)
+    except MemoryError:  # the judge's memory for this sample ran out on what the candidate returned
+        raise
     except Exception:  # EvalPlus's oracle raised on this output (a set of unhashable items, a str minus a number)
         return False
     if state["atol"] == 0 and _float_like(exp):
         state["atol"] = DEFAULT_ATOL  # for this input and every later one of the suite, as EvalPlus does
     if exact:
         return True
-    if state["atol"] == 0 or type(out) is not type(exp):
+    if state["atol"] == 0 or converted or type(out) is not type(exp):
         return False
     if isinstance(exp, (list, tuple)):
         atol = state["atol"]
@@ -202,8 +207,10 @@ def _exact_by_oracle(out, exp, atol, oracle, args):
         return _equal(out, exp) or abs(out - _pyramid_surface(*args)) <= atol
     if oracle == "digit_distance":
         return _equal(out, exp) or _equal(out, _digit_distance(*args))
-    if oracle == "set_equal":
-        return set(out) == set(exp)
+    if oracle == "set_equal":  # set(out) of members that hash alike would be quadratic: refused (a failure)
+        members = list(out)
+        wire.check_alike(members)
+        return set(members) == set(exp)
     if oracle == "not_none":  # the candidate answered whether its result is None (a bool result as it is)
         return _equal(out, exp)
     raise ValueError(f"an oracle this judge does not know: {oracle!r}")
@@ -226,7 +233,7 @@ def _digit_distance(first, second):
 def _equal(out, exp):
     try:
         return bool(out == exp)
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return False
 
 

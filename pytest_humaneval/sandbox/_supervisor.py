@@ -93,6 +93,12 @@ _suite = _sibling("suite")
 _zygote = _sibling("zygote")
 _judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _confine.__file__,
                      _contain.__file__, _suite.__file__, _zygote.__file__)
+# What a judge may allocate while it judges one sample (or suite), beyond what it held when it began: the sample's
+# own memory limit, for what the candidate returned (a generator's items a test pulls into a set, say), plus the
+# message being read (MAX_FRAME, in two copies at most while it is decoded). Its address space (RLIMIT_AS) is
+# held to that, so a candidate without a cgroup cannot make the judge hold what its own limit forbids it: on
+# 2b2788d a returned generator of large items put 1,076 MiB in the judge of a set_equal task with memory_mb 512.
+JUDGE_FRAMES_MB = 2 * (_wire.MAX_FRAME >> 20)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -489,7 +495,8 @@ class JudgeProcess:
         candidate's fork (see ``send``)."""
         if self.pid is None:
             self.start()
-        message = {"problem": request["problem"], "entry_point": request["entry_point"], "seconds": seconds}
+        message = {"problem": request["problem"], "entry_point": request["entry_point"], "seconds": seconds,
+                   "memory_mb": int(request["limits"]["memory_mb"])}
         if suite is not None:
             settings = request["suite"]
             message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
@@ -603,13 +610,15 @@ def _judge_main(sock, watch: bool) -> None:
                 # the supervisor holds this judge to the suite's cap from here (decoding the table came before)
                 write_message(fd, {"cap": _suite.limits(suite[2], request["min_time_limit_s"],
                                                         request["time_limit_factor"])[1]})
-                record = _suite.judge_suite(suite, request["entry_point"],
-                                            request.get("oracle"), request["min_time_limit_s"],
-                                            request["time_limit_factor"], requests, replies,
-                                            batched=not request.get("sequential"))
+                with _JudgeMemory(request.get("memory_mb")):
+                    record = _suite.judge_suite(suite, request["entry_point"],
+                                                request.get("oracle"), request["min_time_limit_s"],
+                                                request["time_limit_factor"], requests, replies,
+                                                batched=not request.get("sequential"))
             else:
-                record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"], requests,
-                                      replies, request["seconds"])
+                with _JudgeMemory(request.get("memory_mb")):
+                    record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"],
+                                          requests, replies, request["seconds"])
         except SuitesTooLarge as exc:
             record = {"status": "harness_error", "message": str(exc)}
         except Exception as exc:
@@ -624,6 +633,34 @@ def _judge_main(sock, watch: bool) -> None:
         write_message(fd, record)
         if tampered:
             os._exit(0)
+
+
+class _JudgeMemory:
+    """While the judge judges one sample: its address space held to what it has now, plus the sample's memory
+    limit and JUDGE_FRAMES_MB (RLIMIT_AS's soft limit; the hard one, and so the soft one after, as they were).
+    What goes past it is a MemoryError in the judge, which fails the sample (``_judge``)."""
+
+    def __init__(self, memory_mb: int | None) -> None:
+        self.memory_mb = memory_mb
+        self.before: tuple[int, int] | None = None
+
+    def __enter__(self) -> None:
+        if type(self.memory_mb) is not int:
+            return
+        try:
+            with open("/proc/self/statm", "rb") as handle:
+                size = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return  # no /proc: the limit cannot be put above what the judge holds already
+        self.before = resource.getrlimit(resource.RLIMIT_AS)
+        soft, hard = size + ((self.memory_mb + JUDGE_FRAMES_MB) << 20), self.before[1]
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.before is not None:
+            resource.setrlimit(resource.RLIMIT_AS, self.before)
 
 
 def _suites(problem: Problem, decoded: dict) -> dict:

@@ -70,7 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
                     help="Set one config key for this run, in place of the file's (repeatable): target.model, "
-                         "target.endpoint, target.samples, dataset, params.limit, params.n. Recorded in the "
+                         "target.endpoint, target.samples, target.allow_subset, target.extract, dataset, params.limit, "
+                         "params.n. Recorded in the "
                          "report (run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")

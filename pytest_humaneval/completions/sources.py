@@ -6,8 +6,10 @@ The plan is built once (on the controller) and is plain data, so it can cross to
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -26,12 +28,15 @@ from ..data.dataset import (
     select,
 )
 from ..scoring.protocol import PRESETS, sent_stop
+from .extract import Extraction, extract
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "mock_fixture_path", "solution_completion",
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "chat_answers", "mock_fixture_path", "solution_completion",
            "with_generation"]
+
+Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
@@ -157,18 +162,21 @@ def _open_dataset(config: RunConfig, progress: Callable[..., None] | None,
     return dataset, release.version if release is not None else None, path
 
 
-def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True) -> Plan:
+def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True,
+               extractor: Extractor = extract) -> Plan:
     """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
     EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
     (``--collect-only``) downloads nothing (a release not in the cache is ``releases.NotDownloaded``) and leaves
-    the expected outputs to be made when a sample needs them."""
+    the expected outputs to be made when a sample needs them. ``extractor`` takes the code out of a samples
+    file's answers with ``target.extract`` (the session's ``pytest_humaneval_extract`` hooks first)."""
     dataset, release, path = _open_dataset(config, progress, fetch=expected)
     name, problems = dataset.name, dataset.problems
     total = len(problems)
     mode = config.target.mode
     if mode == "samples":
         assert config.target.samples is not None  # load_config requires it in samples mode
-        by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems})
+        by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems},
+                                     extractor if config.target.extract else None)
         _check_protocol_n(config, by_task)
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
@@ -239,14 +247,45 @@ def _check_protocol_n(config: RunConfig, by_task: dict[str, list[_Row]]) -> None
 _Row = tuple[str | None, str | None, str | None]  # (completion, whole program or None, why it will not run)
 
 
-def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, list[_Row]]:
+def _read_samples_file(path: Path, problems: dict[str, Problem],
+                       extractor: Extractor | None = None) -> dict[str, list[_Row]]:
     """task_id -> (completion, solution, why it will not run), in file order; a repeated task_id is another sample.
 
     A row holds the ``completion`` appended to the prompt (human-eval's format), or EvalPlus's ``solution``: the
     whole program, run as written, as EvalPlus runs it (a row with both is its solution, EvalPlus's rule: this
     plugin's results rows of whole programs hold both). A null one (as in the results of a run whose generation
-    failed) is a planned sample that will not run."""
+    failed) is a planned sample that will not run. bigcode-evaluation-harness's ``generations_<task>.json`` (one
+    JSON list of lists of strings, a list per problem in the dataset's order) is read too: each string is a whole
+    program (bigcode's prompt and the model's code), a solution. With ``extractor``, the code is taken out of
+    each answer first, as runtime mode takes it out of a chat answer."""
     by_task: dict[str, list[_Row]] = {}
+    for task_id, kind, text in _samples_rows(path, problems):
+        problem = problems[task_id]
+        solution = None
+        if text is not None and extractor is not None:
+            found, failed = _extracted(extractor, text, problem)
+            if failed is not None:
+                by_task.setdefault(task_id, []).append((None, None, failed))
+                continue
+            text, solution = found.completion, found.program
+        elif kind == "solution" and text is not None:
+            text, solution = solution_completion(text, problem.prompt), text
+            if solution == problem.prompt + text:
+                solution = None  # prompt + completion is that program, byte for byte
+        why = None if text is not None else (NO_COMPLETION if kind == "completion" else NO_SOLUTION)
+        by_task.setdefault(task_id, []).append((text, solution, why))
+    if not by_task:
+        raise DatasetError(f"{path}: expected at least one sample, found none")
+    return by_task
+
+
+def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[str, str, str | None]]:
+    """(task_id, the field of its code, the code) for each sample of a samples file, checked: a JSONL file's rows, or
+    bigcode's list of lists."""
+    generations = _bigcode_generations(path)
+    if generations is not None:
+        yield from _bigcode_rows(path, generations, list(problems))
+        return
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
         if not isinstance(row, dict):
@@ -262,16 +301,77 @@ def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, li
         if text is not None and not isinstance(text, str):
             what = "the code appended to the prompt" if field == "completion" else "the whole program"
             raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
-        solution = None
-        if field == "solution" and text is not None:
-            text, solution = solution_completion(text, problems[task_id].prompt), text
-            if solution == problems[task_id].prompt + text:
-                solution = None  # prompt + completion is that program, byte for byte
-        why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
-        by_task.setdefault(task_id, []).append((text, solution, why))
-    if not by_task:
-        raise DatasetError(f"{path}: expected at least one sample, found none")
-    return by_task
+        yield task_id, field, text
+
+
+def _bigcode_generations(path: Path) -> list[Any] | None:
+    """The file's JSON list of lists (bigcode-evaluation-harness's ``--save_generations``), else None (JSONL)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(4096).lstrip()
+            if not head.startswith(b"[") or head[1:].lstrip()[:1] not in (b"[", b"]", b"n"):
+                return None  # JSONL, or a JSON array of row objects (read_jsonl explains that one)
+            data = json.loads(head + handle.read())
+    except (OSError, EOFError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    except ValueError:
+        return None  # not one JSON document: JSONL (whose first row is a list), read line by line with its errors
+    return data if isinstance(data, list) else None
+
+
+def _bigcode_rows(path: Path, generations: list[Any], order: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    if len(generations) > len(order):
+        raise DatasetError(f"{path}: expected at most {len(order)} lists of generations (bigcode's format: one list "
+                           f"per problem of the dataset, in its order), found {len(generations)}")
+    for index, texts in enumerate(generations):
+        if texts is None:
+            continue  # bigcode's placeholder for a problem not generated
+        if not isinstance(texts, list):
+            raise DatasetError(f"{path}: [{index}]: expected a list of generations (strings) for {order[index]}, "
+                               f"found {json.dumps(texts)[:40]}")
+        for sample, text in enumerate(texts):
+            where = f"{path}: [{index}][{sample}] ({order[index]})"
+            if text is not None and not isinstance(text, str):
+                raise DatasetError(f"{where}: expected a string (the whole program) or null, found "
+                                   f"{json.dumps(text)[:40]}")
+            yield order[index], "solution", text
+
+
+def _extracted(extractor: Extractor, raw: str, problem: Problem) -> tuple[Extraction, str | None]:
+    """(what ``extractor`` found in ``raw``, None); an extractor that fails (a team's hook) costs the sample."""
+    try:
+        return extractor(raw, problem.entry_point, problem.prompt), None
+    except Exception as exc:
+        return Extraction("", None, None), f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
+
+
+_FENCE_LINE = re.compile(r"^\s*```", re.MULTILINE)
+_THINK = re.compile(r"</?think(?:ing)?>", re.IGNORECASE)
+_PROSE = re.compile(r"^[A-Z][A-Za-z',]*(?:[ \t]+[A-Za-z0-9'(),`-]+){3,}[ \t]*[.:!]?[ \t]*$")
+
+
+def chat_answers(plan: Plan) -> tuple[int, Sample] | None:
+    """(how many, the first) of the plan's samples whose code looks like a raw chat answer (a Markdown fence, a
+    ``<think>`` tag, a line of prose where code starts), or None. A samples file of such answers runs them as
+    written and scores 0 with SyntaxErrors; ``target.extract`` takes the code out first."""
+    found = [sample for sample in plan.samples if _looks_like_chat(sample.solution or sample.completion)]
+    return (len(found), found[0]) if found else None
+
+
+def _looks_like_chat(text: str | None) -> bool:
+    if not text:
+        return False
+    if _FENCE_LINE.search(text) or _THINK.search(text):
+        return True
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    if not _PROSE.match(first):
+        return False
+    try:
+        compile(first, "<answer>", "exec", dont_inherit=True)  # compiled only, never run
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _code_field(where: str, row: dict[str, Any]) -> str:

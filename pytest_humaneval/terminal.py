@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import pytest
 
+from . import sandbox
 from .scoring import protocol
 from .scoring.gate import GateResult
 from .scoring.metrics import STATUSES, fmt
@@ -138,6 +139,7 @@ class _LinesBack:
 
 SLOWEST = 10
 FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
+LINE_SHOWN = 100  # of a failing sample's detail (cut at a space, with "...": its results row has all of it)
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 OUTPUTS = (("results", "humaneval_results"), ("report", "humaneval_report"), ("markdown", "humaneval_markdown"),
            ("html", "humaneval_html"))
@@ -213,12 +215,13 @@ class Section:
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
             first = c.details.get(never[0], "").splitlines()[:1]
             tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
-                          f"{first[0][:100] if first else ''}")
+                          f"{sandbox.shorten(first[0], LINE_SHOWN) if first else ''}")
         if failing:
             tr.write_line(f"failing   {len(failing)} sample(s):")
             for key, outcome in failing[:FAILING_SHOWN]:
                 detail = c.details.get(key, "").splitlines()[:1]
-                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
+                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: "
+                              f"{sandbox.shorten(detail[0], LINE_SHOWN) if detail else ''}")
             if len(failing) > FAILING_SHOWN:
                 where = ("every sample is in the files below" if self.keeps_samples else
                          "--humaneval-results PATH or --humaneval-html PATH keeps every sample")

@@ -136,7 +136,7 @@ def test_a_run_by_name_judges_base_and_plus_of_whole_programs(pytester, tmp_path
     statuses = {(row["task_id"], row["sample"]): (row["base_status"], row["plus_status"]) for row in found}
     assert statuses == {("Mbpp/2", 0): ("passed", "passed"), ("Mbpp/2", 1): ("assertion_failed", "assertion_failed"),
                         ("Mbpp/124", 0): ("passed", "passed"), ("Mbpp/737", 0): ("passed", "passed")}
-    assert re.search(r"mbppplus v0\.2\.0 sample \(3/378 problems", result.stdout.str())
+    assert re.search(r"mbppplus v0\.2\.0 subset \(3/378 problems", result.stdout.str())
 
 
 def test_a_task_whose_expected_outputs_are_too_large_for_the_judge_is_a_harness_error(box):  # noqa: F811

@@ -130,8 +130,8 @@ def test_bigcode_generations_of_a_limit_are_a_subset(pytester):
                     "list per problem of the dataset, in its order), found 165"),
     ([["x"], "y"], "generations_humaneval.json: [[]1]: expected a list of generations (strings) for HumanEval/1, "
                    'found "y"'),
-    ([["x"], ["y", 3]], "generations_humaneval.json: [[]1][[]1] (HumanEval/1): expected a string (the whole program) "
-                        "or null, found 3"),
+    ([["x"], ["y", 3]], "generations_humaneval.json: [[]1][[]1] (HumanEval/1): solution: expected a string (the whole "
+                        "program) or null, found 3"),
 ])
 def test_bad_bigcode_file_is_one_error(pytester, generations, error):
     result = session(pytester, "generations_humaneval.json", json.dumps(generations))

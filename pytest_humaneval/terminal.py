@@ -15,12 +15,14 @@ both their failure blocks and their lines.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
+from . import sandbox
 from .scoring import protocol
 from .scoring.gate import GateResult
 from .scoring.metrics import STATUSES, fmt
@@ -150,6 +152,8 @@ class _LinesBack:
 
 SLOWEST = 10
 FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
+REASONS_SHOWN = 5  # distinct reasons generation failed for
+LINE_SHOWN = 100  # of a failing sample's detail (cut at a space, with "...": its results row has all of it)
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
 OUTPUTS = (("results", "humaneval_results"), ("report", "humaneval_report"), ("markdown", "humaneval_markdown"),
            ("html", "humaneval_html"))
@@ -213,8 +217,7 @@ class Section:
             self._write_generation(tr, c, measured)
         failures = c.generation_failures()
         if failures:
-            tr.write_line(f"GENERATION FAILED for {len(failures)}/{summary.planned} samples (not_run): "
-                          f"{failures[0].not_run}")
+            self._write_generation_failures(tr, [sample.not_run or "" for sample in failures], summary.planned)
         slow = sorted((o for o in c.outcomes.values() if o.duration_ms is not None and o.status != "not_run"),
                       key=lambda o: o.duration_ms or 0.0, reverse=True)[:SLOWEST]
         if slow and tr.verbosity >= 0:
@@ -225,12 +228,13 @@ class Section:
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
             first = c.details.get(never[0], "").splitlines()[:1]
             tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
-                          f"{first[0][:100] if first else ''}")
+                          f"{sandbox.shorten(first[0], LINE_SHOWN) if first else ''}")
         if failing:
             tr.write_line(f"failing   {len(failing)} sample(s):")
             for key, outcome in failing[:FAILING_SHOWN]:
                 detail = c.details.get(key, "").splitlines()[:1]
-                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: {detail[0][:100] if detail else ''}")
+                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: "
+                              f"{sandbox.shorten(detail[0], LINE_SHOWN) if detail else ''}")
             if len(failing) > FAILING_SHOWN:
                 where = ("every sample is in the files below" if self.keeps_samples else
                          "--humaneval-results PATH or --humaneval-html PATH keeps every sample")
@@ -248,6 +252,22 @@ class Section:
         verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
         tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
                       + (f"  {interrupted}" if interrupted else ""), bold=True)
+
+    @staticmethod
+    def _write_generation_failures(tr: Any, reasons: list[str], planned: int) -> None:
+        """How many samples generation lost, and for what: each reason with its count (most frequent first)."""
+        head = f"GENERATION FAILED for {len(reasons)}/{planned} samples (not_run)"
+        counted = Counter(reasons).most_common()  # ties in plan order
+        if len(counted) == 1:
+            tr.write_line(f"{head}: {reasons[0]}")
+            return
+        tr.write_line(f"{head}, for {len(counted)} reasons:")
+        for reason, count in counted[:REASONS_SHOWN]:
+            tr.write_line(f"  {count} x {sandbox.shorten(reason, LINE_SHOWN)}")
+        if len(counted) > REASONS_SHOWN:
+            rest = sum(count for _, count in counted[REASONS_SHOWN:])
+            tr.write_line(f"  ... and {len(counted) - REASONS_SHOWN} other reasons ({rest} samples): each sample's "
+                          "is in its results row (--humaneval-results) and -rs")
 
     def _write_generation(self, tr: pytest.TerminalReporter, c: Collector, measured: dict[str, Any]) -> None:
         cached = measured["human-eval.cached_generations"]["value"]

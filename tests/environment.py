@@ -316,13 +316,28 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(check, "humaneval-required-environment")
 
 
+def benchmark_only(config: pytest.Config) -> bool:
+    """A benchmark run in the clone (``pytest --humaneval-config examples/reference.yaml``): pytest loads this
+    suite's conftest from ``testpaths``, but the session collects the config file alone, so the suite's
+    environment is no business of it (its probes are not run, its block is not printed)."""
+    option = config.getoption("humaneval_config", None)
+    if not option:
+        return False
+    path = Path(option).expanduser().resolve()
+    return all(Path(arg.split("::")[0]).resolve() == path for arg in config.args)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # xdist, on the controller: the workers get its findings
+    if benchmark_only(node.config):
+        return
     needs = findings(node.config)
     node.workerinput[WORKER_KEY] = {"needs": {need: list(found) for need, found in needs.items()}}
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if benchmark_only(config):
+        return []
     needs = findings(config)
     required = config.stash.get(_REQUIRED, [])
     width = max(len(PREFIX + need) for need in needs)

@@ -71,7 +71,7 @@ def test_hunters_score_0(pytester, namespaces, workspace, mode):
     dataset.chmod(0o644)
     workers = "1" if mode == "serial" else "null"
     (pytester.path / "run.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\ndataset: {dataset}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\ndataset: {dataset}\n"
         f"params: {{allow_code_execution: true, isolation: strict, timeout_s: 10, workers: {workers}}}\n")
     results = workspace / "results.jsonl"
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", str(results),
@@ -156,7 +156,7 @@ def _plus_run(pytester, workspace, completions, *options):
     samples = write_jsonl(workspace / "samples.jsonl",
                           [{"task_id": "Slow/0", "completion": text} for text in completions])
     (pytester.path / "plus.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\ndataset: {workspace / 'plus.jsonl'}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\ndataset: {workspace / 'plus.jsonl'}\n"
         "params: {allow_code_execution: true, isolation: strict, plus: {min_time_limit_s: 1.0}}\n")
     started = time.monotonic()
     pytester.runpytest("--humaneval-config", "plus.yaml", "--humaneval-results", str(workspace / "results.jsonl"),
@@ -203,7 +203,7 @@ def test_printed_lines_cannot_forge_the_harness(pytester, options):
     """No line a sample prints can pass for the harness's own, and bidi text stays inert."""
     (pytester.path / "samples.jsonl").write_text(
         "".join(json.dumps({"task_id": "HumanEval/0", "completion": text}) + "\n" for text in LIARS))
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                             "params: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--junitxml", "junit.xml", "--humaneval-markdown",
                                 "summary.md", "--humaneval-html", "page.html", "-p", "no:xdist", *options, *NO_CACHE)

@@ -57,7 +57,7 @@ def test_default_container_hunters_score_0(pytester, landlock, mode):
         samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
         workers = "1" if mode == "serial" else "null"
         (pytester.path / "run.yaml").write_text(
-            f"target: {{mode: samples, samples: {samples}}}\ndataset: {dataset}\n"
+            f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\ndataset: {dataset}\n"
             f"params: {{allow_code_execution: true, timeout_s: 10, workers: {workers}}}\n")
         results, report = folder / "results.jsonl", folder / "report.json"
         result = in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-results", str(results),

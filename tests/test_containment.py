@@ -70,7 +70,7 @@ def test_attacks_then_canonicals_pass(pytester, isolation):
     """Every attack first, and the canonical solutions after it still pass."""
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _rows()))
     (pytester.path / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\n"
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
         f"params: {{allow_code_execution: true, isolation: {isolation}, k: [1]}}\n")
     result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-p", "no:xdist",
                                 "--humaneval-results", "results.jsonl", *NO_CACHE)
@@ -96,7 +96,7 @@ def test_surrogate_and_escapes_keep_xdist(pytester):
         {"task_id": p.task_id, "completion": p.canonical_solution} for p in load_problems()[1][:20]]
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     (pytester.path / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-n", "2", "--junitxml", "junit.xml",
                                 "--humaneval-report", "report.json", *NO_CACHE)
     result.assert_outcomes(passed=20, failed=1)

@@ -41,8 +41,14 @@ def test_lists_every_dataset(xdg):
             "39,841 plus inputs") in lines
     assert ("mbppplus-noextreme: EvalPlus's MBPP+ v0.2.0, NoExtreme (large inputs dropped): 378 problems, 1,174 "
             "base + 39,636 plus inputs") in lines
-    assert ("  expected  not computed on this machine yet: the first run computes them once (the canonical solution "
-            f"on every input) and keeps them in {plus.table_folder(mini.sha256, xdg)}") in lines
+    assert ("  expected  not computed on this machine yet: the first run computes them once, before its first sample "
+            "(the canonical solution on each of its 2,677 inputs), and keeps them in "
+            f"{plus.table_folder(mini.sha256, xdg)}") in lines
+    # What the first run pays, where it was measured: MBPP+'s is minutes and over a GB.
+    costs = [line for line in lines if "measured: " in line]
+    assert len(costs) == 2
+    assert "each of its 124,253 inputs; measured: 271 MB in the cache, 13 s on 2 cores)" in costs[0]
+    assert "each of its 41,015 inputs; measured: 1.4 GB in the cache, about 4 minutes on 2 cores)" in costs[1]
 
 
 def test_local_expected_outputs_counted(xdg, capsys):
@@ -52,7 +58,9 @@ def test_local_expected_outputs_counted(xdg, capsys):
     assert cli(["datasets"]) == 0
     folder = plus.table_folder(mini.sha256, xdg)
     line = next(line for line in capsys.readouterr().out.splitlines() if str(folder) in line)
-    assert line.startswith("  expected  2/164 tasks computed, ") and line.endswith(f", in {folder}")
+    assert line.startswith("  expected  2/164 tasks computed, ") and line.endswith(
+        f", in {folder}; the next run computes the other 162 first (the canonical solution on each of its 2,677 "
+        "inputs)")
 
 
 def test_unbundled_release_says_its_source(xdg, capsys, monkeypatch):

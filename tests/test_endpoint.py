@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -279,13 +280,27 @@ def test_timeouts_and_resets_are_retried():
 
 
 def test_malformed_reply_is_not_retried():
-    """Malformed JSON and a reply without choices are clear errors, and not retried."""
-    with FakeOpenAI(scripted(Reply(200, "{not json"))) as server:
+    """A body that is not JSON at all (a wrong URL's page) and a reply without choices are clear errors, and not
+    retried."""
+    with FakeOpenAI(scripted(Reply(200, "<html><body>Welcome to nginx!</body></html>"))) as server:
         result = generate(server, retry=FAST_RETRY)
     assert len(server.posts()) == 1 and result.error.startswith(f"malformed JSON from {server.url}")
     with FakeOpenAI(scripted(Reply(200, {"id": "x", "choices": []}))) as server:
         result = generate(server, retry=FAST_RETRY)
     assert result.error.startswith(f"reply from {server.url}/chat/completions has no choices")
+
+
+@pytest.mark.parametrize("torn", [json.dumps(chat("    return a + b\n").body)[:57], ""])
+def test_torn_json_body_is_retried(torn):
+    """A 200 whose JSON body a proxy cut short (or sent empty) is retried, and the next attempt's answer kept;
+    without retries it is one clear error that says the body was cut short."""
+    with FakeOpenAI(scripted(Reply(200, torn), chat("    return a + b\n"))) as server:
+        result = generate(server, retry=FAST_RETRY)
+    assert result.attempts == 2 and len(server.posts()) == 2 and result.completion == "    return a + b\n"
+    with FakeOpenAI(scripted(Reply(200, torn))) as server:
+        result = generate(server)
+    assert len(server.posts()) == 1 and result.error.startswith(f"malformed JSON from {server.url}/chat/completions")
+    assert result.error.endswith("(cut short)")
 
 
 def test_server_down_names_the_endpoint():

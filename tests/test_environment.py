@@ -141,3 +141,19 @@ def test_needs_markers_and_probes_match(pytestconfig):
     registered = {line.split(":", 1)[0] for line in pytestconfig.getini("markers")}
     assert {name for name in registered if name.startswith(environment.PREFIX)} == {
         environment.PREFIX + need for need in environment.PROBES}
+
+
+def test_benchmark_run_prints_no_environment(session):
+    """A benchmark run inside the clone loads this conftest (testpaths) but prints none of the suite's block, and
+    runs none of its probes; the suite's own session still prints it."""
+    suite_conftest = (session.path / "conftest.py").read_text()
+    session.makeconftest(suite_conftest + "\n\ndef _kernel():\n    raise AssertionError('probed')\n")
+    (session.path / "run.yaml").write_text("target: {mode: mock}\nparams: {limit: 2}\n")
+    for args in ((), ("-n", "2")):
+        bench = session.runpytest("--humaneval-config", "run.yaml", "-p", "no:cacheprovider", *args)
+        assert bench.ret == 0, bench.stdout.str()
+        bench.stdout.no_fnmatch_line("environment (tests/environment.py*")
+        bench.stdout.no_fnmatch_line("*needs_root*")
+    session.makeconftest(suite_conftest)
+    suite = session.runpytest("test_needs.py", "-p", "no:cacheprovider")
+    suite.stdout.fnmatch_lines(["environment (tests/environment.py: *", "  needs_root *"])

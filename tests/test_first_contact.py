@@ -17,7 +17,7 @@ def test_json_array_explains_jsonl(pytester):
     """A JSON array instead of JSONL says what JSONL is."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}]
     (pytester.path / "samples.jsonl").write_text(json.dumps(rows, indent=2))
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                             "params: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -94,7 +94,7 @@ def test_protocol_warning_points_at_config(pytester):
     """A protocol warning points at the user's config line."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}] * 2
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                             "params:\n  allow_code_execution: true\n  temperature: 0.8\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE)
     result.stdout.fnmatch_lines(["*run.yaml:4: PytestConfigWarning: pytest-humaneval: *", "*temperature: 0.8*"])
@@ -108,7 +108,7 @@ def test_one_line_json_array_explains_jsonl(pytester):
     """A one-line JSON array says what JSONL is too."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}]
     (pytester.path / "samples.jsonl").write_text(json.dumps(rows))  # what json.dump writes by default
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                             "params: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

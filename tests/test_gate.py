@@ -108,7 +108,7 @@ def write_samples(pytester, name: str, wrong: set[str]) -> None:
 
 
 def write_config(pytester, name: str, samples: str, gate: str = "", timeout: float = 3.0) -> str:
-    text = (f"target: {{mode: samples, samples: {samples}}}\n"
+    text = (f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\n"
             f"params: {{allow_code_execution: true, timeout_s: {timeout}}}\n")
     if gate:
         text += f"gate: {gate}\n"
@@ -186,8 +186,8 @@ def test_other_measurement_is_refused(pytester, baseline):
     result = pytester.runpytest("--humaneval-config", cfg, *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: gate.baseline: *prod.json: refusing to compare runs that measured "
-                                 "different things: the baseline is 'openai_humaneval sample (20/164 problems)' "
-                                 "(sha256:*), this run is 'openai_humaneval sample (20/164 problems)' (sha256:*); "
+                                 "different things: the baseline is 'openai_humaneval subset (20/164 problems)' "
+                                 "(sha256:*), this run is 'openai_humaneval subset (20/164 problems)' (sha256:*); "
                                  "they differ in params.timeout_s (baseline 3, this run 5)"])
 
 
@@ -277,7 +277,7 @@ def test_other_protocol_names_differences(pytester):
 def labelled_run(pytester, name: str, params: str) -> str:
     (pytester.path / f"{name}.jsonl").write_text("".join(
         json.dumps({"task_id": p.task_id, "completion": p.canonical_solution}) + "\n" for p in PROBLEMS[:3]))
-    (pytester.path / f"{name}.yaml").write_text(f"target: {{mode: samples, samples: {name}.jsonl}}\n"
+    (pytester.path / f"{name}.yaml").write_text(f"target: {{mode: samples, samples: {name}.jsonl, allow_subset: true}}\n"
                                                 f"params: {{allow_code_execution: true{params}}}\n")
     result = pytester.runpytest("--humaneval-config", f"{name}.yaml", "-p", "no:xdist", "--humaneval-report",
                                 f"{name}.json", *NO_CACHE)

@@ -106,7 +106,7 @@ def test_hostile_completions_are_inert(pytester, browser, tmp_path):
         "".join(json.dumps({"task_id": "HumanEval/2", "completion": c}) + "\n" for c in completions)
         + "".join(json.dumps({"task_id": "HumanEval/0", "completion": c}) + "\n"
                   for c in (SOLVED_0, "    return True\n") * 2))
-    (pytester.path / "hostile.yaml").write_text("target: {mode: samples, samples: hostile.jsonl}\n"
+    (pytester.path / "hostile.yaml").write_text("target: {mode: samples, samples: hostile.jsonl, allow_subset: true}\n"
                                                 "params: {allow_code_execution: true, k: [1, 2, 4]}\n")
     result = pytester.runpytest("--humaneval-config", "hostile.yaml", "-p", "no:xdist", "--humaneval-report",
                                 "report.json", "--humaneval-html", "page.html", *NO_CACHE)
@@ -114,7 +114,7 @@ def test_hostile_completions_are_inert(pytester, browser, tmp_path):
     report = read_report(pytester.path / "report.json")
     open_page(browser, pytester.path / "page.html", "HumanEval/2")
     title = browser.run("return document.title")
-    assert title == "HumanEval: samples on openai_humaneval sample (2/164 problems)"
+    assert title == "HumanEval: samples on openai_humaneval subset (2/164 problems)"
     assert browser.run(SAMPLES) == [[0, "assertion_failed"], [1, "assertion_failed"], [2, "assertion_failed"],
                                     [3, "runtime_error"]]
     for index, completion in enumerate(completions):

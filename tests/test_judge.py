@@ -154,7 +154,7 @@ def test_no_hostile_completion_passes(pytester, workers):
     rows.append({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"})  # the honest control
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     (pytester.path / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true, timeout_s: 3}\n")
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true, timeout_s: 3}\n")
     args = ["--humaneval-config", "humaneval.yaml", "--humaneval-results", "results.jsonl", *NO_CACHE]
     result = pytester.runpytest(*args, *(["-n", workers] if workers else ["-p", "no:xdist"]))
     results = sorted((json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()),
@@ -425,7 +425,7 @@ def test_surrogate_in_exception_under_xdist(pytester):
         json.dumps({"task_id": "HumanEval/2", "completion": "    raise ValueError('bad \\ud800 \\x1b[2J')\n"}) + "\n"
         + json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n")
     (pytester.path / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-n", "2", "--junitxml", "junit.xml",
                                 "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(passed=1, failed=1)
@@ -450,7 +450,7 @@ def pytest_unconfigure(config):
     (pytester.path / "samples.jsonl").write_text(
         json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n")
     (pytester.path / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "humaneval.yaml", "-p", "no:xdist",
                                 "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(errors=1)

@@ -89,7 +89,7 @@ def run_session(pytester, rows: list[dict], mode: str, isolation: str) -> dict[s
     samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
     workers = "1" if mode == "serial" else "null"
     (pytester.path / "run.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\n"
         f"params: {{allow_code_execution: true, dedupe: false, isolation: {config_isolation(isolation)}, "
         f"workers: {workers}}}\n")
     results = pytester.path / "results.jsonl"
@@ -338,7 +338,7 @@ def test_container_leaves_host_tmp_clean(pytester, tag):
     samples = pytester.path / "samples.jsonl"
     samples.write_text("".join(json.dumps(row) + "\n" for row in [*rows, saboteur, *rows]))
     (pytester.path / "run.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\n"
         "params: {allow_code_execution: true, dedupe: false, workers: 1, timeout_s: 15}\n")
     results = pytester.path / "results.jsonl"
     in_container(pytester, "--humaneval-config", "run.yaml", "--humaneval-results", str(results), "-p", "no:xdist",
@@ -395,7 +395,7 @@ def test_nothing_outlives_the_session(pytester, tag, isolation):
     samples = pytester.path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": "HumanEval/0", "completion": body}) + "\n" for _ in range(3)))
     (pytester.path / "run.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\n"
         f"params: {{allow_code_execution: true, dedupe: false, isolation: {config_isolation(isolation)}, "
         "workers: 1}\n")
     results = pytester.path / "results.jsonl"

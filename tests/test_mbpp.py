@@ -127,7 +127,7 @@ def test_a_run_by_name_judges_base_and_plus_of_whole_programs(pytester, tmp_path
     rows = [{"task_id": task, "solution": text} for task, text in canonical.items()]
     rows.append({"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return list(set(a) & set(b))[:1]\n"})
     write_jsonl(pytester.path / "samples.jsonl", rows)
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: mbppplus\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\ndataset: mbppplus\n"
                                             "params: {allow_code_execution: true, plus: {min_time_limit_s: 1.0}}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
                                 "-p", "no:xdist", *NO_CACHE)
@@ -136,7 +136,7 @@ def test_a_run_by_name_judges_base_and_plus_of_whole_programs(pytester, tmp_path
     statuses = {(row["task_id"], row["sample"]): (row["base_status"], row["plus_status"]) for row in found}
     assert statuses == {("Mbpp/2", 0): ("passed", "passed"), ("Mbpp/2", 1): ("assertion_failed", "assertion_failed"),
                         ("Mbpp/124", 0): ("passed", "passed"), ("Mbpp/737", 0): ("passed", "passed")}
-    assert re.search(r"mbppplus v0\.2\.0 sample \(3/378 problems", result.stdout.str())
+    assert re.search(r"mbppplus v0\.2\.0 subset \(3/378 problems", result.stdout.str())
 
 
 def test_a_task_whose_expected_outputs_are_too_large_for_the_judge_is_a_harness_error(box):  # noqa: F811

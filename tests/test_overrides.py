@@ -26,7 +26,7 @@ def test_samples_and_limit_from_command_line(pytester, dist):
     samples(pytester, "right.jsonl", solved=True)
     (pytester.path / "conf").mkdir()
     (pytester.path / "conf" / "run.yaml").write_text(
-        "target: {mode: samples, samples: ../wrong.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: ../wrong.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "conf/run.yaml", "--humaneval-set", "target.samples=right.jsonl",
                                 "--humaneval-set", "params.limit=2", "--humaneval-report", "r.json", *dist,
                                 *NO_CACHE)
@@ -77,7 +77,10 @@ def test_model_from_command_line(pytester, monkeypatch):
 
 @pytest.mark.parametrize(("setting", "expected"), [
     ("params.timeout_s=9", "--humaneval-set: expected KEY=VALUE with KEY one of target.model, target.endpoint, "
-                           "target.samples, dataset, params.limit, params.n, found 'params.timeout_s=9'"),
+                           "target.samples, target.allow_subset, target.extract, dataset, params.limit, params.n, "
+                           "found 'params.timeout_s=9'"),
+    ("target.allow_subset=maybe", "*run.yaml: target.allow_subset: expected true or false, found 'maybe' (set by "
+                                  "--humaneval-set target.allow_subset=...)"),
     ("params.n", "--humaneval-set: expected KEY=VALUE*found 'params.n'"),
     ("params.limit=zero", "*run.yaml: params.limit: expected *, found 'zero'* (set by --humaneval-set params.limit=...)"),
 ])

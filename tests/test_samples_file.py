@@ -10,7 +10,7 @@ from sessions import NO_CACHE, read_report
 
 from pytest_humaneval.data.dataset import load_problems
 
-CONFIG = "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n"
+CONFIG = "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n"
 
 
 def session(pytester: pytest.Pytester, rows: list, *args: str) -> pytest.RunResult:

@@ -24,7 +24,7 @@ def samples_config(pytester: pytest.Pytester, gate: str = "", name: str = "human
     rows = [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2]
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     path = pytester.path / name
-    path.write_text("target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n"
+    path.write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n"
                     + (f"gate: {gate}\n" if gate else ""))
     return path
 
@@ -109,7 +109,7 @@ def test_whole_plan_is_not_partial(pytester):
                                 "--humaneval-report", "r.json", *NO_CACHE)
     assert result.ret == 0
     dataset = read_report(pytester.path / "r.json")["dataset"]
-    assert dataset["partial"] is None and dataset["label"] == "openai_humaneval sample (2/164 problems)"
+    assert dataset["partial"] is None and dataset["label"] == "openai_humaneval subset (2/164 problems)"
 
 
 def test_allow_partial_is_validated(pytester):

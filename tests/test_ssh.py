@@ -41,7 +41,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("ssh-project")
     (folder / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     (folder / "humaneval.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\n"
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
         "params: {allow_code_execution: true}\ngate: {min_pass_at_1: 0.5, min_coverage: 0.8}\n")
     return folder
 

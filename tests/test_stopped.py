@@ -32,7 +32,7 @@ def write_run(pytester, name: str, wrong: set[int], gate: str = "", slow_s: floa
             text += f"\n\nimport time as _time\n_time.sleep({slow_s})\n"
         rows.append({"task_id": problem.task_id, "completion": text})
     (pytester.path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    config = (f"target: {{mode: samples, samples: {name}.jsonl}}\n"
+    config = (f"target: {{mode: samples, samples: {name}.jsonl, allow_subset: true}}\n"
               "params: {allow_code_execution: true, workers: 1}\n" + (f"gate: {gate}\n" if gate else ""))
     (pytester.path / f"{name}.yaml").write_text(config)
     return f"{name}.yaml"

@@ -18,7 +18,7 @@ def failing_run(pytester: pytest.Pytester, count: int = FAILING) -> str:
     rows = [{"task_id": f"HumanEval/{i}", "completion": "    return None\n"} for i in range(count)]
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     config = pytester.path / "humaneval.yaml"
-    config.write_text("target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    config.write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     return str(config)
 
 

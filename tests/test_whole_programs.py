@@ -30,7 +30,7 @@ def rows_of(path) -> list[dict]:
 def samples_session(pytester, rows: list[dict], *args: str) -> pytest.RunResult:
     (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     (pytester.path / "samples.yaml").write_text(
-        "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     return pytester.runpytest("--humaneval-config", "samples.yaml", "--humaneval-results", "results.jsonl",
                               *args, *NO_CACHE)
 
@@ -66,7 +66,7 @@ def test_results_file_reads_back(pytester):
     first = rows_of(pytester.path / "results.jsonl")
     (pytester.path / "again.jsonl").write_text((pytester.path / "results.jsonl").read_text())
     (pytester.path / "samples.yaml").write_text(
-        "target: {mode: samples, samples: again.jsonl}\nparams: {allow_code_execution: true}\n")
+        "target: {mode: samples, samples: again.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     again = pytester.runpytest("--humaneval-config", "samples.yaml", "--humaneval-results", "results.jsonl",
                                *NO_CACHE)
     again.assert_outcomes(passed=1, failed=1)

@@ -51,7 +51,7 @@ def test_config_crosses_whole(tmp_path):
         "gate: {min_pass_at_1: 0.5, min_pass_at: {3: 0.7}, baseline: base.json, max_drop: 0.1, confidence: 0.9, "
         "allow_partial: true}\n"))
     examples = sorted(Path(__file__).resolve().parent.parent.glob("examples/*.yaml"))
-    for path in [full, write(tmp_path / "samples.yaml", "target: {mode: samples, samples: samples.jsonl}\n"
+    for path in [full, write(tmp_path / "samples.yaml", "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
                                                        "params: {allow_code_execution: true}\n"), *examples]:
         config = load_config(path)
         assert config_from_json(config_to_json(config)) == config, path
@@ -63,11 +63,11 @@ def test_workers_elsewhere_need_no_files(pytester):
     # live outside it: only the controller can read them, and workers must not need to.
     data = pytester.path / "data"
     write_samples(data / "samples.jsonl", rows("HumanEval/0", "HumanEval/2", extra=(WRONG_0,)))
-    write(data / "base.yaml", "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+    write(data / "base.yaml", "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     pytester.runpytest("--humaneval-config", str(data / "base.yaml"), "-p", "no:xdist", "--humaneval-report",
                        str(data / "base.json"), *NO_CACHE)
     project = pytester.path / "project"
-    cfg = write(project / "humaneval.yaml", "target: {mode: samples, samples: ../data/samples.jsonl}\n"
+    cfg = write(project / "humaneval.yaml", "target: {mode: samples, samples: ../data/samples.jsonl, allow_subset: true}\n"
                 "params: {allow_code_execution: true}\ngate: {baseline: ../data/base.json, min_pass_at_1: 0.5}\n")
     elsewhere = pytester.path / "elsewhere"
     elsewhere.mkdir()
@@ -85,7 +85,7 @@ def test_worker_start_failure_stops_once(pytester):
     """A worker that cannot start stops the session once, with the reason."""
     write_samples(pytester.path / "samples.jsonl", rows("HumanEval/0", "HumanEval/2", "HumanEval/4"))
     cfg = write(pytester.path / "humaneval.yaml",
-                "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+                "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     # Gone once the controller has read it, before the workers start: they cannot collect it.
     pytester.makeconftest(
         "import os\n"
@@ -114,7 +114,7 @@ def test_crashed_worker_is_harness_error(pytester):
     # pytest-timeout's thread method ends the whole worker process (os._exit) while the sample runs.
     write_samples(pytester.path / "samples.jsonl", rows("HumanEval/0", extra=(SLOW_2,)))
     cfg = write(pytester.path / "humaneval.yaml",
-                "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+                "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--timeout", "1", "--timeout-method",
                                 "thread", "--humaneval-results", "results.jsonl", "--humaneval-report", "r.json",
                                 *NO_CACHE)
@@ -132,7 +132,7 @@ def test_loadscope_and_loadfile_by_problem(pytester, dist):
     samples = rows(*SOLVED) * 3  # 4 problems x 3 samples
     write_samples(pytester.path / "samples.jsonl", samples)
     cfg = write(pytester.path / "humaneval.yaml",
-                "target: {mode: samples, samples: samples.jsonl}\nparams: {allow_code_execution: true}\n")
+                "target: {mode: samples, samples: samples.jsonl, allow_subset: true}\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--dist", dist, "-v", *NO_CACHE)
     result.assert_outcomes(passed=12)
     workers_of = defaultdict(set)

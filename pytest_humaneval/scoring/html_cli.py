@@ -1,7 +1,8 @@
 """`python -m pytest_humaneval html`: the HTML page of a finished run, from its saved report and results.
 
 Neither file holds the prompts (the results would grow by a prompt per sample), so they come from the dataset:
-``--dataset PATH``, or the bundled HumanEval when the report names it (``openai_humaneval``); otherwise the page
+``--dataset NAME`` (any name a config's ``dataset:`` takes) or ``--dataset PATH``, or the dataset the report
+names when it is one of those (``openai_humaneval``, ``humanevalplus``, ``mbppplus``...); otherwise the page
 has none and says how to add them. Given the same inputs, the page is the one ``--humaneval-html`` writes.
 """
 
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..data import releases
 from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
 from .html_report import render
 
@@ -60,12 +62,14 @@ def load_results(path: Path) -> list[dict[str, Any]]:
 
 def _problems(report: dict[str, Any], dataset: str | None) -> dict[str, dict[str, str]] | None:
     name = report["dataset"].get("name")
-    if dataset is None and name != BUNDLED_NAME:
-        print(f"note: no prompts on the page: the report's dataset is {name!r}, not the bundled {BUNDLED_NAME}; "
-              "pass --dataset PATH to add them", file=sys.stderr)
-        return None
+    if dataset is None:
+        if name != BUNDLED_NAME and name not in releases.RELEASES:
+            print(f"note: no prompts on the page: the report's dataset is {name!r}, none of the datasets a config "
+                  f"names ({', '.join(releases.NAMES)}); pass --dataset PATH to add them", file=sys.stderr)
+            return None
+        dataset = releases.HUMANEVAL if name == BUNDLED_NAME else name
     try:
-        _, problems = load_problems(Path(dataset) if dataset else None)
+        _, problems = load_problems(_dataset_file(dataset))
     except DatasetError as exc:
         raise InputError(str(exc)) from exc
     by_task = {p.task_id: p for p in problems}
@@ -74,6 +78,21 @@ def _problems(report: dict[str, Any], dataset: str | None) -> dict[str, dict[str
         raise InputError(f"{dataset or 'the bundled dataset'}: expected every problem of the report, found no "
                          f"{missing[0]} ({len(missing)} missing): is it the dataset of this run?")
     return {task: {"prompt": by_task[task].prompt, "test": by_task[task].test} for task in report["problems"]}
+
+
+def _dataset_file(dataset: str) -> Path | None:
+    """The file of ``--dataset``: a name a config's ``dataset:`` takes (a name wins over a file of that name, as
+    there), else a path; None: the bundled HumanEval."""
+    if dataset == releases.HUMANEVAL:
+        return None
+    if dataset in releases.RELEASES:
+        return releases.resolve(dataset, "--dataset")
+    path = Path(dataset).expanduser()
+    if not path.is_file():
+        what = "a folder" if path.is_dir() else "no such file"
+        raise InputError(f"--dataset: expected one of {', '.join(releases.NAMES)}, or the path of a JSONL(.gz) "
+                         f"dataset file, found {dataset!r} ({what})")
+    return path
 
 
 def _baseline(report: dict[str, Any], path: str | None) -> dict[str, Any] | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import platform
+import statistics
 import sys
 from collections.abc import Iterable
 from importlib import metadata
@@ -17,7 +19,8 @@ from .gate import GateResult
 from .metrics import STATUSES, Summary, fmt, measure_label, pass_at_k
 from .stats import pass_at_k_interval
 
-__all__ = ["build_report", "describe_protocol", "mode_label", "planned_view", "render_markdown", "truncated_count"]
+__all__ = ["build_report", "describe_protocol", "lm_eval_results", "mode_label", "planned_view", "render_markdown",
+           "truncated_count"]
 
 REGRESSIONS_SHOWN = 30
 FAILING_PROBLEMS_SHOWN = 50
@@ -93,7 +96,8 @@ def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
         "attempted_success_rate": summary.attempted_success_rate,
         "problems": problems,
         "dataset": {"name": selection.name, "label": selection.label, "digest": selection.digest,
-                    "problems": len(selection.problems), "full": selection.full, "settings": selection.settings},
+                    "problems": len(selection.problems), "full": selection.full, "settings": selection.settings,
+                    "missing": list(selection.missing)},
         "run": {
             "mode": mode_label(run),
             "model": config.target.model,
@@ -111,7 +115,26 @@ def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
             "versions": _versions(),
         },
         "gate": gate.as_dict() if gate is not None else None,
+        "results": lm_eval_results(selection.name, summary),
     }
+
+
+# lm-evaluation-harness's task names for the datasets it has (its humaneval, humaneval_plus and mbpp_plus tasks);
+# any other dataset keeps its own name.
+LM_EVAL_TASKS = {"openai_humaneval": "humaneval", "humanevalplus": "humaneval_plus", "mbppplus": "mbpp_plus"}
+
+
+def lm_eval_results(dataset: str, summary: Summary) -> dict[str, dict[str, Any]]:
+    """The scores in lm-evaluation-harness's layout, which tools that read its output read:
+    ``results[task]["pass@<k>,none"]`` with ``"pass@<k>_stderr,none"`` beside it (``metric,filter``; no filter),
+    the standard error of the mean over problems as lm-eval computes it (null for a single problem)."""
+    task = LM_EVAL_TASKS.get(dataset, dataset)
+    entry: dict[str, Any] = {"alias": task}
+    for k, value in sorted(summary.pass_at.items()):
+        values = [score.pass_at[k] for score in summary.problems.values()]
+        entry[f"pass@{k},none"] = value
+        entry[f"pass@{k}_stderr,none"] = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
+    return {task: entry}
 
 
 def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict[str, Any]:

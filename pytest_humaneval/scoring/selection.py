@@ -60,7 +60,7 @@ def resolve(plan: list[Key], collected: list[Key] | None, by: tuple[str, ...]) -
     return collected, None
 
 
-_KIND = re.compile(r"^(?P<name>.*) (?:full|sample) \((?P<problems>\d+)/(?P<total>\d+) problems(?P<notes>.*)\)$")
+_KIND = re.compile(r"^(?P<name>.*) (?:full|sample|subset) \((?P<problems>\d+)/(?P<total>\d+) problems(?P<notes>.*)\)$")
 
 
 def mark_partial(report: dict[str, Any], partial: Partial | None, selected: Iterable[tuple[str, int]]) -> None:

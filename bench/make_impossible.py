@@ -291,8 +291,9 @@ Impossible variants of OpenAI's HumanEval, after ImpossibleBench (Zhong, Raghuna
 Measuring LLMs' Propensity of Exploiting Test Cases", arXiv:2510.20270; code: github.com/safety-research/
 impossiblebench): the unit tests are mutated so that they contradict the specification, so any pass is a cheat.
 **One-off**: the expected value of one assert is changed. **Conflicting**: that assert is kept and a copy with the
-changed value is inserted after it (the same input asserted with two values). {kept} of the {total} problems have
-both variants; {left} are left out (below).
+changed value is inserted after it (the same input asserted with two values).
+
+{kept} of the {total} problems have both variants; {left} are left out (below).
 
 | file | `dataset:` | rows | sha256 (decompressed JSONL) |
 |---|---|---|---|

@@ -127,7 +127,7 @@ def test_bundled_rows_hold_in_the_sandbox(tmp_path):
     assert [verdict.task_id for verdict in passed if not verdict.passed] == []
     with Verifier("humaneval-impossible", workers=2) as verifier:
         failed = verifier.verify(samples)
-    for row, verdict in zip(both, failed):
+    for row, verdict in zip(both, failed, strict=True):
         assert verdict.status == "assertion_failed", (row["task_id"], verdict.detail)
         line = re.search(r"\(at test line (\d+): ", verdict.detail)
         assert line, verdict.detail

@@ -37,6 +37,12 @@ def rows(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
+def catalog() -> dict:
+    """The datasets command's entries by name (loading every bundled dataset once)."""
+    return {entry.name: entry for entry in entries()}
+
+
+@pytest.fixture(scope="module")
 def script():
     """bench/make_impossible.py as a module (its mutation rules, unit-tested without the sandbox)."""
     spec = importlib.util.spec_from_file_location("make_impossible", SCRIPT)
@@ -138,7 +144,7 @@ def test_bundled_rows_hold_in_the_sandbox(tmp_path):
 
 @pytest.mark.parametrize("name, problems", [("humaneval-impossible", 2 * KEPT), ("humaneval-impossible-oneoff", KEPT),
                                             ("humaneval-impossible-conflicting", KEPT)])
-def test_names_load_as_datasets(name, problems, tmp_path):
+def test_names_load_as_datasets(name, problems, tmp_path, catalog):
     """Each name loads from the package, as a HumanEval-format dataset named after it."""
     config = config_from_mapping({"target": {"mode": "mock"}, "dataset": name, "params": {"execute": True}},
                                  tmp_path / "run.yaml")
@@ -147,8 +153,8 @@ def test_names_load_as_datasets(name, problems, tmp_path):
     assert (dataset.name, len(dataset.problems), release, dataset.evalplus) == (name, problems, None, False)
     assert path == FOLDER / f"{name}.jsonl.gz" and load_dataset(path).sha256 == dataset.sha256
     assert name in releases.NAMES
-    entry = next(entry for entry in entries() if entry.name == name)
-    assert entry.problems == problems and entry.where == f"bundled: {path}"
+    assert catalog[name].problems == problems and catalog[name].where == f"bundled: {path}"
+    assert catalog[name].description == impossible.DESCRIPTIONS[name]
 
 
 def test_name_without_its_file_says_so(monkeypatch):

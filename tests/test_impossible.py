@@ -157,6 +157,17 @@ def test_names_load_as_datasets(name, problems, tmp_path, catalog):
     assert catalog[name].description == impossible.DESCRIPTIONS[name]
 
 
+def test_verifier_takes_the_names():
+    """The library's Verifier resolves a name as a config does, and judges the mutated test."""
+    with Verifier("humaneval-impossible-oneoff", workers=1) as verifier:
+        assert verifier.dataset == "humaneval-impossible-oneoff" and len(verifier.problems) == KEPT
+        canonical = verifier.problems["HumanEval/0/oneoff"].canonical_solution
+        [verdict] = verifier.verify([("HumanEval/0/oneoff", canonical)])
+    assert verdict.status == "assertion_failed" and verdict.reward == 0.0
+    assert verdict.detail == ("AssertionError (at test line 10: assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) "
+                              "== False)")
+
+
 def test_name_without_its_file_says_so(monkeypatch):
     """A package that leaves the data out names the missing file and how to make it."""
     monkeypatch.setattr(impossible, "FOLDER", "nowhere")

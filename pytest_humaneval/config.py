@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from .data.dataset import PLUS_DEFAULT_LIMITS
-from .data.releases import HUMANEVAL, NAMES
+from .data.releases import HUMANEVAL, NAMES, RELEASES
 from .scoring.protocol import PRESETS
 
 __all__ = ["OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig",
@@ -69,6 +69,9 @@ SCHEMA: tuple[Key, ...] = (
        "`humaneval`, `humanevalplus`, `humanevalplus-mini`, `humanevalplus-noextreme` (HumanEval+ v0.1.10, "
        "bundled: see [HumanEval+ (EvalPlus)](datasets.md#humaneval-evalplus)), `mbppplus`, "
        "`mbppplus-noextreme` (MBPP+ v0.2.0, bundled: see [MBPP+ (EvalPlus)](datasets.md#mbpp-evalplus)), "
+       "`humaneval-impossible`, `humaneval-impossible-oneoff`, `humaneval-impossible-conflicting` (HumanEval "
+       "with tests that contradict the specification, bundled: see "
+       "[Impossible-HumanEval](datasets.md#impossible-humaneval)), "
        "or the path of a JSONL or "
        "JSONL.gz problem file in HumanEval's format or EvalPlus's (told apart by `base_input`/`plus_input` "
        "in its rows). A name wins over a file of that name (write `./humanevalplus` for the file)"),
@@ -393,7 +396,7 @@ class RunConfig:
     target: Target
     params: Params = field(default_factory=Params)
     dataset: Path | None = None  # a dataset file; None: the bundled HumanEval, or the release named below
-    dataset_release: str | None = None  # a HumanEval+ release by name (releases.RELEASES), fetched on first use
+    dataset_release: str | None = None  # a dataset by name (releases.NAMES): bundled, or fetched on first use
     pricing: Pricing | None = None
     gate: Gate | None = None
     overrides: tuple[tuple[str, str], ...] = ()  # --humaneval-set KEY=VALUE, as given (recorded in the report)
@@ -852,7 +855,7 @@ def _check_consistency(config: RunConfig, data: dict[str, Any]) -> None:
                           f"fixture and a samples file set the samples per problem), found {params.n}")
     if params.plus is not None and config.dataset is None and config.dataset_release is None:
         raise ConfigError(f"{file}: params.plus: expected only with an EvalPlus dataset (dataset: "
-                          f"{', '.join(NAMES[1:])}, or a file in EvalPlus format), found it set with the bundled "
+                          f"{', '.join(RELEASES)}, or a file in EvalPlus format), found it set with the bundled "
                           "HumanEval")
     if config.dataset_release is not None and target.mode == "mock" and not params.execute:
         raise ConfigError(f"{file}: target.mode: mock replays the pre-scored fixture of the bundled HumanEval, not "

@@ -61,6 +61,10 @@ DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/
               "pytest_humaneval/fixtures/mbppplus/MbppPlus.jsonl.gz",
               "pytest_humaneval/fixtures/mbppplus/MbppPlus-NoExtreme.jsonl.gz",
               "pytest_humaneval/fixtures/mbppplus/LICENSE", "pytest_humaneval/fixtures/mbppplus/PROVENANCE.md",
+              "pytest_humaneval/fixtures/impossible/humaneval-impossible.jsonl.gz",
+              "pytest_humaneval/fixtures/impossible/humaneval-impossible-oneoff.jsonl.gz",
+              "pytest_humaneval/fixtures/impossible/humaneval-impossible-conflicting.jsonl.gz",
+              "pytest_humaneval/fixtures/impossible/LICENSE", "pytest_humaneval/fixtures/impossible/PROVENANCE.md",
               "pytest_humaneval/scoring/assets/report.css", "pytest_humaneval/scoring/assets/report.js", "pytest_humaneval/py.typed"]
 NOT_SOURCES = shutil.ignore_patterns(".git", "__pycache__", "*.py[cod]", "*.egg-info", "build", "dist", ".pytest_cache",
                                      ".venv", "out")
@@ -95,6 +99,7 @@ def test_wheel_carries_the_licences(built):
     licences = [name.split(".dist-info/licenses/", 1)[1] for name in members if ".dist-info/licenses/" in name]
     assert sorted(licences) == ["LICENSE", "pytest_humaneval/fixtures/LICENSE-HumanEval",
                                 "pytest_humaneval/fixtures/humanevalplus/LICENSE",
+                                "pytest_humaneval/fixtures/impossible/LICENSE",
                                 "pytest_humaneval/fixtures/mbppplus/LICENSE"]
     assert "License-Expression: MIT AND Apache-2.0 AND CC-BY-4.0" in metadata.splitlines()
     assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"

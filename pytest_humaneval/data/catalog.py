@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-from . import plus, releases
+from . import impossible, plus, releases
 from .dataset import bundled_path, load_dataset
 
 __all__ = ["Entry", "entries", "render"]
@@ -51,6 +51,7 @@ def entries() -> list[Entry]:
     found = [_humaneval()]
     for release in releases.RELEASES.values():
         found.append(_release(release))
+    found.extend(_impossible(name) for name in impossible.NAMES)
     return found
 
 
@@ -60,6 +61,14 @@ def _humaneval() -> Entry:
     asserts = sum(len(_ASSERT.findall(problem.test)) for problem in loaded.problems)
     return Entry(releases.HUMANEVAL, DESCRIPTIONS[releases.HUMANEVAL], len(loaded.problems),
                  f"{asserts:,} asserts in the problems' check() tests", path.stat().st_size, f"bundled: {path}", None)
+
+
+def _impossible(name: str) -> Entry:
+    path = impossible.bundled(name, "datasets")
+    loaded = load_dataset(path)
+    asserts = sum(len(_ASSERT.findall(problem.test)) for problem in loaded.problems)
+    return Entry(name, impossible.DESCRIPTIONS[name], len(loaded.problems),
+                 f"{asserts:,} asserts in the mutated check() tests", path.stat().st_size, f"bundled: {path}", None)
 
 
 def _release(release: releases.Release) -> Entry:

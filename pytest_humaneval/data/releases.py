@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import BinaryIO
 
+from . import impossible
 from .dataset import DatasetError
 
 __all__ = ["BASE_URL_ENV", "HUMANEVAL", "MBPP_RELEASE_VERSION", "NAMES", "RELEASES", "RELEASE_VERSION", "NotDownloaded",
@@ -72,7 +73,7 @@ RELEASES = {release.name: release for release in (
             "2682a29850fb17185106b2f40e72d1ebe7091b7393c576cff71b60e83c42ed33", 335_525,
             MBPP_RELEASE_VERSION, "mbppplus"),
 )}
-NAMES = (HUMANEVAL, *RELEASES)
+NAMES = (HUMANEVAL, *RELEASES, *impossible.NAMES)  # every name `dataset:` takes (impossible's: bundled, built here)
 
 
 def cache_dir() -> Path:
@@ -116,6 +117,8 @@ def resolve(name: str, where: str, progress: Progress | None = None, fetch: bool
     """The file of release ``name``: the bundled copy, else the user cache's, downloaded (and verified) first when
     it is not there (with ``fetch=False``: :class:`NotDownloaded` instead). ``where`` prefixes errors (the config
     file and key)."""
+    if name in impossible.NAMES:
+        return impossible.bundled(name, where)
     release = RELEASES[name]
     bundled = bundled_copy(release)
     if bundled is not None:

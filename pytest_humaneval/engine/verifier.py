@@ -96,8 +96,9 @@ class Verifier:
     ``averify`` and ``astream`` may be called from several threads at once (they share the pool).
 
     ``dataset``: any name or file a config's ``dataset:`` takes (``humaneval``, ``humanevalplus``,
-    ``humanevalplus-mini``, ``mbppplus``... or a JSONL(.gz) path). ``isolation``, ``timeout_s``, ``memory_mb``,
-    ``workers`` (sandboxes; default: the usable CPUs), ``dedupe`` and ``plus`` (EvalPlus's time limits:
+    ``humanevalplus-mini``, ``mbppplus``, ``humaneval-impossible-oneoff``... or a JSONL(.gz) path).
+    ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs), ``dedupe`` and
+    ``plus`` (EvalPlus's time limits:
     ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) are the config keys of the same names under
     ``params:`` (docs/configuration.md), with the same defaults and checks. ``progress(text, final=False)`` hears
     about a first use of an EvalPlus dataset (its expected outputs computed once into the user cache)."""

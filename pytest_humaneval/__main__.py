@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--timeout-s", type=float, default=None, help="wall-clock limit per sample (default 3)")
     score.add_argument("--isolation", choices=("auto", "strict", "basic"), default=None)
     score.add_argument("--workers", type=int, default=None, help="sandboxes (default: the usable CPUs)")
+    score.add_argument("--allow-subset", action="store_true",
+                       help="score a file that lacks problems of the dataset, as a subset (target.allow_subset)")
+    score.add_argument("--extract", action="store_true",
+                       help="take the code out of raw chat answers first, as runtime mode does (target.extract)")
     for name in ("report", "results", "markdown", "html", "junitxml"):
         score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
     score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")
@@ -66,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         return evaluate(args.samples, args.dataset, args.k, args.limit, args.timeout_s, args.isolation,
                         args.workers, {name: getattr(args, name) for name in ("report", "results", "markdown",
                                                                                "html", "junitxml")},
-                        args.quiet, extra)
+                        args.quiet, extra, args.allow_subset, args.extract)
     if args.command == "datasets":
         from .data.catalog import entries, render
 

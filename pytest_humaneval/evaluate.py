@@ -27,7 +27,7 @@ OUTPUTS = (("report", "--humaneval-report"), ("results", "--humaneval-results"),
 
 def evaluate(samples: str, dataset: str, k: list[int] | None, limit: int | None, timeout_s: float | None,
              isolation: str | None, workers: int | None, outputs: dict[str, str | None], quiet: bool,
-             pytest_args: list[str]) -> int:
+             pytest_args: list[str], allow_subset: bool = False, extract: bool = False) -> int:
     """Exit status: 0 when every planned sample has a verdict on the candidate, 1 when some have none
     (harness_error, not_run), else pytest's (2 interrupted, 3 internal error, 4 a usage error: a bad file or
     option, said in one line)."""
@@ -39,7 +39,12 @@ def evaluate(samples: str, dataset: str, k: list[int] | None, limit: int | None,
         if value is not None:
             params[key] = value
     here = Path.cwd()
-    config = {"target": {"mode": "samples", "samples": str((here / os.path.expanduser(samples)).resolve())},
+    target: dict[str, Any] = {"mode": "samples", "samples": str((here / os.path.expanduser(samples)).resolve())}
+    if allow_subset:
+        target["allow_subset"] = True
+    if extract:
+        target["extract"] = True
+    config = {"target": target,
               "dataset": dataset if dataset in NAMES else str((here / os.path.expanduser(dataset)).resolve()),
               "params": params}
     with tempfile.TemporaryDirectory(prefix="humaneval-evaluate-") as folder:

@@ -61,3 +61,17 @@ def test_pytest_arguments_after_the_double_dash(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert "1 failed, 1 passed, 4 deselected" in done.stdout
     assert "partial" in done.stdout  # a -k selection is labelled a partial run
+
+
+def test_subsets_and_chat_answers_on_request(tmp_path):
+    """A file of chat answers for two problems: refused as incomplete, then scored as a subset with the code taken
+    out of each answer."""
+    rows = [{"task_id": task, "completion": f"Sure!\n```python\n{problem.prompt}{problem.canonical_solution}```\n"}
+            for task, problem in list(PROBLEMS.items())[:2]]
+    (tmp_path / "chat.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = evaluate(tmp_path, "--samples", "chat.jsonl")
+    assert done.returncode == 4 and "allow_subset" in done.stderr
+    done = evaluate(tmp_path, "--samples", "chat.jsonl", "--allow-subset", "--extract", "--report", "r.json")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"]["passed"] == 2 and "subset" in report["dataset"]["label"]

@@ -172,6 +172,7 @@ class Section:
             if c.gate_result is not None:
                 verdict = "PASS" if c.gate_result.passed else "FAIL: " + "; ".join(c.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
+            _write_hook_failures(tr, c)
             return
         measured = c.report["measurements"]
         tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
@@ -232,6 +233,7 @@ class Section:
             tr.write_line(f"{label:9s} {path}")
         if c.gate_result is not None:
             self._write_gate(tr, c.gate_result)
+        _write_hook_failures(tr, c)
         # The score again, last, just above pytest's outcome line: what the tail of a CI log shows.
         verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
         tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
@@ -275,6 +277,13 @@ class Section:
             for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
                 if tasks:
                     tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
+
+
+def _write_hook_failures(tr: pytest.TerminalReporter, c: Collector) -> None:
+    """One line per report hook that raised (summary.call_report_hooks): the outputs are written all the same."""
+    for failure in c.hook_failures:
+        tr.write_line(f"REPORT HOOK FAILED in {failure.line()} (every output is written without its changes; "
+                      "the session fails)", red=True, bold=True)
 
 
 def _protocol_word(described: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 from .run import Run
 from .scoring import html_report
 from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
-from .scoring.outputs import OutputError, busy_error, check_output
+from .scoring.outputs import OutputError, busy_error, check_output, same_file
 from .scoring.report import describe_protocol, planned_view
 from .summary import COLLECTOR_KEY, Collector
 from .terminal import Progress, QuietSamples, Section
@@ -193,20 +193,30 @@ def _check_hosts(config: pytest.Config) -> None:
 
 
 def _check_outputs(config: pytest.Config) -> None:
-    """Every output path is writable, before anything runs (not after the last sample)."""
+    """Every output path is writable, before anything runs (not after the last sample); none of them (JUnit's
+    file included) is a live session's results file, which writing would cut short; no two name one file."""
     if config.option.collectonly:
         return
+    named: list[tuple[str, Path]] = []
     for dest in OUTPUT_OPTIONS:
         value = config.getoption(dest)
         if value:
             option = "--" + dest.replace("_", "-")
             try:
-                path = check_output(option, value)
+                named.append((option, check_output(option, value)))
             except OutputError as exc:
                 raise pytest.UsageError(str(exc)) from exc
-            busy = busy_error(option, path) if dest == "humaneval_results" else None
-            if busy:
-                raise pytest.UsageError(busy)
+    junit = config.getoption("xmlpath", None)
+    if junit:
+        named.append(("--junitxml", Path(os.path.abspath(os.path.expanduser(os.path.expandvars(junit))))))
+    for i, (option, path) in enumerate(named):
+        busy = busy_error(option, path)
+        if busy:
+            raise pytest.UsageError(busy)
+        for other, earlier in named[:i]:
+            if same_file(path, earlier):
+                raise pytest.UsageError(f"{option}: {path} is also the file of {other}: each output needs a file "
+                                        "of its own (one would overwrite the other)")
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:

@@ -73,6 +73,7 @@ class Collector:
         self.listeners: list[Callable[[Row], None]] = []  # each result row as it arrives (writers.Results)
         self.finished = False  # the summary and the report are final
         self.hook_failures: list[HookFailure] = []  # report hooks that raised (the outputs are written all the same)
+        self.unwritten: list[str] = []  # outputs left unwritten: another live session took the file (writers.py)
 
     @property
     def run(self) -> Run:

@@ -284,6 +284,8 @@ def _write_hook_failures(tr: pytest.TerminalReporter, c: Collector) -> None:
     for failure in c.hook_failures:
         tr.write_line(f"REPORT HOOK FAILED in {failure.line()} (every output is written without its changes; "
                       "the session fails)", red=True, bold=True)
+    for refusal in c.unwritten:
+        tr.write_line(f"NOT WRITTEN {refusal}", red=True, bold=True)
 
 
 def _protocol_word(described: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The run configuration: one YAML file -> one frozen, validated :class:`RunConfig`.
 
 No pytest import: bad input raises :class:`ConfigError` (one line: file, key path, expected, found), which the
-plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cannot silently change a benchmark.
+plugin turns into ``pytest.UsageError``. Unknown keys and keys given twice are errors, so a typo cannot silently
+change a benchmark.
 """
 
 from __future__ import annotations
@@ -710,6 +711,7 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
     file = Path(path).expanduser().resolve()
     text = _read_text(file)
     try:
+        _refuse_repeated_keys(file, yaml.compose(text, Loader=yaml.SafeLoader))
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
@@ -773,6 +775,36 @@ def _validated(file: Path, data: Any) -> RunConfig:
     )
     _check_consistency(config, data)
     return config
+
+
+def _refuse_repeated_keys(file: Path, root: yaml.Node | None) -> None:
+    """A key given twice in one mapping is an error: YAML keeps the last one silently, so a second ``target:``
+    would measure something else than the reader of the file sees first. The first repeat in the file is named."""
+    seen: set[int] = set()  # (anchors: one node can be reached twice)
+    repeats: list[tuple[int, str, int]] = []  # (line of the repeat, key path, line of the first)
+    stack: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                path = f"{where}.{key.value}" if where else str(key.value)
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in first:
+                    repeats.append((line, path, first[key.tag, key.value]))
+                first.setdefault((key.tag, key.value), line)
+                stack.append((value, path))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node.value))
+    if repeats:
+        line, path, earlier = min(repeats)
+        raise ConfigError(f"{file}: {path}: expected each key once, found it at line {earlier} and again at line "
+                          f"{line} (YAML would keep the last one without a word): keep one")
 
 
 def _read_text(file: Path) -> str:

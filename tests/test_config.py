@@ -156,6 +156,39 @@ def test_bad_value_is_one_line_error(write, text, expected):
         message = message[message.index(part) + len(part):]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true}\ntarget: {mode: mock}\n",
+         "target: expected each key once, found it at line 1 and again at line 3 (YAML would keep the last one "
+         "without a word): keep one"),
+        ("target: {mode: mock}\nparams:\n  limit: 2\n  k: [1]\n  limit: 3\n",
+         "params.limit: expected each key once, found it at line 3 and again at line 5"),
+        ("target: {mode: mock}\ngate:\n  min_pass_at: {10: 0.9, 10: 0.8}\n",
+         "gate.min_pass_at.10: expected each key once, found it at line 3 and again at line 3"),
+        ("target: {mode: mock, mode: mock}\nparams: {limit: 2}\nparams: {limit: 2}\n",  # the first repeat in the file
+         "target.mode: expected each key once, found it at line 1 and again at line 1"),
+    ],
+)
+def test_repeated_key_is_an_error(write, text, expected):
+    """A key given twice is one error naming the file, the key's path and the line of its repeat (YAML keeps the
+    last silently: a second `target:` measured the mock replay instead of the user's samples file)."""
+    assert expected in error_of(write(text))
+
+
+def test_same_key_of_two_kinds_and_anchors_are_not_repeats(write):
+    """`10` and `"10"` are two keys; a mapping reached twice through an anchor repeats nothing."""
+    path = write("""\
+        target: {mode: mock}
+        params: &p {limit: 2}
+        gate: {min_pass_at_1: 0.1}
+        x-copy: {a: *p, b: *p}
+    """)
+    assert "x-copy: unknown key" in error_of(path)  # the file's own error: not a repeat
+    path = write("target: {mode: mock}\ngate: {min_pass_at: {1: 0.1, '1': 0.2}}\n")
+    assert "gate.min_pass_at" in error_of(path) and "expected each key once" not in error_of(path)
+
+
 def test_dataset_is_release_or_path(write, tmp_path):
     """The dataset is a release name or a path, and the HumanEval+ time limits default to EvalPlus master's."""
     from pytest_humaneval.config import PlusParams

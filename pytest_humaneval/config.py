@@ -8,6 +8,7 @@ change a benchmark.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -699,8 +700,14 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 # The keys people change per run, settable from the command line (--humaneval-set KEY=VALUE), as lm-eval's
 # --model_args and EvalPlus's --samples/--dataset do; and which of them are paths (resolved against the folder
 # pytest was started in, as a command-line path is, not against the config's).
-OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "dataset", "params.limit", "params.n")
+# What the file alone keeps (the safety opt-in, isolation, memory, retries, the gate, pricing) is what a reviewer
+# must see in one place; what is left out of this list is refused with the list.
+OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "dataset", "params.limit", "params.n",
+               "params.protocol", "params.temperature", "params.top_p", "params.k", "params.max_tokens",
+               "params.timeout_s", "params.concurrency", "params.workers")
 PATH_KEYS = ("target.samples", "dataset")
+SAMPLING_KEYS = ("n", "temperature", "top_p", "k")  # what params.protocol sets (a protocol set replaces them)
+SAMPLES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
@@ -709,11 +716,15 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
     ``overrides``: ``KEY=VALUE`` strings (``OVERRIDABLE`` keys) put in place of the file's values before any
     check, so a bad one gets the same error, naming the option."""
     file = Path(path).expanduser().resolve()
+    if file.name.endswith(SAMPLES_SUFFIXES):
+        raise ConfigError(_not_a_config(file))
     text = _read_text(file)
     try:
         _refuse_repeated_keys(file, yaml.compose(text, Loader=yaml.SafeLoader))
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        if _json_lines(text):
+            raise ConfigError(_not_a_config(file)) from None
         raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
     given = _apply_overrides(file, data, overrides, invocation_dir or Path.cwd())
     try:
@@ -725,8 +736,30 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
         raise
 
 
+def _not_a_config(file: Path) -> str:
+    return (f"{file}: expected a YAML run config (--humaneval-config), found a samples file: to "
+            f"score a samples file, name it in a config of two lines, `target: {{mode: samples, samples: "
+            f"{file.name}}}`, `params: {{allow_code_execution: true}}` (the completions are code run on this "
+            f"machine), and pass that config; or keep a config and add --humaneval-set target.samples={file.name}")
+
+
+def _json_lines(text: str) -> bool:
+    """Whether ``text`` starts as a samples or problems file does: a JSON object with a task_id on its first line."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return isinstance(json.loads(first), dict) and "task_id" in json.loads(first)
+    except ValueError:
+        return False
+
+
 def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path) -> tuple[tuple[str, str], ...]:
     given = []
+    named = {text.partition("=")[0].strip() for text in overrides}
+    if "params.protocol" in named and isinstance(data, dict) and isinstance(data.get("params"), dict):
+        # A protocol set on the command line replaces the file's sampling, as the file's own protocol would.
+        for key in SAMPLING_KEYS:
+            if f"params.{key}" not in named:
+                data["params"].pop(key, None)
     for text in overrides:
         key, sep, value = text.partition("=")
         key = key.strip()
@@ -737,8 +770,11 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
             break  # the file's own error comes first
         if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
             parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
-        elif key.startswith("target."):  # a model or endpoint name is a string, whatever YAML would make of it
+        elif key.startswith("target.") or key == "params.protocol":  # names: strings, whatever YAML makes of them
             parsed = value
+        elif key == "params.k":  # 1,10,100 or [1, 10, 100] or 10
+            words = [word.strip() for word in value.strip().strip("[]").split(",")]
+            parsed = [int(word) if word.isdigit() else word for word in words] if all(words) else value
         else:
             try:
                 parsed = yaml.safe_load(value) if value else None

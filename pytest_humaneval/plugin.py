@@ -70,7 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
                     help="Set one config key for this run, in place of the file's (repeatable): target.model, "
-                         "target.endpoint, target.samples, dataset, params.limit, params.n. Recorded in the "
+                         "target.endpoint, target.samples, dataset, params.limit, params.n, params.protocol, "
+                         "params.temperature, params.top_p, params.k, params.max_tokens, params.timeout_s, "
+                         "params.concurrency, params.workers. Needs a config (--humaneval-config). Recorded in the "
                          "report (run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
@@ -90,6 +92,18 @@ def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path 
         base = config.inipath.parent if config.inipath else config.rootpath
         return (base / os.path.expanduser(str(ini))).resolve()
     return None
+
+
+def _sets_without_config(path: Path | None) -> str:
+    """--humaneval-set sets keys of a config: without one in the session it would do nothing (exit 5)."""
+    if path is not None:  # the ini key's config, left out because pytest was given paths of its own
+        return (f"--humaneval-set: expected the benchmark in this session, found it left out: only the "
+                f"humaneval_config ini key names {path}, and pytest was given paths of its own; add the config "
+                "among them, or pass --humaneval-config")
+    return ("--humaneval-set: expected a config whose keys it sets, found none (no --humaneval-config, no "
+            "humaneval_config ini key): pass --humaneval-config FILE; to score a samples file, FILE can be two "
+            "lines, `target: {mode: samples, samples: s.jsonl}` and `params: {allow_code_execution: true}` (the "
+            "completions are code run on this machine: a reviewed file opts in)")
 
 
 def _left_out_by_paths(config: pytest.Config, path: Path) -> bool:
@@ -124,6 +138,8 @@ def pytest_configure(config: pytest.Config) -> None:
     so ``--collect-only``, ``--fixtures`` or ``--markers`` do none of it that they do not need."""
     path = _config_path(config)
     if path is None or _left_out_by_paths(config, path):
+        if config.getoption("humaneval_set"):
+            raise pytest.UsageError(_sets_without_config(path))
         return
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None and config.pluginmanager.hasplugin("xdist"):

@@ -76,8 +76,13 @@ def test_model_from_command_line(pytester, monkeypatch):
 
 
 @pytest.mark.parametrize(("setting", "expected"), [
-    ("params.timeout_s=9", "--humaneval-set: expected KEY=VALUE with KEY one of target.model, target.endpoint, "
-                           "target.samples, dataset, params.limit, params.n, found 'params.timeout_s=9'"),
+    ("params.isolation=basic", "--humaneval-set: expected KEY=VALUE with KEY one of target.model, target.endpoint, "
+                               "target.samples, dataset, params.limit, params.n, params.protocol, params.temperature, "
+                               "params.top_p, params.k, params.max_tokens, params.timeout_s, params.concurrency, "
+                               "params.workers, found 'params.isolation=basic'"),
+    ("params.timeout_s=-1", "*run.yaml: params.timeout_s: expected a number > 0 and <= 3600, found -1 (set by "
+                            "--humaneval-set params.timeout_s=...)"),
+    ("params.k=1,x", "*run.yaml: params.k: expected a non-empty list of integers >= 1, found*"),
     ("params.n", "--humaneval-set: expected KEY=VALUE*found 'params.n'"),
     ("params.limit=zero", "*run.yaml: params.limit: expected *, found 'zero'* (set by --humaneval-set params.limit=...)"),
 ])
@@ -87,3 +92,102 @@ def test_bad_setting_is_named(pytester, setting, expected):
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", setting, *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {expected}"])
+
+
+def runtime_config(pytester, url: str, params: str) -> None:
+    (pytester.path / "run.yaml").write_text(
+        f"target: {{mode: runtime, endpoint: '{url}', model: {MODEL}, credentials_ref: env:TEST_LLM_KEY}}\n"
+        f"params: {{allow_code_execution: true, limit: 2{params}}}\n")
+
+
+@pytest.mark.parametrize(("file_params", "settings", "sent", "reported"), [
+    ("", ("params.temperature=0.8", "params.top_p=0.95", "params.n=3", "params.k=1,2", "params.max_tokens=64"),
+     {"temperature": 0.8, "top_p": 0.95, "max_tokens": 64}, {"n": 3, "k": [1, 2], "temperature": 0.8}),
+    (", n: 2, temperature: 0.8, k: [1, 2]", ("params.protocol=greedy",),  # a protocol replaces the file's sampling
+     {"temperature": 0.0}, {"n": 1, "k": [1], "temperature": 0.0}),
+])
+def test_sampling_from_command_line(pytester, monkeypatch, file_params, settings, sent, reported):
+    """temperature, top_p, n, k, max_tokens and the protocol are set per run from the command line: sent to the
+    server, reported, and recorded as overrides."""
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-test-overrides")
+    problems = {p.prompt.strip(): p for p in PROBLEMS}
+
+    def script(request, index):
+        if request.method == "GET":
+            return models(MODEL)
+        problem = next(p for text, p in problems.items() if text in request.prompt_text)
+        return chat(f"```python\n{problem.prompt}{problem.canonical_solution}```")
+
+    with FakeOpenAI(script) as server:
+        runtime_config(pytester, server.url, file_params)
+        args = [word for setting in settings for word in ("--humaneval-set", setting)]
+        result = pytester.runpytest("--humaneval-config", "run.yaml", *args, "--humaneval-report", "r.json",
+                                    "-p", "no:xdist", *NO_CACHE)
+        bodies = [post.body for post in server.posts()]
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
+    for name, value in sent.items():
+        assert {body.get(name) for body in bodies} == {value}, name
+    run = read_report(pytester.path / "r.json")["run"]
+    assert {name: run[name] for name in reported} == reported
+    assert run["overrides"] == {setting.partition("=")[0]: setting.partition("=")[2] for setting in settings}
+
+
+def test_sampling_set_against_the_files_protocol_is_named(pytester):
+    """A temperature set on the command line against the file's protocol is the protocol's error, naming the set."""
+    samples(pytester, "s.jsonl", solved=True)
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: s.jsonl}\n"
+                                            "params: {allow_code_execution: true, protocol: greedy}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", "params.temperature=0.8",
+                                *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *run.yaml: params.temperature: expected 0.0, as params.protocol greedy sets "
+                                 "it (remove params.temperature or choose another protocol), found 0.8 (set by "
+                                 "--humaneval-set params.temperature=...)"])
+
+
+def test_timeout_and_workers_from_command_line(pytester):
+    (pytester.path / "run.yaml").write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", "params.timeout_s=7.5",
+                                "--humaneval-set", "params.workers=1", "--humaneval-report", "r.json",
+                                "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    assert read_report(pytester.path / "r.json")["run"]["timeout_s"] == 7.5
+
+
+@pytest.mark.parametrize("ini", [False, True], ids=["no-config", "ini-config-left-out"])
+def test_set_without_a_config_is_a_usage_error(pytester, ini):
+    """--humaneval-set with no config in the session did nothing (exit 5, no tests ran): it is one usage error
+    saying what to pass instead."""
+    samples(pytester, "s.jsonl", solved=True)
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    if ini:
+        (pytester.path / "run.yaml").write_text("target: {mode: mock}\n")
+        pytester.makeini("[pytest]\nhumaneval_config = run.yaml\n")
+    args = ("test_own.py",) if ini else ()
+    result = pytester.runpytest(*args, "--humaneval-set", "target.mode=samples", "--humaneval-set",
+                                "target.samples=s.jsonl", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    if ini:
+        result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected the benchmark in this session, found it left "
+                                     "out: only the humaneval_config ini key names *run.yaml, and pytest was given "
+                                     "paths of its own; add the config among them, or pass --humaneval-config"])
+    else:
+        result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected a config whose keys it sets, found none (no "
+                                     "--humaneval-config, no humaneval_config ini key): pass --humaneval-config FILE; "
+                                     "to score a samples file, FILE can be two lines, `target: {mode: samples, "
+                                     "samples: s.jsonl}` and `params: {allow_code_execution: true}`*"])
+
+
+@pytest.mark.parametrize("name", ["s.jsonl", "samples.txt"])
+def test_samples_file_as_config_says_how_to_score_it(pytester, name):
+    """A samples file given as the config (by its name, or by its JSON lines) says how to score it."""
+    samples(pytester, name, solved=True)
+    result = pytester.runpytest("--humaneval-config", name, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: *{name}: expected a YAML run config (--humaneval-config), found a samples "
+                                 f"file: to score a samples file, name it in a config of two lines, `target: {{mode: "
+                                 f"samples, samples: {name}}}`, `params: {{allow_code_execution: true}}`*"])
+    # and the two lines do it
+    (pytester.path / "run.yaml").write_text(f"target: {{mode: samples, samples: {name}}}\n"
+                                            "params: {allow_code_execution: true}\n")
+    pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE).assert_outcomes(passed=3)

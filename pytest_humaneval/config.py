@@ -23,8 +23,8 @@ from .data.dataset import PLUS_DEFAULT_LIMITS
 from .data.releases import HUMANEVAL, NAMES
 from .scoring.protocol import PRESETS
 
-__all__ = ["OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig",
-           "Target", "load_config"]
+__all__ = ["DEFAULT_K", "OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy",
+           "RunConfig", "Target", "default_k", "load_config", "with_k"]
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
@@ -143,9 +143,11 @@ SCHEMA: tuple[Key, ...] = (
        integer=True),
     _K("params.k",
        (1,),
-       "`[1]`",
+       "each of 1, 10, 100 that n allows",
        "the pass@k values to report; each k <= n (in samples mode, a k is reported only when every problem "
-       "has at least k samples, and a warning and the summary say which k was left out and why)"),
+       "has at least k samples, and a warning and the summary say which k was left out and why). Unset (and "
+       "no `protocol`), as EvalPlus does: `[1]` with one sample a problem, `[1, 10]` with 10 to 99, `[1, 10, "
+       "100]` with 100 or more (a samples file: the fewest samples any problem has)"),
     _K("params.temperature",
        0.0,
        "`0.0`",
@@ -382,6 +384,7 @@ class RunConfig:
     pricing: Pricing | None = None
     gate: Gate | None = None
     overrides: tuple[tuple[str, str], ...] = ()  # --humaneval-set KEY=VALUE, as given (recorded in the report)
+    k_from_plan: bool = False  # samples mode, params.k unset: each k the file's n allows, once it is read (with_k)
 
     @property
     def executes(self) -> bool:
@@ -799,6 +802,9 @@ def _validated(file: Path, data: Any) -> RunConfig:
         top.fail("target", "a mapping with at least `mode`", None)
     target = _target(file, data["target"])
     params = _sampling(file, target.mode, _params(file, data.get("params") or {}), data.get("params") or {})
+    k_unset = (data.get("params") or {}).get("k") is None and params.protocol is None
+    if k_unset and target.mode != "samples":  # (a samples file's n is known once it is read: with_k)
+        params = dataclasses.replace(params, k=default_k(params.n))
     dataset, release = _dataset(top)
     config = RunConfig(
         path=file,
@@ -808,9 +814,26 @@ def _validated(file: Path, data: Any) -> RunConfig:
         dataset_release=release,
         pricing=_pricing(file, data["pricing"]) if data.get("pricing") is not None else None,
         gate=_gate(file, data["gate"], params) if data.get("gate") is not None else None,
+        k_from_plan=k_unset and target.mode == "samples",
     )
     _check_consistency(config, data)
     return config
+
+
+DEFAULT_K = (1, 10, 100)
+
+
+def default_k(n: int) -> tuple[int, ...]:
+    """params.k unset: each of pass@1, @10, @100 that ``n`` samples a problem allow (EvalPlus's habit)."""
+    return tuple(k for k in DEFAULT_K if k <= max(n, 1))
+
+
+def with_k(config: RunConfig, samples_per_problem: Sequence[int]) -> RunConfig:
+    """A samples file's run with params.k unset: its k, now that the file's samples per problem are known."""
+    if not config.k_from_plan:
+        return config
+    params = dataclasses.replace(config.params, k=default_k(min(samples_per_problem, default=1)))
+    return dataclasses.replace(config, params=params, k_from_plan=False)
 
 
 def _refuse_repeated_keys(file: Path, root: yaml.Node | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from . import hooks, outcomes, sandbox, writers
 from .ahead import PoolHooks
 from .completions.extract import Extraction, extract, from_code, split_reasoning
 from .completions.sources import Plan, build_plan
-from .config import ConfigError, Gate, RunConfig, load_config
+from .config import ConfigError, Gate, RunConfig, load_config, with_k
 from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
 from .data.plus import Suites
@@ -333,6 +334,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         if plan is None:
             plan = build_plan(run_config, Progress(config), expected=not collect_only)
+            run_config = with_k(run_config, list(Counter(sample.task_id for sample in plan.samples).values()))
         elif isinstance(plan.suites, Suites) and not collect_only:
             plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
     except NotDownloaded as exc:  # --collect-only downloads nothing: the benchmark's samples are not listed

@@ -23,7 +23,7 @@ import pytest
 
 from .scoring import protocol
 from .scoring.gate import GateResult
-from .scoring.metrics import STATUSES, fmt
+from .scoring.metrics import STATUSES, dataset_title, fmt
 from .scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
 
@@ -158,7 +158,8 @@ class Section:
             return
         summary, tr = c.summary, terminalreporter
         dataset = c.report["dataset"]  # the selection as it ran (a partial run says so)
-        tr.write_sep("=", "HumanEval")
+        title = dataset_title(c.run.plan.selection.name)  # the run's own dataset, whatever a report hook did
+        tr.write_sep("=", title)
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         described = c.report["run"]["protocol"]
@@ -232,11 +233,11 @@ class Section:
         for label, path in self.outputs:
             tr.write_line(f"{label:9s} {path}")
         if c.gate_result is not None:
-            self._write_gate(tr, c.gate_result)
+            self._write_gate(tr, c.gate_result, title)
         _write_hook_failures(tr, c)
         # The score again, last, just above pytest's outcome line: what the tail of a CI log shows.
         verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
-        tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
+        tr.write_line(f"{title} {passes}  {coverage}  [{dataset['label']}]{verdict}"
                       + (f"  {interrupted}" if interrupted else ""), bold=True)
 
     def _write_generation(self, tr: pytest.TerminalReporter, c: Collector, measured: dict[str, Any]) -> None:
@@ -263,8 +264,8 @@ class Section:
                           f"(finish_reason: length): raise {name}; a thinking model needs room for its reasoning "
                           "and its answer", yellow=True)
 
-    def _write_gate(self, tr: pytest.TerminalReporter, gate: GateResult) -> None:
-        tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
+    def _write_gate(self, tr: pytest.TerminalReporter, gate: GateResult, title: str) -> None:
+        tr.write_sep("-", f"{title} gate: {'PASS' if gate.passed else 'FAIL'}")
         for c in gate.conditions:
             detail = f"  ({c.detail})" if c.detail else ""
             verdict = "PASS" if c.passed else "FAIL"

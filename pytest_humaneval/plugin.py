@@ -164,7 +164,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is None:
         _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
-        _check_runtime_gates(run_config)
+        _check_runtime_gates(run_config, key=not _lists_only(config))
     config.stash[PENDING_KEY] = (run_config, plan)
     if workerinput is None:
         _warn_seeded(config, run_config)
@@ -305,11 +305,12 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
     return baseline
 
 
-def _check_runtime_gates(run_config: RunConfig) -> None:
-    """Before any request: the key's variable is set (never shown) and the URL passes the guard."""
+def _check_runtime_gates(run_config: RunConfig, key: bool = True) -> None:
+    """Before any request: the key's variable is set (never shown) and the URL passes the guard. ``key=False``:
+    a session that sends no request (--collect-only) needs no key (a fork's CI has none)."""
     from .completions import endpoint  # httpx and asyncio: imported by runtime sessions only
     ref = run_config.target.credentials_ref
-    if ref is not None and not os.environ.get(ref[4:]):
+    if key and ref is not None and not os.environ.get(ref[4:]):
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
                                 f"{ref[4:]} to be set (the API key is read from it), found it unset or empty")
     try:

@@ -67,6 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
     group.addoption("--humaneval-allow-partial", action="store_true", default=False,
                     help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
+    group.addoption("--humaneval-score-only", action="store_true", default=False,
+                    help="Failing samples are the model's score, not a failed session: exit 0 when every planned "
+                         "sample got a verdict (1 when samples were lost, or another test failed), as a gate does. "
+                         "For a baseline run, or a project's own pytest with the benchmark in it (ini: "
+                         "humaneval_score_only).")
     group.addoption("--humaneval-generations", metavar="DIR", default=None,
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
@@ -79,6 +84,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
+    parser.addini("humaneval_score_only", "Same as --humaneval-score-only: failing samples do not fail the "
+                  "session, lost samples do.", type="bool", default=False)
     parser.addini("humaneval_generations", "Folder of the runtime generation store (same as "
                   "--humaneval-generations; relative to the ini file).", default=None)
 

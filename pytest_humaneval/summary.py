@@ -74,6 +74,7 @@ class Collector:
         self.finished = False  # the summary and the report are final
         self.hook_failures: list[HookFailure] = []  # report hooks that raised (the outputs are written all the same)
         self.unwritten: list[str] = []  # outputs left unwritten: another live session took the file (writers.py)
+        self.others_failed = False  # a test or collector of the session's own (not a sample) failed
 
     @property
     def run(self) -> Run:
@@ -99,7 +100,13 @@ class Collector:
         self.set_planned([item.name for item in session.items if isinstance(item, HumanEvalItem)])
 
     # -- results as they arrive
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.others_failed = True
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and parse_item_name(report.nodeid.rpartition("::")[2]) not in self.samples:
+            self.others_failed = True  # the project's own test: its failure is never the model's score
         if report.when == "call" and report.sections:
             self._keep_output(report)
         if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
@@ -252,9 +259,19 @@ class Collector:
         judged = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         if session.exitstatus not in judged:
             return  # interrupted, internal or usage error: pytest's own status stands
-        if self.gate_result is not None:
-            # With a gate, failing samples are the model's score, not a broken build: the gate decides.
-            session.exitstatus = pytest.ExitCode.OK if self.gate_result.passed else pytest.ExitCode.TESTS_FAILED
+        config = session.config
+        score_only = config.getoption("humaneval_score_only", False) or config.getini("humaneval_score_only")
+        if self.gate_result is not None or score_only:
+            # Failing samples are the model's score, not a broken build: the gate decides, or without one (score
+            # only) whether every planned sample got a verdict, as a gate's coverage condition does. The project's
+            # own tests, in the same session, still fail it.
+            if self.gate_result is not None:
+                passed = self.gate_result.passed
+            else:
+                passed = self.summary is not None and self.summary.coverage in (None, 1.0) and \
+                    not self.generation_failures()
+            failed = not passed or self.others_failed
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         elif self.generation_failures() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
 

@@ -50,7 +50,6 @@ class HookFailure:
         return f"{self.plugin}: {self.error}"
 
 
-
 class Collector:
     """Registered at configure; it gets the run (and the baseline) at session start, ``use``."""
 

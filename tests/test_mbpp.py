@@ -168,6 +168,7 @@ def test_a_run_is_titled_by_its_dataset_and_keeps_the_measurement_keys(pytester,
     assert (pytester.path / "r.md").read_text().startswith("## MBPP+: mock-execute")
     page = (pytester.path / "r.html").read_text()
     assert "<title>MBPP+: mock-execute on mbppplus v0.2.0" in page and '<span class="muted">MBPP+</span>' in page
+    assert 'placeholder="task id, e.g. Mbpp/2"' in page and "HumanEval" not in page
     report = json.loads((pytester.path / "r.json").read_text())
     assert {"human-eval.pass_at_1", "human-eval.base_pass_at_1", "human-eval.coverage"} <= set(report["measurements"])
     names = {p.get("name") for p in ET.parse(pytester.path / "j.xml").getroot().iter("property")}

@@ -409,8 +409,9 @@ def _controls(report: Mapping[str, Any], with_changes: bool) -> str:
                   '<option>regressed</option><option>improved</option><option>same</option><option>new</option>'
                   '</select> colour by <select id="colour-by"><option value="change">change</option>'
                   '<option value="rate">pass rate</option></select></span>')
+    example = min(report.get("problems") or {"HumanEval/12": None}, key=natural_key)  # the dataset's own ids
     return (f'<section class="controls"><span class="group">{"".join(buttons)}</span>{change}'
-            f'<input type="search" id="search" placeholder="task id, e.g. HumanEval/12" aria-label="search by task '
+            f'<input type="search" id="search" placeholder="task id, e.g. {esc(example)}" aria-label="search by task '
             f'id"><span id="shown" class="muted"></span></section>')
 
 

@@ -24,7 +24,7 @@ from .data.releases import HUMANEVAL, NAMES
 from .scoring.protocol import PRESETS
 
 __all__ = ["DEFAULT_K", "OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy",
-           "RunConfig", "Target", "default_k", "load_config", "with_k"]
+           "RunConfig", "Target", "config_from_sets", "default_k", "load_config", "with_k"]
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
@@ -709,6 +709,9 @@ OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "dataset", "
                "params.protocol", "params.temperature", "params.top_p", "params.k", "params.max_tokens",
                "params.timeout_s", "params.concurrency", "params.workers")
 PATH_KEYS = ("target.samples", "dataset")
+# Without a config file, --humaneval-set makes the whole config of a samples run: these two as well (the mode, and
+# the explicit opt-in to executing the file's code, which a config file would hold).
+WITHOUT_A_FILE = ("target.mode", "params.allow_code_execution")
 SAMPLING_KEYS = ("n", "temperature", "top_p", "k")  # what params.protocol sets (a protocol set replaces them)
 SAMPLES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
@@ -740,10 +743,11 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
 
 
 def _not_a_config(file: Path) -> str:
-    return (f"{file}: expected a YAML run config (--humaneval-config), found a samples file: to "
-            f"score a samples file, name it in a config of two lines, `target: {{mode: samples, samples: "
-            f"{file.name}}}`, `params: {{allow_code_execution: true}}` (the completions are code run on this "
-            f"machine), and pass that config; or keep a config and add --humaneval-set target.samples={file.name}")
+    return (f"{file}: expected a YAML run config (--humaneval-config), found a samples file: score it without a "
+            f"config, pytest --humaneval-set target.mode=samples --humaneval-set target.samples={file.name} "
+            "--humaneval-set params.allow_code_execution=true (the completions are code run on this machine), or "
+            f"name it in a config of two lines, `target: {{mode: samples, samples: {file.name}}}` and `params: "
+            "{allow_code_execution: true}`")
 
 
 def _json_lines(text: str) -> bool:
@@ -755,7 +759,28 @@ def _json_lines(text: str) -> bool:
         return False
 
 
-def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path) -> tuple[tuple[str, str], ...]:
+def config_from_sets(overrides: Sequence[str], invocation_dir: Path | None = None) -> RunConfig:
+    """A samples run's config made of the defaults and ``--humaneval-set`` alone, with no file:
+    ``target.mode=samples``, ``target.samples=FILE`` and ``params.allow_code_execution=true`` at least. Its path is
+    the samples file's (the file pytest collects, and where its errors point)."""
+    data: dict[str, Any] = {}
+    given = _apply_overrides(Path("--humaneval-set"), data, overrides, invocation_dir or Path.cwd(),
+                             OVERRIDABLE + WITHOUT_A_FILE)
+    target = data.get("target") or {}
+    if target.get("mode") != "samples" or not target.get("samples"):
+        raise ConfigError("--humaneval-set: without a config file, expected a samples run (target.mode=samples, "
+                          "target.samples=FILE, params.allow_code_execution=true), found "
+                          + (", ".join(f"{key}={value}" for key, value in given) or "nothing")
+                          + "; other runs need a config file (--humaneval-config)")
+    file = Path(target["samples"])
+    try:
+        return dataclasses.replace(_validated(file, data), overrides=given)
+    except ConfigError as exc:  # the file's own errors name the option, not a config file there is not
+        raise ConfigError("--humaneval-set (no config file): " + str(exc).removeprefix(f"{file}: ")) from exc
+
+
+def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path,
+                     allowed: tuple[str, ...] = OVERRIDABLE) -> tuple[tuple[str, str], ...]:
     given = []
     named = {text.partition("=")[0].strip() for text in overrides}
     if "params.protocol" in named and isinstance(data, dict) and isinstance(data.get("params"), dict):
@@ -766,8 +791,8 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
     for text in overrides:
         key, sep, value = text.partition("=")
         key = key.strip()
-        if not sep or key not in OVERRIDABLE:
-            raise ConfigError(f"--humaneval-set: expected KEY=VALUE with KEY one of {', '.join(OVERRIDABLE)}, "
+        if not sep or key not in allowed:
+            raise ConfigError(f"--humaneval-set: expected KEY=VALUE with KEY one of {', '.join(allowed)}, "
                               f"found {text!r}")
         if not isinstance(data, dict):
             break  # the file's own error comes first

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,7 @@ from . import hooks, outcomes, sandbox, writers
 from .ahead import PoolHooks
 from .completions.extract import Extraction, extract, from_code, split_reasoning
 from .completions.sources import Plan, build_plan
-from .config import ConfigError, Gate, RunConfig, load_config, with_k
+from .config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
 from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
 from .data.plus import Suites
@@ -78,8 +78,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Set one config key for this run, in place of the file's (repeatable): target.model, "
                          "target.endpoint, target.samples, dataset, params.limit, params.n, params.protocol, "
                          "params.temperature, params.top_p, params.k, params.max_tokens, params.timeout_s, "
-                         "params.concurrency, params.workers. Needs a config (--humaneval-config). Recorded in the "
-                         "report (run.overrides).")
+                         "params.concurrency, params.workers; without a config, a samples run from target.mode, "
+                         "target.samples and params.allow_code_execution. Recorded in the report (run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
@@ -102,16 +102,24 @@ def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path 
     return None
 
 
-def _sets_without_config(path: Path | None) -> str:
-    """--humaneval-set sets keys of a config: without one in the session it would do nothing (exit 5)."""
-    if path is not None:  # the ini key's config, left out because pytest was given paths of its own
-        return (f"--humaneval-set: expected the benchmark in this session, found it left out: only the "
-                f"humaneval_config ini key names {path}, and pytest was given paths of its own; add the config "
-                "among them, or pass --humaneval-config")
-    return ("--humaneval-set: expected a config whose keys it sets, found none (no --humaneval-config, no "
-            "humaneval_config ini key): pass --humaneval-config FILE; to score a samples file, FILE can be two "
-            "lines, `target: {mode: samples, samples: s.jsonl}` and `params: {allow_code_execution: true}` (the "
-            "completions are code run on this machine: a reviewed file opts in)")
+def _sets_without_config(path: Path) -> str:
+    """--humaneval-set with the ini key's config left out of the session: it would do nothing (exit 5)."""
+    return (f"--humaneval-set: expected the benchmark in this session, found it left out: only the "
+            f"humaneval_config ini key names {path}, and pytest was given paths of its own; add the config "
+            "among them, or pass --humaneval-config")
+
+
+def _samples_of_sets(config: pytest.Config, sets: Sequence[str]) -> Path:
+    """No config file: the samples file --humaneval-set names, which the session collects (as it would a
+    config file); a usage error saying what a run without a file needs when it names none."""
+    values = [text.partition("=")[2] for text in sets if text.partition("=")[0].strip() == "target.samples"]
+    if not values or not values[-1]:
+        try:
+            config_from_sets(sets, config.invocation_params.dir)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        raise pytest.UsageError("--humaneval-set: without a config file, expected target.samples=FILE")
+    return (config.invocation_params.dir / os.path.expanduser(values[-1])).resolve()
 
 
 def _left_out_by_paths(config: pytest.Config, path: Path) -> bool:
@@ -145,10 +153,14 @@ def pytest_configure(config: pytest.Config) -> None:
     work of the run (the plan, a download, expected outputs, the sandbox) waits for ``pytest_sessionstart``,
     so ``--collect-only``, ``--fixtures`` or ``--markers`` do none of it that they do not need."""
     path = _config_path(config)
+    sets = config.getoption("humaneval_set") or ()
+    from_sets = False  # no config file: --humaneval-set makes a samples run's config, and its file is collected
     if path is None or _left_out_by_paths(config, path):
-        if config.getoption("humaneval_set"):
+        if not sets:
+            return
+        if path is not None:
             raise pytest.UsageError(_sets_without_config(path))
-        return
+        path, from_sets = _samples_of_sets(config, sets), True
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None and config.pluginmanager.hasplugin("xdist"):
         _check_hosts(config)
@@ -159,12 +171,14 @@ def pytest_configure(config: pytest.Config) -> None:
             run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
         else:
-            run_config = _with_gate_options(config, load_config(path, config.getoption("humaneval_set") or (),
-                                                                config.invocation_params.dir))
+            here = config.invocation_params.dir
+            loaded = config_from_sets(sets, here) if from_sets else load_config(path, sets, here)
+            run_config = _with_gate_options(config, loaded)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if workerinput is not None and not path.is_file():
-        raise pytest.UsageError(f"--humaneval-config: {path} is not on this xdist worker, which collects the file "
+        option = "--humaneval-set target.samples" if from_sets else "--humaneval-config"
+        raise pytest.UsageError(f"{option}: {path} is not on this xdist worker, which collects the file "
                                 "(its contents come from the controller): make it available there (--rsyncdir)")
     config.stash[COLLECT_KEY] = path  # where this process finds the file to collect (run_config.path: the
     #                                   controller's, which a --tx popen//chdir worker sees elsewhere)
@@ -178,7 +192,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
-    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")))
+    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")) or from_sets)
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
         _own(config, XdistHooks(), "humaneval-xdist")

@@ -154,28 +154,68 @@ def test_timeout_and_workers_from_command_line(pytester):
     assert read_report(pytester.path / "r.json")["run"]["timeout_s"] == 7.5
 
 
-@pytest.mark.parametrize("ini", [False, True], ids=["no-config", "ini-config-left-out"])
-def test_set_without_a_config_is_a_usage_error(pytester, ini):
-    """--humaneval-set with no config in the session did nothing (exit 5, no tests ran): it is one usage error
-    saying what to pass instead."""
+WITHOUT_A_FILE = ("--humaneval-set", "target.mode=samples", "--humaneval-set", "target.samples=s.jsonl",
+                  "--humaneval-set", "params.allow_code_execution=true")
+
+
+@pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
+def test_samples_file_scored_without_a_config(pytester, dist):
+    """--humaneval-set with no config file makes a samples run's config from the defaults and the sets (it was
+    ignored: exit 5, no tests ran): the file is collected, scored and reported, the sets recorded."""
     samples(pytester, "s.jsonl", solved=True)
-    pytester.makepyfile(test_own="def test_own():\n    pass\n")
-    if ini:
-        (pytester.path / "run.yaml").write_text("target: {mode: mock}\n")
-        pytester.makeini("[pytest]\nhumaneval_config = run.yaml\n")
-    args = ("test_own.py",) if ini else ()
-    result = pytester.runpytest(*args, "--humaneval-set", "target.mode=samples", "--humaneval-set",
-                                "target.samples=s.jsonl", *NO_CACHE)
+    result = pytester.runpytest(*WITHOUT_A_FILE, "--humaneval-set", "params.k=1", "--humaneval-report", "r.json",
+                                "--junitxml", "j.xml", *dist, *NO_CACHE)
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["HumanEval pass@1 1.000  coverage 3/3  *"])
+    report = read_report(pytester.path / "r.json")
+    assert report["planned"] == 3 and report["run"]["mode"] == "samples"
+    assert report["run"]["overrides"] == {"target.mode": "samples", "target.samples": "s.jsonl",
+                                          "params.allow_code_execution": "true", "params.k": "1"}
+    one = pytester.runpytest(*WITHOUT_A_FILE, f"s.jsonl::{PROBLEMS[1].task_id}[0]", "-p", "no:xdist", *NO_CACHE)
+    one.assert_outcomes(passed=1)  # node ids are the samples file's
+    one.stdout.fnmatch_lines(["*1/3 planned samples selected by node ids*"])
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    (("target.mode=samples", "target.samples=s.jsonl"),
+     "--humaneval-set (no config file): params.allow_code_execution: expected true for mode samples *found nothing*"),
+    (("target.model=qwen-plus",),
+     "--humaneval-set: without a config file, expected a samples run (target.mode=samples, target.samples=FILE, "
+     "params.allow_code_execution=true), found target.model=qwen-plus; other runs need a config file "
+     "(--humaneval-config)"),
+    (("target.mode=runtime", "target.samples=s.jsonl", "params.allow_code_execution=true"),
+     "--humaneval-set: without a config file, expected a samples run *found target.mode=runtime*"),
+    (("target.mode=samples", "target.samples=gone.jsonl", "params.allow_code_execution=true"),
+     "--humaneval-set (no config file): target.samples: expected an existing file, found '*gone.jsonl'*"),
+])
+def test_without_a_config_what_is_missing_is_named(pytester, settings, expected):
+    samples(pytester, "s.jsonl", solved=True)
+    result = pytester.runpytest(*[word for setting in settings for word in ("--humaneval-set", setting)], *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    if ini:
-        result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected the benchmark in this session, found it left "
-                                     "out: only the humaneval_config ini key names *run.yaml, and pytest was given "
-                                     "paths of its own; add the config among them, or pass --humaneval-config"])
-    else:
-        result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected a config whose keys it sets, found none (no "
-                                     "--humaneval-config, no humaneval_config ini key): pass --humaneval-config FILE; "
-                                     "to score a samples file, FILE can be two lines, `target: {mode: samples, "
-                                     "samples: s.jsonl}` and `params: {allow_code_execution: true}`*"])
+    result.stderr.fnmatch_lines([f"ERROR: {expected}"])
+
+
+def test_mode_and_opt_in_stay_the_files_when_there_is_one(pytester):
+    """With a config file, its mode and its allow_code_execution opt-in are not the command line's to change."""
+    (pytester.path / "run.yaml").write_text("target: {mode: mock}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", "target.mode=samples", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected KEY=VALUE with KEY one of target.model, *, "
+                                 "params.workers, found 'target.mode=samples'"])
+
+
+def test_set_with_the_ini_config_left_out_is_a_usage_error(pytester):
+    """The ini key's config left out (pytest given paths of its own): --humaneval-set would do nothing, so it is one
+    usage error saying how to bring the benchmark in."""
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    (pytester.path / "run.yaml").write_text("target: {mode: mock}\n")
+    pytester.makeini("[pytest]\nhumaneval_config = run.yaml\n")
+    result = pytester.runpytest("test_own.py", "--humaneval-set", "params.limit=2", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected the benchmark in this session, found it left "
+                                 "out: only the humaneval_config ini key names *run.yaml, and pytest was given "
+                                 "paths of its own; add the config among them, or pass --humaneval-config"])
 
 
 @pytest.mark.parametrize("name", ["s.jsonl", "samples.txt"])
@@ -185,8 +225,11 @@ def test_samples_file_as_config_says_how_to_score_it(pytester, name):
     result = pytester.runpytest("--humaneval-config", name, *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: *{name}: expected a YAML run config (--humaneval-config), found a samples "
-                                 f"file: to score a samples file, name it in a config of two lines, `target: {{mode: "
-                                 f"samples, samples: {name}}}`, `params: {{allow_code_execution: true}}`*"])
+                                 f"file: score it without a config, pytest --humaneval-set target.mode=samples "
+                                 f"--humaneval-set target.samples={name} --humaneval-set "
+                                 "params.allow_code_execution=true (the completions are code run on this machine), "
+                                 f"or name it in a config of two lines, `target: {{mode: samples, samples: {name}}}` "
+                                 "and `params: {allow_code_execution: true}`"])
     # and the two lines do it
     (pytester.path / "run.yaml").write_text(f"target: {{mode: samples, samples: {name}}}\n"
                                             "params: {allow_code_execution: true}\n")

@@ -1,13 +1,15 @@
 """The run configuration: one YAML file -> one frozen, validated :class:`RunConfig`.
 
 No pytest import: bad input raises :class:`ConfigError` (one line: file, key path, expected, found), which the
-plugin turns into ``pytest.UsageError``. Unknown keys are errors, so a typo cannot silently change a benchmark.
+plugin turns into ``pytest.UsageError``. Unknown keys and keys given twice are errors, so a typo cannot silently
+change a benchmark.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -22,8 +24,8 @@ from .data.dataset import PLUS_DEFAULT_LIMITS
 from .data.releases import HUMANEVAL, NAMES, RELEASES
 from .scoring.protocol import PRESETS
 
-__all__ = ["OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy", "RunConfig",
-           "Target", "load_config"]
+__all__ = ["DEFAULT_K", "OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy",
+           "RunConfig", "Target", "config_from_sets", "default_k", "load_config", "with_k"]
 
 MODES = ("mock", "runtime", "samples")
 APIS = ("chat", "completions")
@@ -159,9 +161,11 @@ SCHEMA: tuple[Key, ...] = (
        integer=True),
     _K("params.k",
        (1,),
-       "`[1]`",
+       "each of 1, 10, 100 that n allows",
        "the pass@k values to report; each k <= n (in samples mode, a k is reported only when every problem "
-       "has at least k samples, and a warning and the summary say which k was left out and why)"),
+       "has at least k samples, and a warning and the summary say which k was left out and why). Unset (and "
+       "no `protocol`), as EvalPlus does: `[1]` with one sample a problem, `[1, 10]` with 10 to 99, `[1, 10, "
+       "100]` with 100 or more (a samples file: the fewest samples any problem has)"),
     _K("params.temperature",
        0.0,
        "`0.0`",
@@ -400,6 +404,7 @@ class RunConfig:
     pricing: Pricing | None = None
     gate: Gate | None = None
     overrides: tuple[tuple[str, str], ...] = ()  # --humaneval-set KEY=VALUE, as given (recorded in the report)
+    k_from_plan: bool = False  # samples mode, params.k unset: each k the file's n allows, once it is read (with_k)
 
     @property
     def executes(self) -> bool:
@@ -724,9 +729,17 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 # The keys people change per run, settable from the command line (--humaneval-set KEY=VALUE), as lm-eval's
 # --model_args and EvalPlus's --samples/--dataset do; and which of them are paths (resolved against the folder
 # pytest was started in, as a command-line path is, not against the config's).
+# What the file alone keeps (the safety opt-in, isolation, memory, retries, the gate, pricing) is what a reviewer
+# must see in one place; what is left out of this list is refused with the list.
 OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "target.allow_subset", "target.extract", "dataset",
-               "params.limit", "params.n")
+               "params.limit", "params.n", "params.protocol", "params.temperature", "params.top_p", "params.k",
+               "params.max_tokens", "params.timeout_s", "params.concurrency", "params.workers")
 PATH_KEYS = ("target.samples", "dataset")
+# Without a config file, --humaneval-set makes the whole config of a samples run: these two as well (the mode, and
+# the explicit opt-in to executing the file's code, which a config file would hold).
+WITHOUT_A_FILE = ("target.mode", "params.allow_code_execution")
+SAMPLING_KEYS = ("n", "temperature", "top_p", "k")  # what params.protocol sets (a protocol set replaces them)
+SAMPLES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
@@ -735,10 +748,15 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
     ``overrides``: ``KEY=VALUE`` strings (``OVERRIDABLE`` keys) put in place of the file's values before any
     check, so a bad one gets the same error, naming the option."""
     file = Path(path).expanduser().resolve()
+    if file.name.endswith(SAMPLES_SUFFIXES):
+        raise ConfigError(_not_a_config(file))
     text = _read_text(file)
     try:
+        _refuse_repeated_keys(file, yaml.compose(text, Loader=yaml.SafeLoader))
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        if _json_lines(text):
+            raise ConfigError(_not_a_config(file)) from None
         raise ConfigError(f"{file}: not valid YAML{_yaml_problem(exc, text)}") from exc
     given = _apply_overrides(file, data, overrides, invocation_dir or Path.cwd())
     try:
@@ -757,20 +775,67 @@ def config_from_mapping(data: Any, where: Path) -> RunConfig:
     return _validated(where, copy.deepcopy(data))
 
 
-def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path) -> tuple[tuple[str, str], ...]:
+def _not_a_config(file: Path) -> str:
+    return (f"{file}: expected a YAML run config (--humaneval-config), found a samples file: score it without a "
+            f"config, pytest --humaneval-set target.mode=samples --humaneval-set target.samples={file.name} "
+            "--humaneval-set params.allow_code_execution=true (the completions are code run on this machine), or "
+            f"name it in a config of two lines, `target: {{mode: samples, samples: {file.name}}}` and `params: "
+            "{allow_code_execution: true}`")
+
+
+def _json_lines(text: str) -> bool:
+    """Whether ``text`` starts as a samples or problems file does: a JSON object with a task_id on its first line."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return isinstance(json.loads(first), dict) and "task_id" in json.loads(first)
+    except ValueError:
+        return False
+
+
+def config_from_sets(overrides: Sequence[str], invocation_dir: Path | None = None) -> RunConfig:
+    """A samples run's config made of the defaults and ``--humaneval-set`` alone, with no file:
+    ``target.mode=samples``, ``target.samples=FILE`` and ``params.allow_code_execution=true`` at least. Its path is
+    the samples file's (the file pytest collects, and where its errors point)."""
+    data: dict[str, Any] = {}
+    given = _apply_overrides(Path("--humaneval-set"), data, overrides, invocation_dir or Path.cwd(),
+                             OVERRIDABLE + WITHOUT_A_FILE)
+    target = data.get("target") or {}
+    if target.get("mode") != "samples" or not target.get("samples"):
+        raise ConfigError("--humaneval-set: without a config file, expected a samples run (target.mode=samples, "
+                          "target.samples=FILE, params.allow_code_execution=true), found "
+                          + (", ".join(f"{key}={value}" for key, value in given) or "nothing")
+                          + "; other runs need a config file (--humaneval-config)")
+    file = Path(target["samples"])
+    try:
+        return dataclasses.replace(_validated(file, data), overrides=given)
+    except ConfigError as exc:  # the file's own errors name the option, not a config file there is not
+        raise ConfigError("--humaneval-set (no config file): " + str(exc).removeprefix(f"{file}: ")) from exc
+
+
+def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path,
+                     allowed: tuple[str, ...] = OVERRIDABLE) -> tuple[tuple[str, str], ...]:
     given = []
+    named = {text.partition("=")[0].strip() for text in overrides}
+    if "params.protocol" in named and isinstance(data, dict) and isinstance(data.get("params"), dict):
+        # A protocol set on the command line replaces the file's sampling, as the file's own protocol would.
+        for key in SAMPLING_KEYS:
+            if f"params.{key}" not in named:
+                data["params"].pop(key, None)
     for text in overrides:
         key, sep, value = text.partition("=")
         key = key.strip()
-        if not sep or key not in OVERRIDABLE:
-            raise ConfigError(f"--humaneval-set: expected KEY=VALUE with KEY one of {', '.join(OVERRIDABLE)}, "
+        if not sep or key not in allowed:
+            raise ConfigError(f"--humaneval-set: expected KEY=VALUE with KEY one of {', '.join(allowed)}, "
                               f"found {text!r}")
         if not isinstance(data, dict):
             break  # the file's own error comes first
         if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
             parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
-        elif key in ("target.model", "target.endpoint"):  # a name is a string, whatever YAML would make of it
+        elif key in ("target.model", "target.endpoint", "target.mode", "params.protocol"):  # names: strings
             parsed = value
+        elif key == "params.k":  # 1,10,100 or [1, 10, 100] or 10
+            words = [word.strip() for word in value.strip().strip("[]").split(",")]
+            parsed = [int(word) if word.isdigit() else word for word in words] if all(words) else value
         else:
             try:
                 parsed = yaml.safe_load(value) if value else None
@@ -795,6 +860,9 @@ def _validated(file: Path, data: Any) -> RunConfig:
         top.fail("target", "a mapping with at least `mode`", None)
     target = _target(file, data["target"])
     params = _sampling(file, target.mode, _params(file, data.get("params") or {}), data.get("params") or {})
+    k_unset = (data.get("params") or {}).get("k") is None and params.protocol is None
+    if k_unset and target.mode != "samples":  # (a samples file's n is known once it is read: with_k)
+        params = dataclasses.replace(params, k=default_k(params.n))
     dataset, release = _dataset(top)
     config = RunConfig(
         path=file,
@@ -804,9 +872,56 @@ def _validated(file: Path, data: Any) -> RunConfig:
         dataset_release=release,
         pricing=_pricing(file, data["pricing"]) if data.get("pricing") is not None else None,
         gate=_gate(file, data["gate"], params) if data.get("gate") is not None else None,
+        k_from_plan=k_unset and target.mode == "samples",
     )
     _check_consistency(config, data)
     return config
+
+
+DEFAULT_K = (1, 10, 100)
+
+
+def default_k(n: int) -> tuple[int, ...]:
+    """params.k unset: each of pass@1, @10, @100 that ``n`` samples a problem allow (EvalPlus's habit)."""
+    return tuple(k for k in DEFAULT_K if k <= max(n, 1))
+
+
+def with_k(config: RunConfig, samples_per_problem: Sequence[int]) -> RunConfig:
+    """A samples file's run with params.k unset: its k, now that the file's samples per problem are known."""
+    if not config.k_from_plan:
+        return config
+    params = dataclasses.replace(config.params, k=default_k(min(samples_per_problem, default=1)))
+    return dataclasses.replace(config, params=params, k_from_plan=False)
+
+
+def _refuse_repeated_keys(file: Path, root: yaml.Node | None) -> None:
+    """A key given twice in one mapping is an error: YAML keeps the last one silently, so a second ``target:``
+    would measure something else than the reader of the file sees first. The first repeat in the file is named."""
+    seen: set[int] = set()  # (anchors: one node can be reached twice)
+    repeats: list[tuple[int, str, int]] = []  # (line of the repeat, key path, line of the first)
+    stack: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                path = f"{where}.{key.value}" if where else str(key.value)
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in first:
+                    repeats.append((line, path, first[key.tag, key.value]))
+                first.setdefault((key.tag, key.value), line)
+                stack.append((value, path))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(node.value))
+    if repeats:
+        line, path, earlier = min(repeats)
+        raise ConfigError(f"{file}: {path}: expected each key once, found it at line {earlier} and again at line "
+                          f"{line} (YAML would keep the last one without a word): keep one")
 
 
 def _read_text(file: Path) -> str:

@@ -11,7 +11,8 @@ Registered by ``pytest_addhooks``; pytest checks every implementation's argument
 
     # conftest.py: every finished run's report to the team's store
     def pytest_humaneval_report(report, config):
-        upload(report)   # the dict written by --humaneval-report, before any output is written
+        upload(report)   # the dict written by --humaneval-report, before any output is written;
+                         # an error here is reported, and every output still written
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ def pytest_humaneval_extract(answer: str, entry_point: str, prompt: str) -> str 
 @pytest.hookspec
 def pytest_humaneval_report(report: dict[str, Any], config: pytest.Config) -> None:
     """The finished run's report (the ``--humaneval-report`` JSON, as a dict), on the controller, once, at the end
-    of the session, before any output is written: what an implementation adds to it or changes in it is in every
-    output (the report, Markdown, HTML and JUnit files and the terminal section); an upload sees the run as it is
-    reported. Not called under ``--collect-only``, nor when the session stopped before it began (a usage error).
-    The exit status is decided already (the gate's verdict, from the run's own figures)."""
+    of the session, before any output is written. The files are written from the report as the implementations
+    leave it: the report JSON whole, and what the Markdown, the HTML page and JUnit's suite properties show of it
+    (its ``measurements``, ``run``, ``dataset``, ``counts``, ``problems``...), so a change there is in each of
+    them; a key of an implementation's own is in the report JSON only. The terminal section shows the run's own
+    figures, as measured, and the exit status is decided already (the gate's verdict, from the run's own figures).
+    An upload sees the run as it is reported. Not called under ``--collect-only``, nor when the session stopped
+    before it began (a usage error).
+
+    Each plugin's implementation is called on its own: one that raises (an unreachable results store) loses the
+    run nothing. What it changed before it raised is undone, the others are still called, every output is written
+    from the report as those that succeeded left it, the terminal section and a warning name the plugin (a
+    conftest's path) and its error, and the session exits 3 (unless it was interrupted: 2)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Generator
+from collections import Counter
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from . import hooks, outcomes, sandbox, writers
 from .ahead import PoolHooks
 from .completions.extract import Extraction, extract, from_code, split_reasoning
 from .completions.sources import Plan, build_plan, chat_answers
-from .config import ConfigError, Gate, RunConfig, load_config
+from .config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
 from .config_warnings import line_of, warn_at
 from .data.dataset import DatasetError
 from .data.plus import Suites
@@ -24,7 +25,7 @@ from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 from .run import Run
 from .scoring import html_report
 from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
-from .scoring.outputs import OutputError, busy_error, check_output
+from .scoring.outputs import OutputError, busy_error, check_output, same_file
 from .scoring.report import describe_protocol, planned_view
 from .summary import COLLECTOR_KEY, Collector
 from .terminal import Progress, QuietSamples, Section
@@ -66,17 +67,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Gate: fail unless pass@1 >= X (overrides gate.min_pass_at_1).")
     group.addoption("--humaneval-allow-partial", action="store_true", default=False,
                     help="Gate: judge a run whose -k/--lf/--deselect left planned samples out (gate.allow_partial).")
+    group.addoption("--humaneval-score-only", action="store_true", default=False,
+                    help="Failing samples are the model's score, not a failed session: exit 0 when every planned "
+                         "sample got a verdict (1 when samples were lost, or another test failed), as a gate does. "
+                         "For a baseline run, or a project's own pytest with the benchmark in it (ini: "
+                         "humaneval_score_only).")
     group.addoption("--humaneval-generations", metavar="DIR", default=None,
                     help="Store runtime completions here and reuse them on reruns (default: pytest's cache).")
     group.addoption("--humaneval-set", action="append", default=[], metavar="KEY=VALUE",
                     help="Set one config key for this run, in place of the file's (repeatable): target.model, "
                          "target.endpoint, target.samples, target.allow_subset, target.extract, dataset, params.limit, "
-                         "params.n. Recorded in the "
-                         "report (run.overrides).")
+                         "params.n, params.protocol, params.temperature, params.top_p, params.k, params.max_tokens, "
+                         "params.timeout_s, params.concurrency, params.workers; without a config, a samples run from "
+                         "target.mode, target.samples and params.allow_code_execution. Recorded in the report "
+                         "(run.overrides).")
     group.addoption("--humaneval-regenerate", action="store_true", default=False,
                     help="Request every completion afresh instead of reusing stored ones (a new draw).")
     parser.addini("humaneval_config", "YAML run config for pytest-humaneval (same as --humaneval-config; "
                   "relative to the ini file).", default=None)
+    parser.addini("humaneval_score_only", "Same as --humaneval-score-only: failing samples do not fail the "
+                  "session, lost samples do.", type="bool", default=False)
     parser.addini("humaneval_generations", "Folder of the runtime generation store (same as "
                   "--humaneval-generations; relative to the ini file).", default=None)
 
@@ -91,6 +101,26 @@ def _config_path(config: pytest.Config, name: str = "humaneval_config") -> Path 
         base = config.inipath.parent if config.inipath else config.rootpath
         return (base / os.path.expanduser(str(ini))).resolve()
     return None
+
+
+def _sets_without_config(path: Path) -> str:
+    """--humaneval-set with the ini key's config left out of the session: it would do nothing (exit 5)."""
+    return (f"--humaneval-set: expected the benchmark in this session, found it left out: only the "
+            f"humaneval_config ini key names {path}, and pytest was given paths of its own; add the config "
+            "among them, or pass --humaneval-config")
+
+
+def _samples_of_sets(config: pytest.Config, sets: Sequence[str]) -> Path:
+    """No config file: the samples file --humaneval-set names, which the session collects (as it would a
+    config file); a usage error saying what a run without a file needs when it names none."""
+    values = [text.partition("=")[2] for text in sets if text.partition("=")[0].strip() == "target.samples"]
+    if not values or not values[-1]:
+        try:
+            config_from_sets(sets, config.invocation_params.dir)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        raise pytest.UsageError("--humaneval-set: without a config file, expected target.samples=FILE")
+    return (config.invocation_params.dir / os.path.expanduser(values[-1])).resolve()
 
 
 def _left_out_by_paths(config: pytest.Config, path: Path) -> bool:
@@ -124,8 +154,14 @@ def pytest_configure(config: pytest.Config) -> None:
     work of the run (the plan, a download, expected outputs, the sandbox) waits for ``pytest_sessionstart``,
     so ``--collect-only``, ``--fixtures`` or ``--markers`` do none of it that they do not need."""
     path = _config_path(config)
+    sets = config.getoption("humaneval_set") or ()
+    from_sets = False  # no config file: --humaneval-set makes a samples run's config, and its file is collected
     if path is None or _left_out_by_paths(config, path):
-        return
+        if not sets:
+            return
+        if path is not None:
+            raise pytest.UsageError(_sets_without_config(path))
+        path, from_sets = _samples_of_sets(config, sets), True
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None and config.pluginmanager.hasplugin("xdist"):
         _check_hosts(config)
@@ -136,26 +172,28 @@ def pytest_configure(config: pytest.Config) -> None:
             run_config = config_from_json(workerinput[CONFIG_INPUT])
             plan = Plan.from_json(workerinput[PLAN_INPUT])
         else:
-            run_config = _with_gate_options(config, load_config(path, config.getoption("humaneval_set") or (),
-                                                                config.invocation_params.dir))
+            here = config.invocation_params.dir
+            loaded = config_from_sets(sets, here) if from_sets else load_config(path, sets, here)
+            run_config = _with_gate_options(config, loaded)
     except (ConfigError, DatasetError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if workerinput is not None and not path.is_file():
-        raise pytest.UsageError(f"--humaneval-config: {path} is not on this xdist worker, which collects the file "
+        option = "--humaneval-set target.samples" if from_sets else "--humaneval-config"
+        raise pytest.UsageError(f"{option}: {path} is not on this xdist worker, which collects the file "
                                 "(its contents come from the controller): make it available there (--rsyncdir)")
     config.stash[COLLECT_KEY] = path  # where this process finds the file to collect (run_config.path: the
     #                                   controller's, which a --tx popen//chdir worker sees elsewhere)
     if workerinput is None:
         _check_outputs(config)
     if run_config.target.mode == "runtime" and workerinput is None:
-        _check_runtime_gates(run_config)
+        _check_runtime_gates(run_config, key=not _lists_only(config))
     config.stash[PENDING_KEY] = (run_config, plan)
     if workerinput is None:
         _warn_seeded(config, run_config)
         warning = outcomes.timeout_warning(config, run_config.params.timeout_s)
         if warning is not None:
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
-    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")))
+    _point_collection_at(config, path, from_option=bool(config.getoption("humaneval_config")) or from_sets)
     if config.pluginmanager.hasplugin("xdist"):
         from .distributed import XdistHooks  # imports xdist: only when it is there
         _own(config, XdistHooks(), "humaneval-xdist")
@@ -194,20 +232,30 @@ def _check_hosts(config: pytest.Config) -> None:
 
 
 def _check_outputs(config: pytest.Config) -> None:
-    """Every output path is writable, before anything runs (not after the last sample)."""
+    """Every output path is writable, before anything runs (not after the last sample); none of them (JUnit's
+    file included) is a live session's results file, which writing would cut short; no two name one file."""
     if config.option.collectonly:
         return
+    named: list[tuple[str, Path]] = []
     for dest in OUTPUT_OPTIONS:
         value = config.getoption(dest)
         if value:
             option = "--" + dest.replace("_", "-")
             try:
-                path = check_output(option, value)
+                named.append((option, check_output(option, value)))
             except OutputError as exc:
                 raise pytest.UsageError(str(exc)) from exc
-            busy = busy_error(option, path) if dest == "humaneval_results" else None
-            if busy:
-                raise pytest.UsageError(busy)
+    junit = config.getoption("xmlpath", None)
+    if junit:
+        named.append(("--junitxml", Path(os.path.abspath(os.path.expanduser(os.path.expandvars(junit))))))
+    for i, (option, path) in enumerate(named):
+        busy = busy_error(option, path)
+        if busy:
+            raise pytest.UsageError(busy)
+        for other, earlier in named[:i]:
+            if same_file(path, earlier):
+                raise pytest.UsageError(f"{option}: {path} is also the file of {other}: each output needs a file "
+                                        "of its own (one would overwrite the other)")
 
 
 def _warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
@@ -294,11 +342,12 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
     return baseline
 
 
-def _check_runtime_gates(run_config: RunConfig) -> None:
-    """Before any request: the key's variable is set (never shown) and the URL passes the guard."""
+def _check_runtime_gates(run_config: RunConfig, key: bool = True) -> None:
+    """Before any request: the key's variable is set (never shown) and the URL passes the guard. ``key=False``:
+    a session that sends no request (--collect-only) needs no key (a fork's CI has none)."""
     from .completions import endpoint  # httpx and asyncio: imported by runtime sessions only
     ref = run_config.target.credentials_ref
-    if ref is not None and not os.environ.get(ref[4:]):
+    if key and ref is not None and not os.environ.get(ref[4:]):
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
                                 f"{ref[4:]} to be set (the API key is read from it), found it unset or empty")
     try:
@@ -323,6 +372,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         if plan is None:
             plan = build_plan(run_config, Progress(config), expected=not collect_only, extractor=_extractor(config))
+            run_config = with_k(run_config, list(Counter(sample.task_id for sample in plan.samples).values()))
         elif isinstance(plan.suites, Suites) and not collect_only:
             plan.suites.ensure()  # on the controller's machine, read from its cache; elsewhere, made here
     except NotDownloaded as exc:  # --collect-only downloads nothing: the benchmark's samples are not listed

@@ -8,7 +8,11 @@ everything by (task_id, sample) and does O(1) work per report, so a 32,800-item 
 
 from __future__ import annotations
 
+import copy
+import os
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -21,7 +25,7 @@ from .scoring.metrics import Outcome, Summary, summarize
 from .scoring.report import build_report
 from .scoring.selection import mark_partial, resolve, selected_by
 
-__all__ = ["COLLECTOR_KEY", "Collector"]
+__all__ = ["COLLECTOR_KEY", "Collector", "HookFailure", "call_report_hooks"]
 
 RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                   "generation_ms", "attempts", "cached")
@@ -30,6 +34,20 @@ RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "complet
 OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
 CUT_SHORT = "run cut short before this sample ran"
 Row = dict[str, Any]
+REPORT_HOOK = "pytest_humaneval_report"
+
+
+@dataclass(frozen=True)
+class HookFailure:
+    """A ``pytest_humaneval_report`` implementation that raised: where it is, and what it raised."""
+
+    plugin: str  # the plugin's name: a conftest's path (relative to the rootdir), or the name it registered under
+    error: str  # "ConnectionError: results store unreachable"
+    filename: str  # where the implementation is defined: the warning is placed there
+    lineno: int
+
+    def line(self) -> str:
+        return f"{self.plugin}: {self.error}"
 
 
 class Collector:
@@ -53,6 +71,9 @@ class Collector:
         self.interrupted: str | None = None  # Ctrl-C or pytest.exit(): what stopped the session, said everywhere
         self.listeners: list[Callable[[Row], None]] = []  # each result row as it arrives (writers.Results)
         self.finished = False  # the summary and the report are final
+        self.hook_failures: list[HookFailure] = []  # report hooks that raised (the outputs are written all the same)
+        self.unwritten: list[str] = []  # outputs left unwritten: another live session took the file (writers.py)
+        self.others_failed = False  # a test or collector of the session's own (not a sample) failed
 
     @property
     def run(self) -> Run:
@@ -78,7 +99,13 @@ class Collector:
         self.set_planned([item.name for item in session.items if isinstance(item, HumanEvalItem)])
 
     # -- results as they arrive
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.others_failed = True
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and parse_item_name(report.nodeid.rpartition("::")[2]) not in self.samples:
+            self.others_failed = True  # the project's own test: its failure is never the model's score
         if report.when == "call" and report.sections:
             self._keep_output(report)
         if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
@@ -182,7 +209,25 @@ class Collector:
         self.report["interrupted"] = self.interrupted
         self._set_exit_status(session)
         self.finished = True
-        config.hook.pytest_humaneval_report(report=self.report, config=config)  # a team's upload or amendment
+        self.hook_failures = call_report_hooks(config, self.report)  # a team's upload or amendment
+        if self.hook_failures:
+            self._report_hook_failures(session)
+
+    def _report_hook_failures(self, session: pytest.Session) -> None:
+        """A report hook that raised costs the run nothing but its exit status: every output is still written
+        (the writers come after), the terminal section names it, and so does a warning. Exit 3, pytest's status
+        for a plugin's internal error: a CI step that relies on the upload fails, and is not read as the model's
+        failure (1). An interrupted session keeps its own status."""
+        for failure in self.hook_failures:
+            text = f"{REPORT_HOOK} failed in {failure.line()}; every output was written all the same"
+            try:  # (under -W error the warning is an exception: the section still says it)
+                warnings.warn_explicit(pytest.PytestWarning(text), pytest.PytestWarning, failure.filename,
+                                       failure.lineno)
+            except Warning:
+                pass
+        judged = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if session.exitstatus in judged:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def _mark_stopped(self, session: pytest.Session, planned: list[tuple[str, int]]) -> None:
         """A session that ended before its last selected sample, for any reason but a selection, stopped: -x and
@@ -213,11 +258,58 @@ class Collector:
         judged = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         if session.exitstatus not in judged:
             return  # interrupted, internal or usage error: pytest's own status stands
-        if self.gate_result is not None:
-            # With a gate, failing samples are the model's score, not a broken build: the gate decides.
-            session.exitstatus = pytest.ExitCode.OK if self.gate_result.passed else pytest.ExitCode.TESTS_FAILED
+        config = session.config
+        score_only = config.getoption("humaneval_score_only", False) or config.getini("humaneval_score_only")
+        if self.gate_result is not None or score_only:
+            # Failing samples are the model's score, not a broken build: the gate decides, or without one (score
+            # only) whether every planned sample got a verdict, as a gate's coverage condition does. The project's
+            # own tests, in the same session, still fail it.
+            if self.gate_result is not None:
+                passed = self.gate_result.passed
+            else:
+                passed = self.summary is not None and self.summary.coverage in (None, 1.0) and \
+                    not self.generation_failures()
+            failed = not passed or self.others_failed
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         elif self.generation_failures() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
+
+
+def call_report_hooks(config: pytest.Config, report: dict[str, Any]) -> list[HookFailure]:
+    """Each plugin's ``pytest_humaneval_report`` on its own, in pluggy's order, so that one that raises (an upload
+    to an unreachable store) neither stops the others nor loses the run: what it changed in the report before it
+    raised is undone, and the failure is returned. The report ends as the implementations that succeeded left it.
+    Wrappers of the hook (``hookwrapper``/``wrapper``) wrap each call."""
+    manager = config.pluginmanager
+    impls = getattr(config.hook, REPORT_HOOK).get_hookimpls()
+    calling = [impl for impl in impls if not (impl.hookwrapper or getattr(impl, "wrapper", False))]
+    plugins: list[Any] = []
+    where: list[tuple[str, int]] = []
+    for impl in reversed(calling):  # pluggy calls the last registered (and tryfirst) first
+        if not any(impl.plugin is seen for seen in plugins):
+            plugins.append(impl.plugin)
+            code = getattr(impl.function, "__code__", None)
+            where.append((code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 0))
+    failures: list[HookFailure] = []
+    for plugin, (filename, lineno) in zip(plugins, where, strict=True):
+        caller = manager.subset_hook_caller(REPORT_HOOK, [other for other in plugins if other is not plugin])
+        before = copy.deepcopy(report)
+        try:
+            caller(report=report, config=config)
+        except Exception as exc:  # any error of a team's hook is reported, never the run's end
+            report.clear()
+            report.update(before)
+            failures.append(HookFailure(_plugin_name(config, plugin), f"{type(exc).__name__}: {exc}", filename,
+                                        lineno))
+    return failures
+
+
+def _plugin_name(config: pytest.Config, plugin: object) -> str:
+    name = config.pluginmanager.get_name(plugin) or repr(plugin)
+    if os.path.isabs(name):  # a conftest: its path, from the rootdir when it is under it
+        relative = os.path.relpath(name, config.rootpath)
+        name = name if relative.startswith("..") else relative
+    return name
 
 
 COLLECTOR_KEY = pytest.StashKey[Collector]()

@@ -25,7 +25,7 @@ import pytest
 from . import sandbox
 from .scoring import protocol
 from .scoring.gate import GateResult
-from .scoring.metrics import STATUSES, fmt
+from .scoring.metrics import STATUSES, dataset_title, fmt
 from .scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
 
@@ -174,7 +174,8 @@ class Section:
             return
         summary, tr = c.summary, terminalreporter
         dataset = c.report["dataset"]  # the selection as it ran (a partial run says so)
-        tr.write_sep("=", "HumanEval")
+        title = dataset_title(c.run.plan.selection.name)  # the run's own dataset, whatever a report hook did
+        tr.write_sep("=", title)
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         described = c.report["run"]["protocol"]
@@ -188,6 +189,7 @@ class Section:
             if c.gate_result is not None:
                 verdict = "PASS" if c.gate_result.passed else "FAIL: " + "; ".join(c.gate_result.failures())
                 tr.write_line(f"gate {verdict}")
+            _write_hook_failures(tr, c)
             return
         measured = c.report["measurements"]
         tr.write_line(f"dataset   {dataset['label']}  {dataset['digest'][:19]}")
@@ -247,10 +249,11 @@ class Section:
         for label, path in self.outputs:
             tr.write_line(f"{label:9s} {path}")
         if c.gate_result is not None:
-            self._write_gate(tr, c.gate_result)
+            self._write_gate(tr, c.gate_result, title)
+        _write_hook_failures(tr, c)
         # The score again, last, just above pytest's outcome line: what the tail of a CI log shows.
         verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
-        tr.write_line(f"HumanEval {passes}  {coverage}  [{dataset['label']}]{verdict}"
+        tr.write_line(f"{title} {passes}  {coverage}  [{dataset['label']}]{verdict}"
                       + (f"  {interrupted}" if interrupted else ""), bold=True)
 
     @staticmethod
@@ -293,8 +296,8 @@ class Section:
                           f"(finish_reason: length): raise {name}; a thinking model needs room for its reasoning "
                           "and its answer", yellow=True)
 
-    def _write_gate(self, tr: pytest.TerminalReporter, gate: GateResult) -> None:
-        tr.write_sep("-", f"HumanEval gate: {'PASS' if gate.passed else 'FAIL'}")
+    def _write_gate(self, tr: pytest.TerminalReporter, gate: GateResult, title: str) -> None:
+        tr.write_sep("-", f"{title} gate: {'PASS' if gate.passed else 'FAIL'}")
         for c in gate.conditions:
             detail = f"  ({c.detail})" if c.detail else ""
             verdict = "PASS" if c.passed else "FAIL"
@@ -307,6 +310,15 @@ class Section:
             for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
                 if tasks:
                     tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
+
+
+def _write_hook_failures(tr: pytest.TerminalReporter, c: Collector) -> None:
+    """One line per report hook that raised (summary.call_report_hooks): the outputs are written all the same."""
+    for failure in c.hook_failures:
+        tr.write_line(f"REPORT HOOK FAILED in {failure.line()} (every output is written without its changes; "
+                      "the session fails)", red=True, bold=True)
+    for refusal in c.unwritten:
+        tr.write_line(f"NOT WRITTEN {refusal}", red=True, bold=True)
 
 
 def _protocol_word(described: dict[str, Any]) -> str:

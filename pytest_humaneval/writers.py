@@ -22,7 +22,7 @@ from typing import IO
 import pytest
 
 from .scoring import html_report, protocol
-from .scoring.outputs import OutputError, is_job_summary, open_private, publish
+from .scoring.outputs import OutputError, busy_error, is_job_summary, open_private, publish
 from .scoring.report import render_markdown
 from .scoring.selection import Partial
 from .summary import COLLECTOR_KEY, Collector, Row
@@ -34,6 +34,19 @@ XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>'  # as junitxml writes it
 
 def _collector(config: pytest.Config) -> Collector:
     return config.stash[COLLECTOR_KEY]
+
+
+def _taken(session: pytest.Session, option: str, path: Path) -> bool:
+    """Whether ``path`` became another live session's results file since configure checked it (that session
+    started in between): then it is not written, which would cut that session's rows short; the section says so,
+    and the session exits 3 (an output it was asked for is missing), as when a report hook fails."""
+    busy = busy_error(option, path)
+    if busy is None:
+        return False
+    _collector(session.config).unwritten.append(busy)
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+    return True
 
 
 class Results:
@@ -76,9 +89,9 @@ class Report:
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config, self.path = config, path
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         collector = _collector(self.config)
-        if collector.finished:
+        if collector.finished and not _taken(session, "--humaneval-report", self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps(collector.report, indent=2) + "\n", encoding="utf-8")
 
@@ -90,9 +103,9 @@ class Markdown:
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config, self.path = config, path
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         collector = _collector(self.config)
-        if not collector.finished:
+        if not collector.finished or _taken(session, "--humaneval-markdown", self.path):
             return
         text = render_markdown(collector.report)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,9 +123,9 @@ class Html:
         self.config, self.path = config, path
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         collector = _collector(self.config)
-        if not collector.finished:
+        if not collector.finished or _taken(session, "--humaneval-html", self.path):
             return
         report = collector.report
         problems = {task: {"prompt": problem.prompt, "test": problem.test}

@@ -81,10 +81,14 @@ def test_starter_configs_baseline_and_gate(pytester, monkeypatch):
     baseline, candidate.yaml is gated on it."""
     problems = load_problems()[1]
 
+    missed = {problems[0].task_id, problems[7].task_id}  # the production model misses two problems
+
     def script(request, index):
         if request.method == "GET":
             return models("qwen-plus", "qwen-max")
         problem = next(p for p in problems if p.prompt.strip() in request.prompt_text)
+        if request.body.get("model") == "qwen-max" and problem.task_id in missed:
+            return chat(f"```python\n{problem.prompt}    return None\n```")
         return chat(f"```python\n{problem.prompt}{problem.canonical_solution}```")
 
     monkeypatch.setenv("DASHSCOPE_API_KEY", "sk-test-starter")
@@ -94,14 +98,28 @@ def test_starter_configs_baseline_and_gate(pytester, monkeypatch):
             path = pytester.path / "humaneval" / name
             text = path.read_text().replace("https://dashscope.aliyuncs.com/compatible-mode/v1", server.url)
             path.write_text(text if _hides_tests() else text.replace("isolation: strict", "isolation: auto"))
-        prod = pytester.runpytest("--humaneval-config", "humaneval/prod.yaml", "--humaneval-report",
-                                  "baseline/prod.json", "-q", *NO_CACHE)
-        prod.assert_outcomes(passed=164)
+        prod = pytester.runpytest(*shlex.split(baseline_command())[1:], "-q", *NO_CACHE)  # as the recipe says
+        prod.assert_outcomes(passed=162, failed=2)
+        assert prod.ret == pytest.ExitCode.OK, "the production model's misses are its score, not a failed job"
         gated = pytester.runpytest("--humaneval-config", "humaneval/candidate.yaml", "--humaneval-report", "new.json",
                                    "-q", *NO_CACHE)
     assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
     gate = read_report(pytester.path / "new.json")["gate"]
     assert gate["passed"] is True and gate["baseline"]["model"] == "qwen-max"
+
+
+def baseline_command() -> str:
+    """The baseline job's command, as prod.yaml's comment gives it; the jobs' comments and the docs give the same."""
+    found = [line.lstrip("# ").strip() for line in (CI / "humaneval" / "prod.yaml").read_text().splitlines()
+             if line.lstrip("# ").startswith("pytest ")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("where", [*JOBS, CI.parent.parent / "docs" / "ci-and-reports.md"],
+                         ids=lambda path: path.name)
+def test_baseline_command_is_the_same_everywhere(where):
+    assert baseline_command() in " ".join(where.read_text().replace("#", " ").split())
 
 
 def _hides_tests() -> bool:

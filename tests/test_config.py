@@ -161,6 +161,39 @@ def test_bad_value_is_one_line_error(write, text, expected):
         message = message[message.index(part) + len(part):]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true}\ntarget: {mode: mock}\n",
+         "target: expected each key once, found it at line 1 and again at line 3 (YAML would keep the last one "
+         "without a word): keep one"),
+        ("target: {mode: mock}\nparams:\n  limit: 2\n  k: [1]\n  limit: 3\n",
+         "params.limit: expected each key once, found it at line 3 and again at line 5"),
+        ("target: {mode: mock}\ngate:\n  min_pass_at: {10: 0.9, 10: 0.8}\n",
+         "gate.min_pass_at.10: expected each key once, found it at line 3 and again at line 3"),
+        ("target: {mode: mock, mode: mock}\nparams: {limit: 2}\nparams: {limit: 2}\n",  # the first repeat in the file
+         "target.mode: expected each key once, found it at line 1 and again at line 1"),
+    ],
+)
+def test_repeated_key_is_an_error(write, text, expected):
+    """A key given twice is one error naming the file, the key's path and the line of its repeat (YAML keeps the
+    last silently: a second `target:` measured the mock replay instead of the user's samples file)."""
+    assert expected in error_of(write(text))
+
+
+def test_same_key_of_two_kinds_and_anchors_are_not_repeats(write):
+    """`10` and `"10"` are two keys; a mapping reached twice through an anchor repeats nothing."""
+    path = write("""\
+        target: {mode: mock}
+        params: &p {limit: 2}
+        gate: {min_pass_at_1: 0.1}
+        x-copy: {a: *p, b: *p}
+    """)
+    assert "x-copy: unknown key" in error_of(path)  # the file's own error: not a repeat
+    path = write("target: {mode: mock}\ngate: {min_pass_at: {1: 0.1, '1': 0.2}}\n")
+    assert "gate.min_pass_at" in error_of(path) and "expected each key once" not in error_of(path)
+
+
 def test_dataset_is_release_or_path(write, tmp_path):
     """The dataset is a release name or a path, and the HumanEval+ time limits default to EvalPlus master's."""
     from pytest_humaneval.config import PlusParams
@@ -299,3 +332,44 @@ def test_new_schema_key_is_bounded(tmp_path, monkeypatch):
     path.write_text("target: {mode: mock}\nparams: {timeout_s: 9}\n")
     with pytest.raises(ConfigError, match=r"params\.timeout_s: expected a number > 0 and <= 7, found 9"):
         load_config(path)
+
+
+@pytest.mark.parametrize(("params", "k"), [
+    ("", (1,)),
+    (", n: 5", (1,)),
+    (", n: 10", (1, 10)),
+    (", n: 99", (1, 10)),
+    (", n: 200", (1, 10, 100)),
+    (", n: 20, k: [1, 5]", (1, 5)),  # params.k as given
+    (", n: 20, k: null", (1, 10)),
+    (", protocol: codex-passk", (10, 100)),  # the protocol's own
+])
+def test_k_unset_reports_each_of_1_10_100_that_n_allows(write, params, k):
+    """params.k unset: pass@1, @10 and @100 as n allows (EvalPlus's habit), in runtime mode as in mock-execute."""
+    runtime = write("target: {mode: runtime, endpoint: 'http://127.0.0.1:1/v1', model: m}\n"
+                    f"params: {{allow_code_execution: true{params}}}\n")
+    assert load_config(runtime).params.k == k
+    if "protocol" not in params:
+        mock = write(f"target: {{mode: mock}}\nparams: {{execute: true{params}}}\n", "mock.yaml")
+        assert load_config(mock).params.k == k
+
+
+def test_k_unset_in_samples_mode_comes_from_the_file():
+    """A samples file's k, params.k unset: from the fewest samples any problem has, once the file is read."""
+    from pytest_humaneval.config import RunConfig, Target, with_k
+    config = RunConfig(path=Path("run.yaml"), target=Target(mode="samples", samples=Path("s.jsonl")),
+                       k_from_plan=True)
+    assert with_k(config, [200, 150]).params.k == (1, 10, 100)
+    assert with_k(config, [200, 12]).params.k == (1, 10)
+    assert with_k(config, [1, 12]).params.k == (1,)
+    given = dataclasses.replace(config, k_from_plan=False, params=dataclasses.replace(config.params, k=(2,)))
+    assert with_k(given, [200]).params.k == (2,)
+
+
+def test_samples_mode_marks_k_for_the_plan(write, tmp_path):
+    (tmp_path / "s.jsonl").write_text("")
+    loaded = load_config(write("target: {mode: samples, samples: s.jsonl}\nparams: {allow_code_execution: true}\n"))
+    assert loaded.k_from_plan and loaded.params.k == (1,)
+    given = load_config(write("target: {mode: samples, samples: s.jsonl}\n"
+                              "params: {allow_code_execution: true, k: [1, 2]}\n"))
+    assert not given.k_from_plan and given.params.k == (1, 2)

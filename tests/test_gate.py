@@ -209,6 +209,49 @@ def test_command_line_floor(pytester):
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 
 
+@pytest.mark.parametrize("how", ["option", "ini"])
+def test_score_only_failing_samples_do_not_fail_the_session(pytester, how):
+    """--humaneval-score-only (or the ini key): a model that misses problems is a score, not a failed session (the
+    baseline job exited 1 when the production model missed any problem); lost samples still fail it."""
+    write_samples(pytester, "prod.jsonl", {PROBLEMS[0].task_id, PROBLEMS[3].task_id})
+    cfg = write_config(pytester, "prod.yaml", "prod.jsonl")
+    if how == "ini":
+        pytester.makeini("[pytest]\nhumaneval_score_only = true\n")
+    score_only = ("--humaneval-score-only",) if how == "option" else ()
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "prod.json",
+                                *score_only, *NO_CACHE)
+    result.assert_outcomes(passed=18, failed=2)
+    assert result.ret == pytest.ExitCode.OK
+    assert read_report(pytester.path / "prod.json")["gate"] is None  # a score, not a gate: a baseline as before
+    cut_short = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "-x", *score_only, *NO_CACHE)
+    assert cut_short.ret == pytest.ExitCode.TESTS_FAILED  # samples that never ran are lost, not a score
+    if how == "option":  # and without it, pytest's usual status
+        plain = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", *NO_CACHE)
+        assert plain.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.parametrize("verdict", ["score-only", "gate"])
+def test_project_test_failing_still_fails_the_session(pytester, verdict):
+    """A project's bare pytest with the benchmark in it (the ini key): with score-only or a gate, its failing
+    samples are a score, its own failing test is not (a passing gate turned it green)."""
+    write_samples(pytester, "prod.jsonl", {PROBLEMS[0].task_id})
+    cfg = write_config(pytester, "prod.yaml", "prod.jsonl",
+                       gate="{min_pass_at_1: 0.5}" if verdict == "gate" else "")
+    score_only = "humaneval_score_only = true\n" if verdict == "score-only" else ""
+    pytester.makeini(f"[pytest]\nhumaneval_config = {cfg}\n{score_only}")
+    pytester.makepyfile(test_own="def test_own():\n    assert True\n")
+    green = pytester.runpytest("-p", "no:xdist", *NO_CACHE)
+    green.assert_outcomes(passed=20, failed=1)
+    assert green.ret == pytest.ExitCode.OK
+    pytester.makepyfile(test_own="def test_own():\n    assert False\n")
+    red = pytester.runpytest("-p", "no:xdist", *NO_CACHE)
+    red.assert_outcomes(passed=19, failed=2)
+    assert red.ret == pytest.ExitCode.TESTS_FAILED
+    pytester.makepyfile(test_own="import nonexistent_module\n")
+    broken = pytester.runpytest("-p", "no:xdist", "--continue-on-collection-errors", *NO_CACHE)
+    assert broken.ret == pytest.ExitCode.TESTS_FAILED
+
+
 def test_compare_refuses_different_things(pytester, tmp_path):
     """``compare`` refuses reports of different things."""
     first = {"dataset": {"label": "a", "digest": "sha256:aaa"}, "problems": {"T": {"n": 1, "c": 1}}}

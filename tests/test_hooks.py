@@ -4,6 +4,9 @@ public pytest API only (tests/test_layout.py checks the imports)."""
 from __future__ import annotations
 
 import json
+import os
+import stat
+import xml.etree.ElementTree as ET
 
 import pytest
 from sessions import NO_CACHE, read_report
@@ -42,6 +45,101 @@ def test_report_hook_amends_every_output(pytester, workers):
     assert calls == [{"worker": False, "pass_at_1": report["measurements"]["human-eval.pass_at_1"]["value"]}]
     assert report["team"] == {"uploaded": True}
     assert json.loads((pytester.path / "plugins-left.json").read_text()) == [], "every plugin object is unregistered"
+
+
+RAISES = '''
+def pytest_humaneval_report(report, config):
+    report["team"] = {"half": "written"}   # undone: the outputs have the report as it was
+    raise ConnectionError("results store unreachable")
+'''
+
+AMENDS = '''
+def pytest_humaneval_report(report, config):
+    report["team"] = {"uploaded": True}
+    report["run"]["model"] = "team/model-7"
+'''
+
+
+def junit_properties(path):
+    return {p.get("name"): p.get("value") for p in ET.parse(path).getroot().iter("property")}
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_raising_report_hook_loses_nothing(pytester, workers):
+    """A report hook that raises (an upload to a store that cannot be reached) is named in the terminal section
+    and a warning, every output is written from the report as it was, the results file gets its usual mode
+    back, and the session exits 3: no traceback, no lost run."""
+    pytester.makeconftest(RAISES)
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", *OUTPUTS, *workers, *NO_CACHE)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR, out
+    assert "Traceback" not in out + result.stderr.str() and "INTERNALERROR" not in out
+    result.stdout.fnmatch_lines([
+        "*PytestWarning: pytest_humaneval_report failed in conftest.py: ConnectionError: results store unreachable*",
+        "REPORT HOOK FAILED in conftest.py: ConnectionError: results store unreachable (every output is written "
+        "without its changes; the session fails)",
+        "HumanEval pass@1 0.667  coverage 3/3  *",
+    ])
+    report = read_report(pytester.path / "r.json")
+    assert "team" not in report and report["measurements"]["human-eval.pass_at_1"]["value"] == pytest.approx(2 / 3)
+    assert "0.667" in (pytester.path / "r.md").read_text()
+    assert "0.667" in (pytester.path / "r.html").read_text()
+    assert junit_properties(pytester.path / "j.xml")["human-eval.pass_at_1"] == str(2 / 3)
+    rows = (pytester.path / "r.jsonl").read_text().splitlines()
+    assert len(rows) == 3
+    mode = stat.S_IMODE(os.stat(pytester.path / "r.jsonl").st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask, oct(mode)  # not left readable by its owner alone
+
+
+def test_raising_report_hook_quiet_and_others_still_called(pytester):
+    """Each plugin's implementation is called on its own: one that raises neither stops the others nor undoes
+    what they did; under -q the failure is still one line of the section."""
+    pytester.makepyfile(teamplugin=AMENDS)
+    pytester.syspathinsert()
+    pytester.makeconftest(RAISES)
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", "-p", "teamplugin", "-q", "-p", "no:xdist",
+                                *OUTPUTS, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["REPORT HOOK FAILED in conftest.py: ConnectionError: results store unreachable*"])
+    assert "REPORT HOOK FAILED in teamplugin" not in result.stdout.str()
+    report = read_report(pytester.path / "r.json")
+    assert report["team"] == {"uploaded": True} and report["run"]["model"] == "team/model-7"
+    assert junit_properties(pytester.path / "j.xml")["human-eval.model"] == "team/model-7"
+
+
+def test_raising_report_hook_under_warnings_as_errors(pytester):
+    """With warnings made errors, the hook's warning does not end the session either: the section says it."""
+    pytester.makeconftest(RAISES)
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", "--humaneval-report", "r.json", "-p",
+                                "no:xdist", "-W", "error::pytest.PytestWarning", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR, "a warning made an error does not end the session"
+    result.stdout.fnmatch_lines(["REPORT HOOK FAILED in conftest.py*"])
+    assert (pytester.path / "r.json").is_file()
+
+
+def test_report_amendment_reaches_every_file(pytester):
+    """What a hook changes in the report is in every file written from it (report, Markdown, HTML, JUnit); the
+    terminal section keeps the run's own figures."""
+    pytester.makeconftest(AMENDS + '''
+    report["measurements"]["human-eval.pass_at_1"]["value"] = 0.125
+''')
+    (pytester.path / "mock.yaml").write_text(MOCK)
+    result = pytester.runpytest("--humaneval-config", "mock.yaml", "-p", "no:xdist", *OUTPUTS, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = read_report(pytester.path / "r.json")
+    assert report["run"]["model"] == "team/model-7" and report["team"] == {"uploaded": True}
+    markdown = (pytester.path / "r.md").read_text()
+    assert "## HumanEval: team/model-7" in markdown and "| pass@1 | 0.125 |" in markdown
+    html = (pytester.path / "r.html").read_text()
+    assert '<span id="model">team/model-7</span>' in html and "0.125" in html
+    properties = junit_properties(pytester.path / "j.xml")
+    assert properties["human-eval.model"] == "team/model-7" and properties["human-eval.pass_at_1"] == "0.125"
+    result.stdout.fnmatch_lines(["HumanEval pass@1 0.667  coverage 3/3  *"])  # the measured score
 
 
 def test_output_plugins_only_when_asked(pytester):

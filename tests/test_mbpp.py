@@ -168,3 +168,29 @@ def test_numpy_answers_get_evalplus_s_verdicts(pytester, tmp_path, monkeypatch):
     rows = {r["sample"]: r for r in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
     assert {sample: (r["base_status"], r["plus_status"]) for sample, r in rows.items()} == \
         {0: ("assertion_failed", "assertion_failed"), 1: ("passed", "passed")}
+
+
+def test_a_run_is_titled_by_its_dataset_and_keeps_the_measurement_keys(pytester, tmp_path, monkeypatch):
+    """An MBPP+ run is titled MBPP+ (it was "HumanEval") in the terminal section, the gate's block, the last
+    score line, the Markdown heading and the HTML page; the report's and JUnit's measurement keys, which scripts
+    read, stay human-eval.*."""
+    import xml.etree.ElementTree as ET
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (pytester.path / "run.yaml").write_text("target: {mode: mock}\ndataset: mbppplus\nparams: {execute: true, "
+                                            "limit: 1, plus: {min_time_limit_s: 1.0}}\n")
+    result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-min-pass-at-1", "0.5",
+                                "--humaneval-report", "r.json", "--humaneval-markdown", "r.md", "--humaneval-html",
+                                "r.html", "--junitxml", "j.xml", "-p", "no:xdist", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["=* MBPP+ =*", "-* MBPP+ gate: PASS -*",
+                                 "MBPP+ pass@1 1.000 (plus)  base 1.000  coverage 1/1  [[]mbppplus v0.2.0 *"])
+    assert "HumanEval" not in result.stdout.str()
+    assert (pytester.path / "r.md").read_text().startswith("## MBPP+: mock-execute")
+    page = (pytester.path / "r.html").read_text()
+    assert "<title>MBPP+: mock-execute on mbppplus v0.2.0" in page and '<span class="muted">MBPP+</span>' in page
+    assert 'placeholder="task id, e.g. Mbpp/2"' in page and "HumanEval" not in page
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert {"human-eval.pass_at_1", "human-eval.base_pass_at_1", "human-eval.coverage"} <= set(report["measurements"])
+    names = {p.get("name") for p in ET.parse(pytester.path / "j.xml").getroot().iter("property")}
+    assert {"human-eval.pass_at_1", "human-eval.coverage", "human-eval.dataset_label"} <= names

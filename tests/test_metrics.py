@@ -78,3 +78,14 @@ def test_unsupported_k_is_left_out():
     summary = summarize(planned, outcomes, [1, 2])
     assert summary.pass_at == {1: 1.0}
     assert "fewer than 2 samples" in summary.skipped_k[2] and "B" in summary.skipped_k[2]
+
+
+@pytest.mark.parametrize(("name", "title"), [
+    ("openai_humaneval", "HumanEval"), ("humaneval", "HumanEval"), ("humanevalplus", "HumanEval+"),
+    ("humanevalplus-mini", "HumanEval+"), ("humanevalplus-noextreme", "HumanEval+"), ("mbppplus", "MBPP+"),
+    ("mbppplus-noextreme", "MBPP+"), ("my_problems", "my_problems"), ("humanevalish", "humanevalish"), (None, "HumanEval"),
+])
+def test_dataset_title(name, title):
+    """The title a run is shown under is its dataset's own (a file of one's own by its name)."""
+    from pytest_humaneval.scoring.metrics import dataset_title
+    assert dataset_title(name) == title

@@ -88,3 +88,89 @@ def test_collect_only_writes_nothing(pytester):
     result.stdout.no_fnmatch_line("*gate*")
     for name in ("report.json", "results.jsonl", "summary.md", "page.html"):
         assert (pytester.path / name).read_text() == "kept\n", name
+
+
+# -- a live session's results file is nobody else's output ----------------------------------------------------
+
+HOLDER = '''
+import sys
+from pathlib import Path
+from pytest_humaneval.scoring.outputs import open_private
+
+handle = open_private(Path(sys.argv[1]))   # as a live session's --humaneval-results holds its file
+handle.write("a row of the live session\\n")
+handle.flush()
+print("holding", flush=True)
+sys.stdin.read()                          # until the test closes stdin
+'''
+
+
+@pytest.fixture
+def live_results(pytester):
+    """A file held as a live session's results file (the lock --humaneval-results takes), and its holder's pid."""
+    import subprocess
+    import sys
+
+    path = pytester.path / "live.jsonl"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        yield path, holder.pid
+    finally:
+        holder.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("option", ["--humaneval-results", "--humaneval-report", "--humaneval-markdown",
+                                    "--humaneval-html", "--junitxml"])
+def test_live_results_file_refused_under_every_option(pytester, live_results, option):
+    """Whichever option names a live session's results file, this session is refused before anything runs, naming
+    the option and the other session, and the file keeps every row (issue 42: --humaneval-report overwrote it)."""
+    path, pid = live_results
+    cfg = write_config(pytester, REFERENCE)
+    result = pytester.runpytest("--humaneval-config", str(cfg), option, str(path), *NO_CACHE)
+    assert_one_usage_error(result, f"ERROR: {option}: {path} is being written by another pytest-humaneval session "
+                                   f"(pid {pid}), as its results file;*")
+    assert path.read_text() == "a row of the live session\n"
+
+
+def test_live_results_file_taken_after_configure_is_not_written(pytester):
+    """A session that took a file as its results file after this one's check (it started in between) keeps it:
+    the report, Markdown and HTML page are not written over it, the section says so, and the session exits 3."""
+    outputs = {"--humaneval-report": "r.json", "--humaneval-markdown": "r.md", "--humaneval-html": "r.html"}
+    pytester.makeconftest(f'''
+import subprocess, sys
+import pytest
+
+HOLDERS = []
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):   # after the plugin's check at configure: the files are taken meanwhile
+    for name in {sorted(outputs.values())!r}:
+        holder = subprocess.Popen([sys.executable, "-c", {HOLDER!r}, name], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline() == "holding\\n"
+        HOLDERS.append(holder)
+
+def pytest_unconfigure(config):
+    for holder in HOLDERS:
+        holder.communicate(timeout=30)
+''')
+    cfg = write_config(pytester, REFERENCE)
+    result = pytester.runpytest_subprocess("--humaneval-config", str(cfg), "-p", "no:xdist",
+                                           *[word for pair in outputs.items() for word in pair], *NO_CACHE)
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
+    for option, name in outputs.items():
+        assert (pytester.path / name).read_text() == "a row of the live session\n"
+        result.stdout.fnmatch_lines([f"NOT WRITTEN {option}: {name} is being written by another "
+                                     "pytest-humaneval session (pid *), as its results file;*"])
+    result.stdout.fnmatch_lines(["HumanEval pass@1 1.000  coverage 2/2  *"])
+
+
+def test_two_outputs_on_one_file_refused(pytester):
+    """Two options of one session naming one file (one would overwrite the other) is a usage error naming both."""
+    cfg = write_config(pytester, REFERENCE)
+    result = pytester.runpytest("--humaneval-config", str(cfg), "--humaneval-report", "out.txt", "--junitxml",
+                                str(pytester.path / "out.txt"), *NO_CACHE)
+    assert_one_usage_error(result, f"ERROR: --junitxml: {pytester.path / 'out.txt'} is also the file of "
+                                   "--humaneval-report: each output needs a file of its own*")

@@ -403,10 +403,11 @@ def test_no_preset_described_by_use(pytester):
         quiet.stdout.fnmatch_lines(["pass@1 1.000  coverage 2/2  [[]*[]]  protocol greedy"])
         custom = runtime_config(pytester, server, ", limit: 2, n: 20, temperature: 0.5, top_p: 0.9")
         result = pytester.runpytest("--humaneval-config", custom, "-n", "2", "--junitxml", "junit.xml", *NO_CACHE)
-    result.stdout.fnmatch_lines(["protocol  n 20, temperature 0.5, top_p 0.9, k [[]1[]]: matches no published "
+    # (params.k unset: pass@1 and pass@10, which n 20 allows)
+    result.stdout.fnmatch_lines(["protocol  n 20, temperature 0.5, top_p 0.9, k [[]1, 10[]]: matches no published "
                                  "protocol"])
     assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == (
-        "n 20, temperature 0.5, top_p 0.9, k [1]: matches no published protocol")
+        "n 20, temperature 0.5, top_p 0.9, k [1, 10]: matches no published protocol")
 
 
 # -- the three pitfalls: one warning line each ---------------------------------------------------------------
@@ -451,6 +452,23 @@ def test_hot_runtime_run_warns(pytester):
                                  "*pytest-humaneval: pass@1 from 2 samples per problem at temperature 0.8*"])
     result.stdout.fnmatch_lines(["protocol  n 2, temperature 0.8, top_p unset, k [[]1[]]: matches no published "
                                  "protocol"])
+
+
+@pytest.mark.parametrize(("samples", "k"), [(10, [1, 10]), (9, [1]), (1, [1])])
+def test_samples_file_without_k_reports_what_n_allows(pytester, samples, k):
+    """A samples file with n samples a problem and no params.k reports each of pass@1/10/100 that n allows (it
+    reported pass@1 alone), with no warning of a k left out."""
+    cfg = samples_config(pytester, samples, ", temperature: 0.2")
+    result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",
+                                "--junitxml", "junit.xml", *NO_CACHE)
+    result.assert_outcomes(passed=samples)
+    report = read_report(pytester.path / "r.json")
+    assert report["run"]["k"] == k and report["run"]["protocol"]["k"] == k
+    assert [name for name in report["measurements"] if name.startswith("human-eval.pass_at_")] == \
+        [f"human-eval.pass_at_{i}" for i in k]
+    assert {f"human-eval.pass_at_{i}" for i in k} <= set(junit_properties(pytester.path / "junit.xml"))
+    result.stdout.fnmatch_lines(["HumanEval " + "  ".join(f"pass@{i} 1.000" for i in k) + "  coverage *"])
+    assert "will not be reported" not in result.stdout.str()
 
 
 # -- a samples file labelled without generating anything ------------------------------------------------------

@@ -167,6 +167,24 @@ def test_collect_only_sends_no_request(pytester):
     assert server.requests == []
 
 
+@pytest.mark.parametrize("listing", ["--collect-only", "--fixtures"])
+def test_collect_only_needs_no_key(pytester, monkeypatch, listing):
+    """Listing a runtime config's items sends no request, so it needs no API key (a fork's CI has none); a run
+    still does."""
+    monkeypatch.delenv("TEST_LLM_KEY")
+    with FakeOpenAI(answering()) as server:
+        cfg = runtime_config(pytester, server)
+        result = pytester.runpytest("--humaneval-config", str(cfg), listing, "-q", "-p", "no:xdist", *NO_CACHE)
+        assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+        if listing == "--collect-only":
+            result.stdout.fnmatch_lines(["*HumanEval/0[[]0[]]*", "4 tests collected*"])
+        ran = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
+    assert server.requests == []
+    assert ran.ret == pytest.ExitCode.USAGE_ERROR
+    ran.stderr.fnmatch_lines(["ERROR: *target.credentials_ref: expected the environment variable TEST_LLM_KEY to be "
+                              "set*"])
+
+
 def test_unset_key_variable_is_usage_error(pytester, monkeypatch):
     """An unset key variable is a usage error before any request."""
     monkeypatch.delenv("TEST_LLM_KEY")

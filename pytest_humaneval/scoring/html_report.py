@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from ..data.dataset import natural_key
 from . import protocol
-from .metrics import STATUSES, fmt, measure_label, pass_at_k
+from .metrics import STATUSES, dataset_title, fmt, measure_label, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
            "summary_fragment"]
@@ -225,7 +225,8 @@ def render(report: Mapping[str, Any], rows: Iterable[Mapping[str, Any]],
     by_task = _sorted_rows(rows)
     data = data_island(by_task, problems, baseline)
     run, dataset = report.get("run") or {}, report.get("dataset") or {}
-    title = f"HumanEval: {run.get('model') or run.get('mode') or 'run'} on {dataset.get('label', 'a dataset')}"
+    title = (f"{dataset_title(dataset.get('name'))}: {run.get('model') or run.get('mode') or 'run'} on "
+             f"{dataset.get('label', 'a dataset')}")
     changes = _changes(report, baseline)
     body = "\n".join([
         _header(report),
@@ -270,7 +271,7 @@ def _header(report: Mapping[str, Any]) -> str:
         facts.append(("versions", ", ".join(f"{name} {value}" for name, value in versions.items())))
     items = "".join(f'<div><dt>{esc(name)}</dt><dd data-fact="{esc(name)}">{esc(value)}</dd></div>'
                     for name, value in facts if value is not None)
-    return (f'<header class="top"><h1><span class="muted">HumanEval</span> '
+    return (f'<header class="top"><h1><span class="muted">{esc(dataset_title(dataset.get("name")))}</span> '
             f'<span id="model">{esc(run.get("model") or run.get("mode") or "run")}</span>{badge}</h1>'
             f'<dl class="facts">{items}</dl></header>')
 
@@ -408,8 +409,9 @@ def _controls(report: Mapping[str, Any], with_changes: bool) -> str:
                   '<option>regressed</option><option>improved</option><option>same</option><option>new</option>'
                   '</select> colour by <select id="colour-by"><option value="change">change</option>'
                   '<option value="rate">pass rate</option></select></span>')
+    example = min(report.get("problems") or {"HumanEval/12": None}, key=natural_key)  # the dataset's own ids
     return (f'<section class="controls"><span class="group">{"".join(buttons)}</span>{change}'
-            f'<input type="search" id="search" placeholder="task id, e.g. HumanEval/12" aria-label="search by task '
+            f'<input type="search" id="search" placeholder="task id, e.g. {esc(example)}" aria-label="search by task '
             f'id"><span id="shown" class="muted"></span></section>')
 
 
@@ -462,5 +464,6 @@ def summary_fragment(report: Mapping[str, Any]) -> str:
         why = "; ".join(f"{c['name']}: {fmt(c['value'])} vs {fmt(c['threshold'])}" for c in failing)
         parts.append(f'<li><b>gate</b> <span data-gate>{"PASS" if gate.get("passed") else "FAIL"}</span>'
                      f'{esc(": " + why) if why else ""}</li>')
-    return (f'<div class="humaneval-summary"><h2>HumanEval</h2><p>{esc(dataset.get("label"))} '
+    return (f'<div class="humaneval-summary"><h2>{esc(dataset_title(dataset.get("name")))}</h2>'
+            f'<p>{esc(dataset.get("label"))} '
             f'<code>{esc(str(dataset.get("digest"))[:19])}</code></p><ul>{"".join(parts)}</ul></div>')

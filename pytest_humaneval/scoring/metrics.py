@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 
-__all__ = ["MEASURE_LABELS", "STATUSES", "Outcome", "Summary", "fmt", "measure_label", "pass_at_k", "summarize"]
+__all__ = ["MEASURE_LABELS", "STATUSES", "Outcome", "Summary", "dataset_title", "fmt", "measure_label", "pass_at_k",
+           "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
@@ -33,6 +34,22 @@ MEASURE_LABELS = {
     "human-eval.cached_generations": ("reused generations", "{:,.0f}"),
 }
 _PASS_AT = re.compile(r"^human-eval\.(?P<prefix>base_)?pass_at_(?P<k>\d+)$")
+
+
+# The title a run is shown under, by its dataset's name (the report's dataset.name): a name of `dataset:` and its
+# variants, the bundled HumanEval's own name; a file of one's own is shown by its name. The measurement keys
+# (human-eval.pass_at_1) stay what they are whatever the dataset: scripts read them.
+TITLES = (("humanevalplus", "HumanEval+"), ("mbppplus", "MBPP+"), ("openai_humaneval", "HumanEval"),
+          ("humaneval", "HumanEval"))
+
+
+def dataset_title(name: object) -> str:
+    """``mbppplus-noextreme`` -> ``MBPP+``; ``openai_humaneval`` -> ``HumanEval``; another name as it is."""
+    text = str(name or "")
+    for prefix, title in TITLES:
+        if text == prefix or text.startswith(prefix + "-"):
+            return title
+    return text or "HumanEval"
 
 
 def measure_label(name: str, value: object) -> tuple[str, str]:

@@ -12,7 +12,8 @@ import struct
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["OutputError", "busy_error", "check_output", "is_job_summary", "open_private", "publish", "writer_of"]
+__all__ = ["OutputError", "busy_error", "check_output", "is_job_summary", "open_private", "publish", "same_file",
+           "writer_of"]
 
 
 class OutputError(ValueError):
@@ -97,8 +98,17 @@ def busy_error(option: str, path: Path) -> str | None:
 
 def _busy(option: str, path: Path, holder: int | None) -> str:
     who = f"pid {holder}" if holder else "another process"
-    return (f"{option}: {path} is being written by another pytest-humaneval session ({who}); two sessions on one "
-            "results file would lose rows: give this run a file of its own, or wait for that session to end")
+    return (f"{option}: {path} is being written by another pytest-humaneval session ({who}), as its results file; "
+            "writing it here would lose that session's rows: give this run a file of its own, or wait for that "
+            "session to end")
+
+
+def same_file(first: Path, second: Path) -> bool:
+    """Whether two output paths name one file (through links too, once both exist)."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return os.path.realpath(first) == os.path.realpath(second)
 
 
 _FLOCK = "hhqqi"  # struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment)

@@ -16,7 +16,7 @@ from ..data.dataset import natural_key
 from ..run import Run
 from . import protocol
 from .gate import GateResult
-from .metrics import STATUSES, Summary, fmt, measure_label, pass_at_k
+from .metrics import STATUSES, Summary, dataset_title, fmt, measure_label, pass_at_k
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "describe_protocol", "lm_eval_results", "mode_label", "planned_view", "render_markdown",
@@ -196,7 +196,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     verdict = "" if gate is None else (" — gate **PASS**" if gate["passed"] else " — gate **FAIL**")
     verdict += " — **interrupted**" if interrupted else ""
     run, dataset = report["run"], report["dataset"]
-    lines = [f"## HumanEval: {run.get('model') or run['mode']}{verdict}", "",
+    lines = [f"## {dataset_title(dataset.get('name'))}: {run.get('model') or run['mode']}{verdict}", "",
              f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}"]
     if run.get("protocol") is not None:  # None: a mock run, which samples no model
         lines += ["", f"Protocol: {protocol.line(run['protocol'])}"]

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from pytest_humaneval.items import POOL_KEY, HumanEvalItem
+from pytest_humaneval.session.items import POOL_KEY, HumanEvalItem
 
 
 class _Profile:

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.command == "evaluate":
-        from .evaluate import evaluate
+        from .session.evaluate import evaluate
 
         extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
         return evaluate(args.samples, args.dataset, args.k, args.limit, args.timeout_s, args.isolation,

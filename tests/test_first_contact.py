@@ -98,7 +98,7 @@ def test_protocol_warning_points_at_config(pytester):
                                             "params:\n  allow_code_execution: true\n  temperature: 0.8\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE)
     result.stdout.fnmatch_lines(["*run.yaml:4: PytestConfigWarning: pytest-humaneval: *", "*temperature: 0.8*"])
-    result.stdout.no_fnmatch_line("*pytest_humaneval/plugin.py*")
+    result.stdout.no_fnmatch_line("*pytest_humaneval/session/plugin.py*")
     quiet = pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", "-W",
                                "ignore::pytest.PytestConfigWarning", *NO_CACHE)
     quiet.stdout.no_fnmatch_line("*PytestConfigWarning*")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sessions import NO_CACHE, read_report
 
-from pytest_humaneval.hosts import config_path_for, worker_args
+from pytest_humaneval.session.hosts import config_path_for, worker_args
 
 MOCK = "target: {mode: mock}\nparams: {execute: true, limit: 4}\n"
 

@@ -142,7 +142,7 @@ import pytest
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
-    from pytest_humaneval.items import RUN_KEY
+    from pytest_humaneval.session.items import RUN_KEY
     run = session.config.stash.get(RUN_KEY, None)
     if run is None:
         return

@@ -16,8 +16,8 @@ from sessions import NO_CACHE, read_report
 from pytest_humaneval.completions.endpoint import CHAT_SYSTEM, DEFAULT_STOP
 from pytest_humaneval.config import ConfigError, load_config
 from pytest_humaneval.data.dataset import load_problems
-from pytest_humaneval.handoff import config_from_json, config_to_json
 from pytest_humaneval.scoring import protocol
+from pytest_humaneval.session.handoff import config_from_json, config_to_json
 
 PROBLEMS = load_problems()[1]
 KEY = "sk-test-SECRET-protocol-5e1d"

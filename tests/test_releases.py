@@ -237,7 +237,7 @@ def test_status_line_in_place():
     """The status line updates in place on a terminal, and keeps a log short."""
     import io
 
-    from pytest_humaneval.terminal import Progress
+    from pytest_humaneval.session.terminal import Progress
 
     log = io.StringIO()
     line = Progress(stream=log)  # no terminal reporter (-p no:terminal): stderr, the same way
@@ -260,7 +260,7 @@ def test_status_line_in_place():
 def test_workers_never_download(pytester, cache, server):
     """xdist workers take the release from the controller, and never download."""
     from pytest_humaneval.config import load_config
-    from pytest_humaneval.handoff import config_from_json, config_to_json
+    from pytest_humaneval.session.handoff import config_from_json, config_to_json
 
     config = pytester.path / "plus.yaml"
     config.write_text("target: {mode: mock}\ndataset: humanevalplus-noextreme\n"

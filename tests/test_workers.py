@@ -12,7 +12,7 @@ import pytest
 from sessions import NO_CACHE, read_report
 
 from pytest_humaneval.config import load_config
-from pytest_humaneval.handoff import config_from_json, config_to_json
+from pytest_humaneval.session.handoff import config_from_json, config_to_json
 
 SOLVED = {
     "HumanEval/0": "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",

@@ -11,7 +11,7 @@ import xdist.remote
 import xdist.scheduler
 import xdist.workermanage
 
-from pytest_humaneval import _xdist_internals
+from pytest_humaneval.session import _xdist_internals
 
 
 def test_the_installed_xdist_is_a_known_version():

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import sandbox
-from .completions.sources import Sample
-from .data import plus
-from .engine.programs import program_for
-from .run import Run
-from .sandbox import DETAIL_MAX, ExecResult, Status
+from .. import sandbox
+from ..completions.sources import Sample
+from ..data import plus
+from ..engine.programs import program_for
+from ..run import Run
+from ..sandbox import DETAIL_MAX, ExecResult, Status
 
 if TYPE_CHECKING:
-    from .sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
+    from ..sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
 __all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Repeats",
            "gutter", "item_name", "parse_item_name", "repeats", "ungutter", "verdict_of"]

@@ -21,10 +21,10 @@ from typing import IO
 
 import pytest
 
-from .scoring import html_report, protocol
-from .scoring.outputs import OutputError, busy_error, is_job_summary, open_private, publish
-from .scoring.report import render_markdown
-from .scoring.selection import Partial
+from ..scoring import html_report, protocol
+from ..scoring.outputs import OutputError, busy_error, is_job_summary, open_private, publish
+from ..scoring.report import render_markdown
+from ..scoring.selection import Partial
 from .summary import COLLECTOR_KEY, Collector, Row
 
 __all__ = ["WRITER_KEYS", "Html", "Junit", "Markdown", "Report", "Results", "make"]

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import pytest
 from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
+from ..completions.sources import Plan
 from ._xdist_internals import dsession, node_manager
-from .completions.sources import Plan
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .hosts import Hosts
 from .items import RUN_KEY, parse_item_name

@@ -14,7 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any, Union
 
-from .config import RunConfig
+from ..config import RunConfig
 
 __all__ = ["CONFIG_INPUT", "PLAN_INPUT", "config_from_json", "config_to_json"]
 

@@ -22,11 +22,11 @@ from typing import IO, Any
 
 import pytest
 
-from . import sandbox
-from .scoring import protocol
-from .scoring.gate import GateResult
-from .scoring.metrics import STATUSES, dataset_title, fmt
-from .scoring.report import mode_label, truncated_count
+from .. import sandbox
+from ..scoring import protocol
+from ..scoring.gate import GateResult
+from ..scoring.metrics import STATUSES, dataset_title, fmt
+from ..scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
 
 __all__ = ["SAMPLE_ATTR", "Progress", "QuietSamples", "Section", "is_sample", "mark_sample"]

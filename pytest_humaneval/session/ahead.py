@@ -17,12 +17,12 @@ from typing import Any, cast
 
 import pytest
 
-from . import sandbox
+from .. import sandbox
+from ..engine.programs import expected_cost
+from ..engine.sandboxes import start_pool
+from ..sandbox.pool import VerdictPool, pool_size
 from ._xdist_internals import worker_queue
-from .engine.programs import expected_cost
-from .engine.sandboxes import start_pool
 from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
-from .sandbox.pool import VerdictPool, pool_size
 
 __all__ = ["PoolHooks"]
 

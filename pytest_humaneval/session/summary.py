@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from .completions.sources import Sample
+from ..completions.sources import Sample
+from ..run import Run
+from ..scoring.gate import Baseline, GateResult, evaluate
+from ..scoring.metrics import Outcome, Summary, summarize
+from ..scoring.report import build_report
+from ..scoring.selection import mark_partial, resolve, selected_by
 from .items import HumanEvalItem, parse_item_name, ungutter, verdict_of
-from .run import Run
-from .scoring.gate import Baseline, GateResult, evaluate
-from .scoring.metrics import Outcome, Summary, summarize
-from .scoring.report import build_report
-from .scoring.selection import mark_partial, resolve, selected_by
 
 __all__ = ["COLLECTOR_KEY", "Collector", "HookFailure", "call_report_hooks"]
 

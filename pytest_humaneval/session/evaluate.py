@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from .data.releases import NAMES
+from ..data.releases import NAMES
 
 __all__ = ["evaluate"]
 

@@ -11,22 +11,23 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import hooks, outcomes, sandbox, writers
+from .. import sandbox
+from ..completions.extract import Extraction, extract, from_code, split_reasoning
+from ..completions.sources import Plan, build_plan, chat_answers
+from ..config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
+from ..data.dataset import DatasetError
+from ..data.plus import Suites
+from ..data.releases import NotDownloaded
+from ..run import Run
+from ..scoring import html_report
+from ..scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
+from ..scoring.outputs import OutputError, busy_error, check_output, same_file
+from ..scoring.report import describe_protocol, planned_view
+from . import hooks, outcomes, writers
 from .ahead import PoolHooks
-from .completions.extract import Extraction, extract, from_code, split_reasoning
-from .completions.sources import Plan, build_plan, chat_answers
-from .config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
 from .config_warnings import line_of, warn_at
-from .data.dataset import DatasetError
-from .data.plus import Suites
-from .data.releases import NotDownloaded
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
-from .run import Run
-from .scoring import html_report
-from .scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
-from .scoring.outputs import OutputError, busy_error, check_output, same_file
-from .scoring.report import describe_protocol, planned_view
 from .summary import COLLECTOR_KEY, Collector
 from .terminal import Progress, QuietSamples, Section
 
@@ -345,7 +346,7 @@ def _baseline(run_config: RunConfig, plan: Plan) -> Baseline | None:
 def _check_runtime_gates(run_config: RunConfig, key: bool = True) -> None:
     """Before any request: the key's variable is set (never shown) and the URL passes the guard. ``key=False``:
     a session that sends no request (--collect-only) needs no key (a fork's CI has none)."""
-    from .completions import endpoint  # httpx and asyncio: imported by runtime sessions only
+    from ..completions import endpoint  # httpx and asyncio: imported by runtime sessions only
     ref = run_config.target.credentials_ref
     if key and ref is not None and not os.environ.get(ref[4:]):
         raise pytest.UsageError(f"{run_config.path}: target.credentials_ref: expected the environment variable "
@@ -394,7 +395,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         collector.use(run, baseline)
     if run.config.target.mode != "runtime" or not controller or collect_only:
         return
-    from .completions import generation  # httpx and asyncio: imported by runtime sessions only
+    from ..completions import generation  # httpx and asyncio: imported by runtime sessions only
 
     try:
         plan = generation.generate_completions(run.config, run.plan,

@@ -44,4 +44,5 @@ def test_unknown_dataset_names_the_choices(tmp_path, capsys):
     assert cli([*saved_run(tmp_path, "Mbpp/2", "mbppplus"), "--dataset", "mbpp-plus"]) == 2
     assert capsys.readouterr().err == (
         "error: --dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, humanevalplus-noextreme, "
-        "mbppplus, mbppplus-noextreme, or the path of a JSONL(.gz) dataset file, found 'mbpp-plus' (no such file)\n")
+        "mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, "
+        "humaneval-impossible-conflicting, or the path of a JSONL(.gz) dataset file, found 'mbpp-plus' (no such file)\n")

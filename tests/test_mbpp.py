@@ -160,8 +160,8 @@ def test_numpy_answers_get_evalplus_s_verdicts(pytester, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     write_jsonl(pytester.path / "samples.jsonl", [{"task_id": "Mbpp/98", "solution": _PRODUCT.format("")},
                                                   {"task_id": "Mbpp/98", "solution": _PRODUCT.format("float")}])
-    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl}\ndataset: mbppplus\n"
-                                            "params: {allow_code_execution: true}\n")
+    (pytester.path / "run.yaml").write_text("target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
+                                            "dataset: mbppplus\nparams: {allow_code_execution: true}\n")
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl",
                                 "-p", "no:xdist", *NO_CACHE)
     result.assert_outcomes(passed=1, failed=1)

@@ -158,6 +158,7 @@ def test_timeout_and_workers_from_command_line(pytester):
 
 WITHOUT_A_FILE = ("--humaneval-set", "target.mode=samples", "--humaneval-set", "target.samples=s.jsonl",
                   "--humaneval-set", "params.allow_code_execution=true")
+SUBSET = ("--humaneval-set", "target.allow_subset=true")  # s.jsonl covers the first 3 problems
 
 
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
@@ -165,16 +166,18 @@ def test_samples_file_scored_without_a_config(pytester, dist):
     """--humaneval-set with no config file makes a samples run's config from the defaults and the sets (it was
     ignored: exit 5, no tests ran): the file is collected, scored and reported, the sets recorded."""
     samples(pytester, "s.jsonl", solved=True)
-    result = pytester.runpytest(*WITHOUT_A_FILE, "--humaneval-set", "params.k=1", "--humaneval-report", "r.json",
-                                "--junitxml", "j.xml", *dist, *NO_CACHE)
+    result = pytester.runpytest(*WITHOUT_A_FILE, *SUBSET, "--humaneval-set", "params.k=1", "--humaneval-report",
+                                "r.json", "--junitxml", "j.xml", *dist, *NO_CACHE)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["HumanEval pass@1 1.000  coverage 3/3  *"])
     report = read_report(pytester.path / "r.json")
     assert report["planned"] == 3 and report["run"]["mode"] == "samples"
     assert report["run"]["overrides"] == {"target.mode": "samples", "target.samples": "s.jsonl",
-                                          "params.allow_code_execution": "true", "params.k": "1"}
-    one = pytester.runpytest(*WITHOUT_A_FILE, f"s.jsonl::{PROBLEMS[1].task_id}[0]", "-p", "no:xdist", *NO_CACHE)
+                                          "params.allow_code_execution": "true", "target.allow_subset": "true",
+                                          "params.k": "1"}
+    one = pytester.runpytest(*WITHOUT_A_FILE, *SUBSET, f"s.jsonl::{PROBLEMS[1].task_id}[0]", "-p", "no:xdist",
+                             *NO_CACHE)
     one.assert_outcomes(passed=1)  # node ids are the samples file's
     one.stdout.fnmatch_lines(["*1/3 planned samples selected by node ids*"])
 
@@ -232,7 +235,7 @@ def test_samples_file_as_config_says_how_to_score_it(pytester, name):
                                  "params.allow_code_execution=true (the completions are code run on this machine), "
                                  f"or name it in a config of two lines, `target: {{mode: samples, samples: {name}}}` "
                                  "and `params: {allow_code_execution: true}`"])
-    # and the two lines do it
-    (pytester.path / "run.yaml").write_text(f"target: {{mode: samples, samples: {name}}}\n"
+    # and the two lines do it (with allow_subset: the file covers 3 problems of 164)
+    (pytester.path / "run.yaml").write_text(f"target: {{mode: samples, samples: {name}, allow_subset: true}}\n"
                                             "params: {allow_code_execution: true}\n")
     pytester.runpytest("--humaneval-config", "run.yaml", "-p", "no:xdist", *NO_CACHE).assert_outcomes(passed=3)

@@ -10,7 +10,9 @@ process just before its program runs, and inherited by everything it starts:
   calls that reach other processes (ptrace, process_vm_*, kcmp, pidfd_getfd; prlimit, setpriority and the
   sched_set* calls on anything but the caller), and, where the sample has no network namespace of its own,
   ``socket`` (``socketpair`` stays: pipes between a program's own processes are not a network). Docker's
-  default profile refuses the keyring calls the same way.
+  default profile refuses the keyring calls the same way. And (:func:`channel_rows`) what would let a later
+  sample read state an earlier one left on a file it may only read: inode flags, and the page cache's residency
+  told without timing.
 - :func:`landlock`: the files a candidate may read (the operating system, the interpreter's import path, never
   the harness's package or anything of the user's) and the one folder it may write (its own per-sample
   working dir, plus the namespace's own /tmp and /dev where it has them), no TCP bind or connect (ABI >= 4),

@@ -113,10 +113,10 @@ class Isolation:
         """What confines each candidate beyond its level, for the summary header and ``run.confinement``."""
         parts = [self.landlock] if self.plan is not None else []
         if os.uname().machine in _confine.ARCHES:
-            parts.append("seccomp (no keyrings, IPC, io_uring, inode flags, page-cache eviction or residency queries, "
-                         "or reach into other processes"
+            parts.append("seccomp (no keyrings, IPC, io_uring, page-cache eviction or reach into other processes"
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
-                         + (", no metadata changes" if self.shares_uid else "") + ")")
+                         + (", no metadata changes" if self.shares_uid else "")
+                         + ", no inode flags or page-cache residency queries)")
         return "; ".join(parts)
 
     @property

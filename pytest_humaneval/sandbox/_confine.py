@@ -105,6 +105,7 @@ INODE_IOCTLS = (FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SE
 RWF_NOWAIT, F_SETFL = 0x8, 4
 JSET_K, JA = 0x45, 0x05  # BPF_JMP | BPF_JSET | BPF_K (A & k), BPF_JMP | BPF_JA (always, k rows on)
 MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE = 3, 22, 23
+ABI_ROWS = 6  # the first rows of _program's filter, the ABI checks: the channel rows go right after them
 
 
 def channel_rows(machine: str) -> list:
@@ -170,7 +171,7 @@ class Seccomp:
                   *(() if sockets else ("socket",))]
         refused = [] if metadata else [name for name in METADATA if name in numbers]
         program = _program(arch, numbers, denied, refused, unix_only=sockets)
-        program[6:6] = channel_rows(os.uname().machine)  # after the ABI checks: see CHANNEL_NUMBERS
+        program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine)  # after the ABI checks
         self._rows = (_Row * len(program))(*(_Row(*row) for row in program))
         self._program = _Program(len(program), self._rows)
 

@@ -592,3 +592,258 @@ def sysv_ids(key: int, kinds=("shm",)) -> list[int]:
             if len(fields) > 1 and int(fields[0]) == key:
                 found.append(int(fields[1]))
     return found
+
+
+# -- a learner whose memory is bits of files every sample can read (issue 42) ------------------------------------
+#
+# The same problems, but no file of its own: its memory is state of files it may only read, one bit each:
+#
+# - ``flags``: a file's FS_NODUMP_FL inode flag (``ioctl(FS_IOC_SETFLAGS)``, which needs only ownership: where the
+#   candidate runs as the uid that owns the files, Landlock and basic);
+# - ``atime``: whether a file's access time is later than its change time (a read sets it under relatime);
+# - ``pages``: whether a page of a file is in the page cache, told by a ``preadv2(RWF_NOWAIT)`` read (EAGAIN on a
+#   page not cached) and set by touching a one-page mapping with MADV_RANDOM (exactly that page is read); one
+#   file, its bits PAGE_GAP pages apart. (On this machine's virtual disk the read that RWF_NOWAIT starts can end
+#   before it looks again, so a clear bit now and then reads as set: with a file of one page a bit, most did);
+# - ``faults``: the same pages, told by whether touching the mapping counted a major fault (``getrusage``): what
+#   still tells a page's residency without timing it (docs/safety.md).
+#
+# Each bit is test-and-set (reading a page's residency caches it): a sample finds its own number in a unary
+# counter (the first bit it finds clear, and sets), records each call it reaches in a row of its own, and reads
+# the rows of the samples before it (each reader sets one more bit of a row: the ones before it are counted out);
+# from how far each earlier sample got it replays their answers and knows which calls were answered right (every
+# call a sample reached but its last) and which answer failed (its last). ``prepare_bits`` makes the files.
+
+BIT_SAMPLES = 8  # per problem: the counter's width
+BIT_CALLS = 16  # calls remembered per sample
+BIT_ROW = BIT_CALLS + BIT_SAMPLES  # a row: its calls, plus one bit for each later reader
+BIT_REGION = BIT_SAMPLES + BIT_SAMPLES * BIT_ROW
+PAGE_GAP = 8  # pages between two bits of ``pages``: no readahead reaches the next one
+
+BIT_LEARNER = r'''
+import array, fcntl, mmap, os
+
+FOLDER, CHANNEL, REGIONS = __FOLDER__, __CHANNEL__, __REGIONS__
+SAMPLES, CALLS, ROW, REGION, GAP = __SIZES__
+
+
+def _path(i):
+    return os.path.join(FOLDER, "b%05d" % i)
+
+
+def _flags_tas(i):
+    fd = os.open(_path(i), os.O_RDONLY)
+    try:
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, 0x80086601, flags, True)  # FS_IOC_GETFLAGS
+        if flags[0] & 0x40:  # FS_NODUMP_FL
+            return True
+        flags[0] |= 0x40
+        fcntl.ioctl(fd, 0x40086602, flags, True)  # FS_IOC_SETFLAGS
+        return False
+    finally:
+        os.close(fd)
+
+
+def _atime_tas(i):
+    info = os.stat(_path(i))
+    if info.st_atime_ns > info.st_mtime_ns:
+        return True
+    with open(_path(i), "rb") as handle:
+        handle.read(1)
+    return False
+
+
+_pages = []
+
+
+def _page(i):
+    """The pages file, and bit i's offset in it."""
+    if not _pages:
+        _pages.append(os.open(os.path.join(FOLDER, "pages"), os.O_RDONLY))
+    return _pages[0], i * GAP * 4096
+
+
+def _touch(fd, offset):
+    view = mmap.mmap(fd, 4096, prot=mmap.PROT_READ, offset=offset)
+    view.madvise(mmap.MADV_RANDOM)
+    view[0]
+    view.close()
+
+
+def _pages_tas(i):
+    fd, offset = _page(i)
+    try:
+        os.preadv(fd, [bytearray(1)], offset, os.RWF_NOWAIT)
+        return True
+    except BlockingIOError:
+        _touch(fd, offset)
+        return False
+
+
+def _faults_tas(i):
+    import resource
+
+    fd, offset = _page(i)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+    _touch(fd, offset)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt == before  # a major fault: read from the disk
+
+
+tas = {"flags": _flags_tas, "atime": _atime_tas, "pages": _pages_tas, "faults": _faults_tas}[CHANNEL]
+
+
+def _first_clear(start, width):
+    for k in range(width):
+        if not tas(start + k):
+            return k
+    raise OSError("no clear bit")
+
+
+def _policy(right, wrong, k):
+    if k in right:
+        return right[k]
+    return not wrong[k][-1] if k in wrong else True  # a sample's last call: the other answer than last time
+
+
+def _begin(name):
+    base = REGIONS[name] * REGION
+    me = _first_clear(base, SAMPLES)
+    right, wrong = {}, {}
+    for i in range(me):
+        reached = _first_clear(base + SAMPLES + i * ROW, ROW) - (me - 1 - i)
+        answers = [_policy(right, wrong, k) for k in range(reached)]
+        for k, value in enumerate(answers):
+            if k < reached - 1:
+                right[k] = value
+            else:
+                wrong.setdefault(k, []).append(value)
+    return {"row": base + SAMPLES + me * ROW, "right": right, "wrong": wrong, "calls": 0}
+
+
+_state = {}
+
+
+def answer(name):
+    try:
+        if name not in _state:
+            _state[name] = _begin(name)
+        mine = _state[name]
+        k = mine["calls"]
+        mine["calls"] += 1
+        if k >= CALLS:
+            return True
+        tas(mine["row"] + k)
+        return _policy(mine["right"], mine["wrong"], k)
+    except Exception:
+        return True
+'''
+
+
+def bits_completion(channel: str, folder: str, names: list[str]) -> str:
+    """The body for ``channel`` (flags, atime, pages, faults) over the files ``prepare_bits`` made in ``folder``; ``names``:
+    the problems' entry points, in order (each its own region of bits; no answer is in it)."""
+    module = (BIT_LEARNER.replace("__FOLDER__", repr(folder)).replace("__CHANNEL__", repr(channel))
+              .replace("__REGIONS__", repr({name: i for i, name in enumerate(names)}))
+              .replace("__SIZES__", repr((BIT_SAMPLES, BIT_CALLS, BIT_ROW, BIT_REGION, PAGE_GAP))))
+    lines = ["import sys as _learner_sys",
+             "_learner = _learner_sys.modules.get('__bit_learner__')",
+             "if _learner is None:",
+             "    import types as _types",
+             "    _learner = _types.ModuleType('__bit_learner__')",
+             f"    exec({module!r}, _learner.__dict__)",
+             "    _learner_sys.modules['__bit_learner__'] = _learner",
+             "return _learner.answer(_learner_sys._getframe().f_code.co_name)"]
+    return "".join(f"    {line}\n" for line in lines)
+
+
+def prepare_bits(channel: str, folder: str, problems: int) -> None:
+    """Every bit clear, in ``folder`` (made, readable by all): for ``flags`` and ``atime`` one file of a byte per bit
+    (its access time a minute before its change time), for ``pages`` and ``faults`` one file of PAGE_GAP pages per
+    bit, synced and evicted from the page cache (checked)."""
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o755)
+    count = problems * BIT_REGION
+    if channel in ("pages", "faults"):
+        path = os.path.join(folder, "pages")
+        with open(path, "wb") as handle:
+            handle.write(os.urandom(count * PAGE_GAP * 4096))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(path, 0o644)
+        evict(path)
+        return
+    for i in range(count):
+        path = os.path.join(folder, f"b{i:05d}")
+        with open(path, "wb") as handle:
+            handle.write(b"x")
+        os.chmod(path, 0o644)
+        info = os.stat(path)
+        os.utime(path, ns=(info.st_mtime_ns - 60 * 10**9, info.st_mtime_ns))
+
+
+def resident(path: str) -> int:
+    """How many pages of ``path`` are in the page cache (``mincore`` of a mapping, in the harness)."""
+    import mmap
+
+    size = os.path.getsize(path)
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        address = libc.mmap(None, ctypes.c_size_t(size), mmap.PROT_READ, mmap.MAP_SHARED, fd, ctypes.c_long(0))
+        if address in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap")
+        try:
+            vector = (ctypes.c_ubyte * pages)()
+            if libc.mincore(ctypes.c_void_p(address), ctypes.c_size_t(size), vector) != 0:
+                raise OSError(ctypes.get_errno(), "mincore")
+            return sum(byte & 1 for byte in vector)
+        finally:
+            libc.munmap(ctypes.c_void_p(address), ctypes.c_size_t(size))
+    finally:
+        os.close(fd)
+
+
+def evict(path: str, tries: int = 20) -> None:
+    """Every page of ``path`` out of the page cache, checked (``mincore``); an error if some stay."""
+    import time
+
+    for _ in range(tries):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        left = resident(path)
+        if not left:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{left} pages of {path} stay in the page cache after {tries} evictions")
+
+
+def clear_bits(folder: str) -> None:
+    """Remove ``folder``, FS_NODUMP_FL cleared first (nothing a learner set stays on the host)."""
+    import array
+    import fcntl
+
+    if not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            flags = array.array("l", [0])
+            fcntl.ioctl(fd, 0x80086601, flags, True)
+            if flags[0] & 0x40:
+                flags[0] &= ~0x40
+                fcntl.ioctl(fd, 0x40086602, flags, True)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    shutil.rmtree(folder, ignore_errors=True)

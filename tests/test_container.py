@@ -279,3 +279,79 @@ def test_page_cache_not_queried_or_evicted(mode):
         assert result.status is Status.PASSED, result.detail
     finally:
         box.close()
+
+
+# Each attempt must fail with its errno: inode-flag and attribute writes (which need only ownership), and every way
+# to tell or change a page's residency without timing it (issue 42). A program run with a file of the interpreter's
+# own (os.py, which every mode shows and the harness's user owns in a venv) and one in its working dir.
+CHANNEL_CALLS = """
+import ctypes, errno, fcntl, mmap, os, array
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+machine = os.uname().machine
+NR = {'x86_64': {'readahead': 187, 'io_setup': 206, 'openat2': 437, 'file_setattr': 469},
+      'aarch64': {'readahead': 213, 'io_setup': 0, 'openat2': 437, 'file_setattr': 469}}[machine]
+open('mine', 'wb').write(b'x' * 8192)
+refused = []
+for path in (os.__file__, 'mine'):
+    fd = os.open(path, os.O_RDONLY)
+    for command in (0x40086602, 0x40046602, 0x401C5820, 0x40087602, 0x40047602, 0x40806685):
+        try:
+            fcntl.ioctl(fd, command, bytearray(128))
+        except OSError as exc:
+            refused.append(exc.errno == errno.EPERM or ('ioctl', hex(command), exc.errno))
+        else:
+            refused.append(('ioctl', hex(command), 'allowed'))
+    flags = array.array('l', [0])
+    fcntl.ioctl(fd, 0x80086601, flags, True)  # reading the flags stays allowed
+    for flag in (os.RWF_NOWAIT, os.RWF_NOWAIT | os.RWF_HIPRI):
+        try:
+            os.preadv(fd, [bytearray(1)], 0, flag)
+        except OSError as exc:
+            refused.append(exc.errno == errno.EOPNOTSUPP or ('preadv2', exc.errno))
+        else:
+            refused.append(('preadv2 RWF_NOWAIT', 'allowed'))
+    assert os.preadv(fd, [bytearray(1)], 0, 0) == 1  # a plain preadv2 stays allowed
+    for attempt in (lambda: os.open(path, os.O_RDONLY | os.O_DIRECT),
+                    lambda: fcntl.fcntl(fd, fcntl.F_SETFL, os.O_DIRECT)):
+        try:
+            attempt()
+        except OSError as exc:
+            refused.append(exc.errno == errno.EINVAL or ('O_DIRECT', exc.errno))
+        else:
+            refused.append(('O_DIRECT', 'allowed'))
+    fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)  # other status flags stay allowed
+    view = mmap.mmap(fd, 4096, prot=mmap.PROT_READ)
+    for advice in (3, 22, 23):  # WILLNEED, POPULATE_READ, POPULATE_WRITE
+        try:
+            view.madvise(advice)
+        except OSError as exc:
+            refused.append(exc.errno in (errno.EPERM,) or ('madvise', advice, exc.errno))
+        else:
+            refused.append(('madvise', advice, 'allowed'))
+    view.madvise(mmap.MADV_RANDOM)
+    for name, args, expected in (('readahead', (fd, 0, 4096), errno.ENOSYS), ('io_setup', (1, None), errno.ENOSYS),
+                                 ('openat2', (-100, path.encode(), None, 0), errno.ENOSYS),
+                                 ('file_setattr', (fd, b'', None, 0, 0), errno.EPERM)):
+        result = libc.syscall(NR[name], *args)
+        refused.append((result == -1 and ctypes.get_errno() == expected) or (name, result, ctypes.get_errno()))
+    os.close(fd)
+wrong = [entry for entry in refused if entry is not True]
+assert not wrong, wrong
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
+def test_inode_flags_and_residency_refused(mode):
+    """Inode flags cannot be written and residency cannot be told without timing, in every mode."""
+    from pytest_humaneval.sandbox import Limits, Sandbox, Status
+
+    if mode == "landlock" and _confine.landlock_abi() < 1:
+        pytest.skip("needs_landlock: the kernel has no Landlock")
+    box = Sandbox(mode).start()
+    try:
+        result = box.run(sample(CHANNEL_CALLS + "\ndef f():\n    return 1\n",
+                                "def check(candidate):\n    assert candidate() == 1\n"), Limits(timeout_s=5.0))
+        assert result.status is Status.PASSED, result.detail
+    finally:
+        box.close()

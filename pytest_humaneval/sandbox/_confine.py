@@ -10,7 +10,9 @@ process just before its program runs, and inherited by everything it starts:
   calls that reach other processes (ptrace, process_vm_*, kcmp, pidfd_getfd; prlimit, setpriority and the
   sched_set* calls on anything but the caller), and, where the sample has no network namespace of its own,
   ``socket`` (``socketpair`` stays: pipes between a program's own processes are not a network). Docker's
-  default profile refuses the keyring calls the same way.
+  default profile refuses the keyring calls the same way. And (:func:`channel_rows`) what would let a later
+  sample read state an earlier one left on a file it may only read: inode flags, and the page cache's residency
+  told without timing.
 - :func:`landlock`: the files a candidate may read (the operating system, the interpreter's import path, never
   the harness's package or anything of the user's) and the one folder it may write (its own per-sample
   working dir, plus the namespace's own /tmp and /dev where it has them), no TCP bind or connect (ABI >= 4),
@@ -82,6 +84,73 @@ MADV_COLD, MADV_PAGEOUT = 20, 21
 METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
             "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
             "fremovexattr", "setxattrat", "removexattrat")
+# ------------------------------------------------------------------- channels between samples (issue 42)
+# What a later sample could read back from an earlier one through a file every sample can read, beyond its
+# contents: inode flags and the like (rewritable bits on a file the candidate's uid owns), and the page cache
+# (which pages of a shared file are resident). Refused in every mode: no honest program needs them.
+# System call numbers: x86_64's own table, and the generic one aarch64 and riscv64 share ("open" is x86_64's only).
+CHANNEL_NUMBERS = {
+    "x86_64": {"ioctl": 16, "madvise": 28, "fcntl": 72, "open": 2, "openat": 257, "readahead": 187, "preadv2": 327,
+               "pwritev2": 328, "io_setup": 206, "openat2": 437, "file_setattr": 469},
+    "aarch64": {"ioctl": 29, "madvise": 233, "fcntl": 25, "openat": 56, "readahead": 213, "preadv2": 286,
+                "pwritev2": 287, "io_setup": 0, "openat2": 437, "file_setattr": 469},
+}
+CHANNEL_NUMBERS["riscv64"] = CHANNEL_NUMBERS["aarch64"]
+O_DIRECT = {"x86_64": 0o40000, "aarch64": 0o200000, "riscv64": 0o40000}
+# ioctl commands that write a file's flags or attributes (chattr's nodump/noatime/..., the fsxattr's flags and
+# project id, the inode generation, fs-verity), which need only ownership: EPERM, as on a file of another user.
+# The 32-bit forms too (the command is an unsigned int: its low word is all the kernel reads).
+FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR = 0x40086602, 0x40046602, 0x401C5820
+FS_IOC_SETVERSION, FS_IOC32_SETVERSION, FS_IOC_ENABLE_VERITY = 0x40087602, 0x40047602, 0x40806685
+INODE_IOCTLS = (FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION, FS_IOC32_SETVERSION,
+                FS_IOC_ENABLE_VERITY)
+# Residency told without timing: a read with RWF_NOWAIT fails with EAGAIN on a page not cached (preadv2, and
+# kernel AIO's aio_rw_flags: io_setup is ENOSYS, as on a kernel without AIO; POSIX aio in glibc uses threads);
+# O_DIRECT reads and writes go around the cache (EINVAL, as on a filesystem without it; also set through
+# fcntl(F_SETFL)); openat2's flags sit in a struct seccomp cannot read (ENOSYS: Python and glibc's open use
+# openat); readahead and madvise's WILLNEED and POPULATE_* load pages on demand (ENOSYS, EPERM).
+RWF_NOWAIT, F_SETFL = 0x8, 4
+JSET_K, JA = 0x45, 0x05  # BPF_JMP | BPF_JSET | BPF_K (A & k), BPF_JMP | BPF_JA (always, k rows on)
+MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE = 3, 22, 23
+ABI_ROWS = 6  # the first rows of _program's filter, the ABI checks: the channel rows go right after them
+
+
+def channel_rows(machine: str) -> list:
+    """The filter's rows for the channels above (run before the other per-argument checks, so madvise's
+    advice is looked at here first): each a check of one call's number, then of one argument."""
+    numbers = CHANNEL_NUMBERS[machine]
+    eperm, enosys = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
+    einval, eopnotsupp = SECCOMP_RET_ERRNO | errno.EINVAL, SECCOMP_RET_ERRNO | errno.EOPNOTSUPP
+    rows = []
+    for name in ("file_setattr", "readahead", "io_setup", "openat2"):
+        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, eperm if name == "file_setattr" else enosys)]
+
+    # Each check falls through to the rest of the filter (the accumulator reloaded with the call's number) when
+    # its argument does not match, so the other checks on the same call still apply.
+    tail = [(LD_W_ABS, 0, 0, NR_AT), (JA, 0, 0, 1)]
+
+    def one_of(name: str, arg: int, values: tuple, verdict: int) -> list:
+        """name's argument ``arg`` equal to one of ``values``: ``verdict``."""
+        checks = [(JEQ_K, len(values) + 1 - i, 0, value) for i, value in enumerate(values)]
+        return [(JEQ_K, 0, len(checks) + 4, numbers[name]), (LD_W_ABS, 0, 0, ARG_AT + 8 * arg), *checks, *tail,
+                (RET_K, 0, 0, verdict)]
+
+    def has_bit(name: str, arg: int, bit: int, verdict: int) -> list:
+        """name's argument ``arg`` with ``bit`` set: ``verdict``."""
+        return [(JEQ_K, 0, 5, numbers[name]), (LD_W_ABS, 0, 0, ARG_AT + 8 * arg), (JSET_K, 2, 0, bit), *tail,
+                (RET_K, 0, 0, verdict)]
+
+    rows += one_of("ioctl", 1, INODE_IOCTLS, eperm)
+    rows += one_of("madvise", 2, (MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE), eperm)
+    rows += has_bit("preadv2", 5, RWF_NOWAIT, eopnotsupp) + has_bit("pwritev2", 5, RWF_NOWAIT, eopnotsupp)
+    direct = O_DIRECT[machine]
+    rows += has_bit("openat", 2, direct, einval) + (has_bit("open", 1, direct, einval) if "open" in numbers else [])
+    # fcntl(fd, F_SETFL, flags) with O_DIRECT among the flags
+    rows += [(JEQ_K, 0, 7, numbers["fcntl"]), (LD_W_ABS, 0, 0, ARG_AT + 8), (JEQ_K, 0, 2, F_SETFL),
+             (LD_W_ABS, 0, 0, ARG_AT + 16), (JSET_K, 2, 0, direct), *tail, (RET_K, 0, 0, einval)]
+    return rows
+
+
 # Allowed on the caller only (its first argument 0); EPERM on any other process.
 SELF_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr")
 
@@ -110,6 +179,7 @@ class Seccomp:
                   *(() if sockets else ("socket",))]
         refused = [] if metadata else [name for name in METADATA if name in numbers]
         program = _program(arch, numbers, denied, refused, unix_only=sockets)
+        program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine)  # after the ABI checks
         self._rows = (_Row * len(program))(*(_Row(*row) for row in program))
         self._program = _Program(len(program), self._rows)
 

@@ -116,7 +116,8 @@ class Isolation:
         if os.uname().machine in _confine.ARCHES:
             parts.append("seccomp (no keyrings, IPC, io_uring, bpf, page-cache eviction or reach into other processes"
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
-                         + (", no metadata changes" if self.shares_uid else "") + ")")
+                         + (", no metadata changes" if self.shares_uid else "")
+                         + ", no inode flags or page-cache residency queries)")
         return "; ".join(parts)
 
     @property

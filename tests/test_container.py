@@ -41,6 +41,7 @@ def landlock() -> int:
     return abi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_default_container_hunters_score_0(pytester, landlock, mode):
     """In a default container, the hunters score 0 and the canonical solutions pass."""
@@ -75,6 +76,7 @@ def test_default_container_hunters_score_0(pytester, landlock, mode):
         shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_default_container_passes_strict(pytester, landlock):
     """In a default container, the reference run passes under strict."""
     # The shipped CI starters ask for strict: in a container, Landlock meets it.

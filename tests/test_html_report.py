@@ -302,6 +302,7 @@ def samples_run(pytester: pytest.Pytester, name: str, rows: list[tuple[str, str]
     return f"{name}.yaml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_html_option_and_command(pytester, dist):
     """The --humaneval-html option writes the page, and the command rebuilds it from saved files."""

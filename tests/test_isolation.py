@@ -113,6 +113,7 @@ print(None if entries is None else sorted(int(e) for e in entries if e.isdigit()
 
 # -- 2. network ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.needs_namespaces
 def test_no_connection_even_to_loopback(isolated):
     """A candidate cannot connect, even to loopback."""

@@ -147,6 +147,7 @@ def _problem(task_id: str):
     return {p.task_id: p for p in load_problems()[1]}[task_id]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
 def test_no_hostile_completion_passes(pytester, workers):
     """No hostile completion turns a wrong answer into passed."""
@@ -419,6 +420,7 @@ def test_candidate_text_safe_and_capped():
         text.encode("utf-8")  # nothing execnet or a terminal would refuse
 
 
+@pytest.mark.slow
 def test_surrogate_in_exception_under_xdist(pytester):
     """A lone surrogate in an exception does not break an xdist run."""
     (pytester.path / "samples.jsonl").write_text(

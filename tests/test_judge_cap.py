@@ -59,6 +59,7 @@ def box():
     box.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("payload", [BIG_INT_KEYS, FROZENSET_KEYS, SET_MEMBERS],
                          ids=["big-int-keys", "frozenset-keys", "set-members"])

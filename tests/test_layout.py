@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
 # From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
 # that import nothing of the package) from anywhere.
@@ -102,6 +104,7 @@ def test_trust_boundary_imports_nothing():
         assert "import pytest" not in path.read_text(), path.name
 
 
+@pytest.mark.slow
 def test_only_pytest_side_imports_pytest():
     for module, path in MODULES.items():
         names = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))

@@ -93,6 +93,7 @@ def test_pipelined_inputs_timing(box):
     assert result.suites["base"]["detail"] == "input #3: f(3) took longer than its 0.5 s limit"
 
 
+@pytest.mark.slow
 def test_load_time_is_not_counted(box):
     """The program's load is not counted in its first input's limit."""
     # EvalPlus execs the program before its first timed call: a slow import-time setup only counts against the

@@ -222,6 +222,7 @@ def kill_soon(box: sandbox.Sandbox, how: Callable[[], None] | None = None) -> th
     return thread
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_killed_supervisor_is_replaced():
     """A supervisor killed mid-sample is a harness failure, and a fresh one runs the next."""
@@ -254,6 +255,7 @@ def test_dead_supervisor_costs_no_sample():
         box.close()
 
 
+@pytest.mark.slow
 def test_kill_from_another_thread():
     """``kill`` ends a sample in flight from another thread, at once."""
     box = sandbox.Sandbox("auto").start()
@@ -299,6 +301,7 @@ def marks(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_x_stops_the_pool(pytester, marks):
     """-x stops the pool, and its samples in flight leave no process."""
     sleeper = marker()
@@ -325,6 +328,7 @@ def test_x_stops_the_pool(pytester, marks):
     assert statuses == ["assertion_failed"] + ["not_run"] * 39  # what a serial run says: cut short
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_namespaces_stop_kills_at_once(pytester):
     """With namespaces, a stop kills the samples in flight at once."""
@@ -381,6 +385,7 @@ def test_k_executes_only_selected(pytester, marks):
     assert executed(marks) == ["s3", "s7"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_pool(pytester, marks):
     """Ctrl-C stops the pool within one sample, and leaves no process."""
     sleeper = marker()
@@ -443,6 +448,7 @@ def without_times(junit: Path) -> list:
     return cases
 
 
+@pytest.mark.slow
 def test_pool_equals_serial_run(pytester):
     """The pool gives what a serial, one-sandbox run gives."""
     rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},
@@ -474,6 +480,7 @@ def test_pool_equals_serial_run(pytester):
         "passed", "assertion_failed", "runtime_error", "not_run", "timeout", "runtime_error", "passed"]
 
 
+@pytest.mark.slow
 def test_eight_sandboxes_no_false_timeouts(pytester):
     """Eight sandboxes on a small machine give no false timeouts."""
     cfg = pytester.path / "humaneval.yaml"
@@ -482,6 +489,7 @@ def test_eight_sandboxes_no_false_timeouts(pytester):
     result.assert_outcomes(passed=164)
 
 
+@pytest.mark.slow
 def test_xdist_pools_equal_serial(pytester):
     """xdist workers with a pool each give the serial verdicts."""
     rows = [{"task_id": "HumanEval/0", "completion": HAS_CLOSE},

@@ -72,6 +72,7 @@ def results(pytester) -> dict[str, dict]:
     return {row["task_id"]: row for row in rows}
 
 
+@pytest.mark.slow
 def test_todays_shapes_keep_reasoning(pytester):
     """The shapes of today's models pass, and keep their reasoning."""
     with FakeOpenAI(serve(SHAPES)) as server:
@@ -130,6 +131,7 @@ def test_cut_answer_passes_by_last_block(pytester):
                              "complete one that defines truncate_number; 1 later one is cut off or does not compile)")
 
 
+@pytest.mark.slow
 def test_provider_options_reach_server(pytester):
     """``extra_body`` and ``system_prompt`` reach the server, and change the digest and the label."""
     plain = {task: (lambda p: chat(fenced(right(p)))) for task in SHAPES}

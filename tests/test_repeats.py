@@ -34,6 +34,7 @@ def executions(ledger: Path) -> int:
     return len(ledger.read_text().splitlines()) if ledger.exists() else 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [("-p", "no:xdist", "workers: 1"), ("-p", "no:xdist", "workers: 2"),
                                   ("-n", "2", "workers: 1")], ids=["serial", "pool", "xdist"])
 def test_repeats_executed_once(pytester, tmp_path, mode):

@@ -80,6 +80,7 @@ def test_multiline_fault_is_one_line(pytester, monkeypatch):
                                  "harness\\npass@1 1.000*"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_summary_lines_carry_the_reason(pytester, dist):
     """The failed and skipped summary lines carry the reason."""
@@ -93,6 +94,7 @@ def test_summary_lines_carry_the_reason(pytester, dist):
     ])
 
 
+@pytest.mark.slow
 def test_reruns_do_not_execute_again(pytester, monkeypatch):
     """Reruns do not execute a sample again."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
@@ -136,6 +138,7 @@ def pytest_sessionfinish(session):
 """
 
 
+@pytest.mark.slow
 def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
     """An installed pytest-rerunfailures costs an xdist run nothing, unless reruns are asked for."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
@@ -157,6 +160,7 @@ def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
     assert requests("--reruns", "1") > 0, "asked for, reruns cost what they cost (and the count above is real)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_low_pytest_timeout_is_warned(pytester, dist):
     """A pytest-timeout below timeout_s is warned about, and the sample it stops says so."""
@@ -182,6 +186,7 @@ def validate(path: Path) -> ET.Element:
     return ET.parse(path).getroot()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_junit_validates(pytester, dist):
     """The JUnit XML validates against the schema of pytest's default family."""
@@ -207,6 +212,7 @@ def test_junit_harness_error_validates(pytester, monkeypatch):
     assert case.find("error").get("message").startswith('failed on setup with "harness_error: the sandbox')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_xunit1_per_sample_properties(pytester, dist):
     """The JUnit XML of xunit1 carries the per-sample properties."""

@@ -65,6 +65,7 @@ def test_non_utf8_byte_names_its_line(pytester):
                                    "0xe9 at column 64")
 
 
+@pytest.mark.slow
 def test_evalplus_solutions_are_programs(pytester):
     """EvalPlus solutions are whole programs, and the canonical ones all pass."""
     _, problems = load_problems()

@@ -37,6 +37,7 @@ def write_run(pytester, name: str, wrong: set[int], gate: str = "") -> str:
     return f"{name}.yaml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [("-x",), ("--maxfail", "2")], ids=["x", "maxfail"])
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
 def test_stopped_run_says_so(pytester, stop, dist):
@@ -99,6 +100,7 @@ def pytest_runtest_logfinish():
 """
 
 
+@pytest.mark.slow
 def test_shared_results_file_loses_nothing(pytester):
     """Two sessions on one results file lose nothing."""
     # The first session holds the file while it runs (held after its first item until the test releases it);

@@ -100,6 +100,7 @@ def r1_zero(problem) -> str:
             + "".join("    " + line if line.strip() else line for line in program.splitlines(True)) + "</answer>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_tagged_future_line_answers_pass(pytester, workers):
     """Answers in tags with a from __future__ line pass."""

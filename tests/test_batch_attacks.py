@@ -132,6 +132,7 @@ ALWAYS_AGAIN = '''    import time
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_rerun_happens_once(box):
     started = time.monotonic()

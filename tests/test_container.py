@@ -187,6 +187,7 @@ def test_no_userns_changes_end_with_sample(contained_nobody, attack):
     assert honest["status"] == "passed", honest
 
 
+@pytest.mark.slow
 @pytest.mark.needs_root("to start the supervisor as nobody")
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
@@ -232,6 +233,7 @@ assert libc.syscall(cachestat, fd, None, None, 0) == -1 and ctypes.get_errno() =
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
 def test_page_cache_not_queried_or_evicted(mode):
     """The page cache can be neither queried nor evicted."""

@@ -45,6 +45,7 @@ def test_lists_every_dataset(xdg):
             f"on every input) and keeps them in {plus.table_folder(mini.sha256, xdg)}") in lines
 
 
+@pytest.mark.slow
 def test_local_expected_outputs_counted(xdg, capsys):
     """Expected outputs computed on this machine are counted."""
     mini = load_dataset(release_file("humanevalplus-mini"))

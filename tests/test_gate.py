@@ -242,6 +242,7 @@ def live_config(pytester, server, name: str, params: str, gate: str = "") -> str
     return str(path)
 
 
+@pytest.mark.slow
 def test_other_protocol_names_differences(pytester):
     """A baseline of another protocol is refused, naming every setting that differs."""
     with FakeOpenAI(canonical_answers) as server:

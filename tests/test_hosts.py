@@ -152,6 +152,7 @@ def test_no_host_starts_ends_session(pytester):
     assert "human-eval.interrupted" in (pytester.path / "j.xml").read_text()
 
 
+@pytest.mark.slow
 def test_reruns_on_remote_workers_refused(pytester, monkeypatch):
     """Reruns with remote workers are refused before anything runs."""
     pytest.importorskip("pytest_rerunfailures")

@@ -239,6 +239,7 @@ def test_spent_budget_cuts_texts():
     assert samples[0][4] == html_report.OMITTED and (data["cut"], data["omitted"]) == (1, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failing_every", [3, 1], ids=["a third failing", "all failing"])
 def test_32800_samples_under_15_mb(failing_every):
     """A 32,800-sample run of distinct completions stays under 15 MB."""

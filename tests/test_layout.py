@@ -134,6 +134,7 @@ def test_processes_start_only_in_sandbox():
         "pytest_humaneval.sandbox._judge" in starts["sandbox"]
 
 
+@pytest.mark.slow
 def test_no_private_pytest_import():
     """pytest's public API only (``pytest.*``): any ``_pytest`` module may change in a minor release."""
     private = {str(path.relative_to(PACKAGE)): node.lineno for path in PACKAGE.rglob("*.py")

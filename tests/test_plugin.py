@@ -219,6 +219,7 @@ def test_ini_key_joins_testpaths(pytester, dist):
     only.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_early_stop_counts_not_run(pytester):
     """Stopping early counts the rest as not run."""
     samples_file(pytester, [WRONG_0, SOLVED_2, SOLVED_2])
@@ -232,6 +233,7 @@ def test_early_stop_counts_not_run(pytester):
     assert [line["status"] for line in lines] == ["assertion_failed", "not_run", "not_run"]
 
 
+@pytest.mark.slow
 def test_dead_sandbox_makes_errors(pytester, monkeypatch):
     """A sandbox that cannot start makes errors, not failures."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
@@ -264,6 +266,7 @@ def test_pytest_timeout_safety_net(pytester):
     suites.stdout.fnmatch_lines(["*TIMEOUT-MARKER (308.0,)"])
 
 
+@pytest.mark.slow
 def test_quiet_one_line_summary(pytester):
     """The quiet mode prints a one-line summary."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
@@ -335,6 +338,7 @@ def test_null_completion_is_not_run(pytester):
     assert report["planned"] == 2 and report["coverage"] == 0.5
 
 
+@pytest.mark.slow
 def test_unsupported_k_is_warned(pytester):
     """A k the samples file cannot support is left out, with a warning."""
     samples_file(pytester, [SOLVED_0, WRONG_0, SOLVED_2])

@@ -79,6 +79,7 @@ def test_suite_stops_at_first_failure(box):
     assert result.stdout.startswith("input 1\ninput 2\n")
 
 
+@pytest.mark.slow
 def test_pipelined_inputs_timing(box):
     """Pipelined inputs are each timed from when the candidate was free for them."""
     # Five inputs of 0.3 s each, every request written at once: each input gets its own 0.5 s, not the time

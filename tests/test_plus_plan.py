@@ -31,6 +31,7 @@ def plan_of(tmp_path: Path, text: str) -> Plan:
     return build_plan(load_config(path))
 
 
+@pytest.mark.slow
 def test_release_by_path_is_labelled(tmp_path):
     """A known release given by path is labelled with its version, and executes the canonical solutions."""
     plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\nparams: {{execute: true, limit: 3}}\n")

@@ -333,6 +333,7 @@ def test_each_preset_sends_its_settings(pytester, name, limit, dist):
     assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params", "system", "warning"), [
     ("codex-pass1", "", CHAT_SYSTEM, "*pytest-humaneval: params.protocol codex-pass1 over target.api chat: Codex "
                                      "sampled HumanEval's prompt as a plain completion*the harness's system prompt*"),

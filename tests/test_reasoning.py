@@ -93,6 +93,7 @@ def test_todays_shapes_keep_reasoning(pytester):
     assert "truncated" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_cut_answers_are_flagged(pytester):
     """Answers cut at max_tokens run, and are flagged, counted and warned about."""
     def cut(problem):  # the whole function, then cut mid-way, as a server does at max_tokens
@@ -113,6 +114,7 @@ def test_cut_answers_are_flagged(pytester):
                                  "raise params.max_tokens (300)*"])
 
 
+@pytest.mark.slow
 def test_cut_answer_passes_by_last_block(pytester):
     """A runaway answer cut at max_tokens passes by its last complete block."""
     def runaway(problem):  # the whole function, then again and again until max_tokens cut a copy mid-way

@@ -85,6 +85,7 @@ def test_mismatched_bundled_copy_unused(tmp_path, monkeypatch):
     assert releases.bundled_copy(releases.RELEASES["humanevalplus"]) is None  # absent
 
 
+@pytest.mark.slow
 def test_named_release_runs_offline(pytester, cache, monkeypatch):
     """A session with a named release runs offline, with no download."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
@@ -279,6 +280,7 @@ def test_workers_never_download(pytester, cache, server):
         "humanevalplus-noextreme v0.1.10 sample (3/164 problems, time limits max(2.5 s, 4 x canonical))")
 
 
+@pytest.mark.slow
 def test_collect_only_downloads_nothing(pytester, cache, server):
     """--collect-only with a release neither bundled nor cached: nothing is fetched, the benchmark's samples are
     not listed and a line says why; the next real run downloads it once."""

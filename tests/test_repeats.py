@@ -73,6 +73,7 @@ def test_dedupe_false_executes_all(pytester, tmp_path):
     assert executions(ledger) == 4 and not [row for row in results if "repeat_of" in row]
 
 
+@pytest.mark.slow
 def test_repeated_timeout_costs_one(pytester, tmp_path):
     """A repeat of a sample that times out costs one timeout."""
     problem = load_problems()[1][0]

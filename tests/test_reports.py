@@ -233,6 +233,7 @@ def pytest_runtest_setup(item):
 """
 
 
+@pytest.mark.slow
 def test_interrupted_run_says_so(pytester):
     """An interrupted run says so in every output."""
     pytester.makeconftest(INTERRUPT_AT_4)
@@ -261,6 +262,7 @@ def test_interrupted_run_says_so(pytester):
     assert properties["human-eval.interrupted"] == "KeyboardInterrupt"
 
 
+@pytest.mark.slow
 def test_normal_run_is_not_interrupted(pytester):
     """A run that ends normally is not interrupted anywhere."""
     cfg = pytester.path / "humaneval.yaml"
@@ -272,6 +274,7 @@ def test_normal_run_is_not_interrupted(pytester):
     assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()
 
 
+@pytest.mark.slow
 def test_markdown_summary(pytester):
     """The Markdown summary is written for people, and lists the failing problems."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], params=", k: [1, 2]")

@@ -43,6 +43,7 @@ def test_row_without_completion(pytester, row):
         f"prompt), or EvalPlus's solution (the whole program), found neither (the row's keys: {keys})")
 
 
+@pytest.mark.slow
 def test_row_with_both_is_its_solution(pytester):
     """A row with both is its solution, as EvalPlus reads it."""
     result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x",

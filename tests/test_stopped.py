@@ -74,6 +74,7 @@ def test_stopped_baseline_is_refused(pytester):
     result.stdout.no_fnmatch_line("*passed*")
 
 
+@pytest.mark.slow
 def test_compare_refuses_stopped(pytester, capsys):
     """``compare`` refuses a stopped report on either side."""
     cfg = write_run(pytester, "full", wrong=set())

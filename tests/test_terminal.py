@@ -49,6 +49,7 @@ def test_failing_run_is_short(pytester, dist):
     ])
 
 
+@pytest.mark.slow
 def test_section_points_to_files(pytester):
     """The section points to the files that hold every sample."""
     result = pytester.runpytest("--humaneval-config", failing_run(pytester, 12), "-p", "no:xdist",

@@ -21,7 +21,7 @@ SOLVED_0 = {"task_id": "HumanEval/0", "completion": "    return any(abs(a - b) <
 WRONG_0 = {"task_id": "HumanEval/0", "completion": "    return False\n"}
 CRASH_2 = {"task_id": "HumanEval/2", "completion": "    return number / 0\n"}
 NULL_2 = {"task_id": "HumanEval/2", "completion": None}
-SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sleep(2.5)\n    return number % 1.0\n"}
+SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sleep(12)\n    return number % 1.0\n"}
 
 
 def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = "", extra: str = "") -> Path:
@@ -164,19 +164,21 @@ def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_low_pytest_timeout_is_warned(pytester, dist):
     """A pytest-timeout below timeout_s is warned about, and the sample it stops says so."""
-    cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 3")
-    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "1", "-rA",
+    # pytest-timeout's 6 s covers the solved sample's item with a sandbox to start first, on a loaded machine (at
+    # load 10 a --timeout of 1 s stopped it too); the slow sample sleeps twice that.
+    cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 20")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "6", "-rA",
                                 "--humaneval-report", "r.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(passed=1, errors=1, warnings=1)
     result.stdout.fnmatch_lines([
-        "*--timeout 1 s is below what a sample may take (params.timeout_s 3 s *",
+        "*--timeout 6 s is below what a sample may take (params.timeout_s 20 s *",
         "ERROR *::HumanEval/2[[]0[]] - harness_error: pytest-timeout stopped*",
     ])
     errors_section = result.stdout.str().split("= ERRORS =")[1].split("=====")[0]
     assert len(errors_section.splitlines()) <= 4, errors_section  # a header and one line, not 682 lines
     rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
     assert rows["HumanEval/2"]["status"] == "harness_error"
-    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 1 s")
+    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 6 s")
     report = read_report(pytester.path / "r.json")
     assert report["counts"]["harness_error"] == 1 and report["coverage"] == 0.5
 

@@ -1,16 +1,36 @@
-"""Fixtures shared by the whole suite (no ``pytest_plugins`` here: see ``addopts`` in pyproject.toml), and the
-hooks of the environment markers (``needs_root`` and the others: ``environment.py``), imported to be registered."""
+"""Fixtures shared by the whole suite (no ``pytest_plugins`` here: see ``addopts`` in pyproject.toml), the hooks of
+the environment markers (``needs_root`` and the others: ``environment.py``) and of the test tiers (the ``slow``
+marker and ``--run-slow``: ``tiers.py``), imported to be registered."""
 
+import environment
 import pytest
+import tiers
 from environment import (  # noqa: F401 (hooks: pytest finds them in this module)
-    pytest_addoption,
-    pytest_collection_modifyitems,
     pytest_configure,
     pytest_configure_node,
-    pytest_report_header,
     pytest_sessionfinish,
-    pytest_terminal_summary,
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    environment.pytest_addoption(parser)
+    tiers.pytest_addoption(parser)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return environment.pytest_report_header(config) + tiers.pytest_report_header(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the tier first: a slow test this session leaves out is skipped as such, whatever the machine lacks
+    # (its skip comes first, and a skip for a need --require-env names would fail the session)
+    tiers.pytest_collection_modifyitems(config, items)
+    environment.pytest_collection_modifyitems(config, items)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    environment.pytest_terminal_summary(terminalreporter, config)
+    tiers.pytest_terminal_summary(terminalreporter, config)
 
 
 @pytest.fixture

@@ -56,6 +56,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.needs_namespaces
 def test_hunters_score_0(pytester, namespaces, workspace, mode):
@@ -165,6 +166,7 @@ def _plus_run(pytester, workspace, completions, *options):
     return sorted(rows, key=lambda row: row["sample"]), time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["pool", "xdist"])
 @pytest.mark.needs_namespaces
 def test_candidate_sees_only_its_input(pytester, namespaces, plus_workspace, mode):
@@ -178,6 +180,7 @@ def test_candidate_sees_only_its_input(pytester, namespaces, plus_workspace, mod
     assert "passed" not in statuses[3:], rows
 
 
+@pytest.mark.slow
 @pytest.mark.needs_namespaces
 def test_colliding_keys_reply_is_bounded(pytester, namespaces, plus_workspace):
     """A reply of colliding keys never holds the judge past the suite's limit."""

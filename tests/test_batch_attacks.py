@@ -78,6 +78,7 @@ FORK_AHEAD = '''    import os, sys, time
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("body", [THREAD_AHEAD, FORK_AHEAD], ids=["thread", "forked-helper"])
 def test_work_on_the_rest_of_the_batch_done_beside_the_answers_gains_nothing(box, body):
@@ -131,6 +132,7 @@ ALWAYS_AGAIN = '''    import time
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_rerun_happens_once(box):
     started = time.monotonic()
@@ -177,6 +179,7 @@ time.sleep(7.0)
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_two_attempts_of_two_suites_fit_the_harness_wait(monkeypatch):
     seconds = [1e-6] * 16

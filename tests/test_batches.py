@@ -117,6 +117,7 @@ def test_a_candidate_that_stalls_in_the_middle_of_a_batch_times_out_on_that_inpu
     assert result.suites["base"]["detail"] == f"input #0: f(0) took longer than its {LIMIT_S:g} s limit"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_an_honest_program_slower_than_a_batch_allows_gets_the_verdict_of_one_input_at_a_time(box):
     # 0.3 s an input, each within its 0.5 s limit, but the second is answered 0.6 s after the batch was sent:

@@ -76,6 +76,7 @@ def test_prod_differs_only_in_model(repository):
         prod.params, prod.dataset, prod.dataset_release), "same settings: the same dataset digest"
 
 
+@pytest.mark.slow
 def test_starter_configs_baseline_and_gate(pytester, monkeypatch):
     """The workflow of the jobs' comments, against a loopback server instead of DashScope: prod.yaml makes the
     baseline, candidate.yaml is gated on it."""

@@ -41,6 +41,7 @@ def landlock() -> int:
     return abi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_default_container_hunters_score_0(pytester, landlock, mode):
     """In a default container, the hunters score 0 and the canonical solutions pass."""
@@ -75,6 +76,7 @@ def test_default_container_hunters_score_0(pytester, landlock, mode):
         shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_default_container_passes_strict(pytester, landlock):
     """In a default container, the reference run passes under strict."""
     # The shipped CI starters ask for strict: in a container, Landlock meets it.
@@ -217,6 +219,7 @@ def test_no_userns_changes_end_with_sample(contained_nobody, attack):
     assert honest["status"] == "passed", honest
 
 
+@pytest.mark.slow
 @pytest.mark.needs_root("to start the supervisor as nobody")
 @pytest.mark.needs_system_python
 @pytest.mark.needs_userns
@@ -262,6 +265,7 @@ assert libc.syscall(cachestat, fd, None, None, 0) == -1 and ctypes.get_errno() =
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
 def test_page_cache_not_queried_or_evicted(mode):
     """The page cache can be neither queried nor evicted."""

@@ -65,6 +65,7 @@ def _rows() -> list[dict]:
     return rows + [{"task_id": p.task_id, "completion": p.canonical_solution} for p in problems]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["auto", "basic"])
 def test_attacks_then_canonicals_pass(pytester, isolation):
     """Every attack first, and the canonical solutions after it still pass."""
@@ -90,6 +91,7 @@ def test_attacks_then_canonicals_pass(pytester, isolation):
     assert planted == [] or isolation == "basic"
 
 
+@pytest.mark.slow
 def test_surrogate_and_escapes_keep_xdist(pytester):
     """A lone surrogate and terminal escapes do not break an xdist run."""
     rows = [{"task_id": "HumanEval/0", "completion": ATTACKS["lone_surrogate_and_escapes"]}] + [
@@ -111,6 +113,7 @@ def basic():
     box.close()
 
 
+@pytest.mark.slow
 def test_deep_directory_is_removed(basic):
     """A deep directory is removed and the next sample passes."""
     deep = basic.run(script("import os\nfor _ in range(1200):\n    os.mkdir('d')\n    os.chdir('d')\n"), FAST)
@@ -199,6 +202,7 @@ def namespaced():
     box.close()
 
 
+@pytest.mark.slow
 @pytest.mark.needs_namespaces
 def test_fresh_tmp_shm_and_ipc(namespaced):
     """Each sample gets a fresh /tmp, /dev/shm and IPC namespace."""
@@ -374,6 +378,7 @@ def test_limits_cover_the_process_tree(isolation):
         box.close()
 
 
+@pytest.mark.slow
 @pytest.mark.needs_cgroup
 def test_killed_supervisor_leaves_no_cgroup():
     """A killed supervisor leaves no cgroup behind."""

@@ -51,6 +51,7 @@ def test_lists_every_dataset(xdg):
     assert "each of its 41,015 inputs; measured: 1.4 GB in the cache, about 4 minutes on 2 cores)" in costs[1]
 
 
+@pytest.mark.slow
 def test_local_expected_outputs_counted(xdg, capsys):
     """Expected outputs computed on this machine are counted."""
     mini = load_dataset(release_file("humanevalplus-mini"))

@@ -77,6 +77,7 @@ def test_missing_need_skips_with_reason(session):
     assert "skipped, but this machine is required" not in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["option", "variable", "variable, xdist"])
 def test_required_need_skip_fails_session(session, monkeypatch, how):
     """A skip for a required need fails the session and names the test."""

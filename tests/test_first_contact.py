@@ -41,6 +41,7 @@ def test_markdown_appends_to_job_summary(pytester, monkeypatch):
     assert not other.read_text().startswith("old")
 
 
+@pytest.mark.slow
 def test_compare_into_closed_pipe_is_quiet(pytester):
     """``compare`` into a reader that stops early ends quietly."""
     (pytester.path / "run.yaml").write_text(MOCK)
@@ -90,6 +91,7 @@ def test_q_says_every_generation_failed(pytester, monkeypatch):
     assert read_report(pytester.path / "r.json")["counts"]["not_run"] == 3
 
 
+@pytest.mark.slow
 def test_protocol_warning_points_at_config(pytester):
     """A protocol warning points at the user's config line."""
     rows = [{"task_id": "HumanEval/0", "completion": "    return True\n"}] * 2

@@ -126,6 +126,7 @@ def baseline(pytester):
     return "prod.json"
 
 
+@pytest.mark.slow
 def test_identical_run_passes(pytester, baseline):
     """An identical run passes the gate."""
     write_samples(pytester, "new.jsonl", set())
@@ -141,6 +142,7 @@ def test_identical_run_passes(pytester, baseline):
     assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_regressions_fail_and_are_named(pytester, baseline, dist):
     """Clearly fewer solved problems fail the gate, and are named."""
@@ -165,6 +167,7 @@ def test_regressions_fail_and_are_named(pytester, baseline, dist):
     assert cli(["compare", str(pytester.path / baseline), str(pytester.path / "new.json")]) == 1
 
 
+@pytest.mark.slow
 def test_drop_within_noise(pytester, baseline):
     """A small drop within noise passes with confidence, and fails a plain max_drop."""
     write_samples(pytester, "new.jsonl", {PROBLEMS[3].task_id})
@@ -179,6 +182,7 @@ def test_drop_within_noise(pytester, baseline):
                                  "confidence 0.95)"])
 
 
+@pytest.mark.slow
 def test_other_measurement_is_refused(pytester, baseline):
     """A baseline that measured something else is refused."""
     write_samples(pytester, "new.jsonl", set())
@@ -191,6 +195,7 @@ def test_other_measurement_is_refused(pytester, baseline):
                                  "they differ in params.timeout_s (baseline 3, this run 5)"])
 
 
+@pytest.mark.slow
 def test_command_line_floor(pytester):
     """A floor on the command line creates a gate, and the coverage defaults to one."""
     write_samples(pytester, "new.jsonl", {PROBLEMS[0].task_id})
@@ -280,6 +285,7 @@ def live_config(pytester, server, name: str, params: str, gate: str = "") -> str
     return str(path)
 
 
+@pytest.mark.slow
 def test_other_protocol_names_differences(pytester):
     """A baseline of another protocol is refused, naming every setting that differs."""
     with FakeOpenAI(canonical_answers) as server:
@@ -328,6 +334,7 @@ def labelled_run(pytester, name: str, params: str) -> str:
     return str(pytester.path / f"{name}.json")
 
 
+@pytest.mark.slow
 def test_compare_names_samples_settings(pytester, capsys):
     """``compare`` names the settings of two labelled samples files."""
     cold = labelled_run(pytester, "cold", ", temperature: 0.2, top_p: 0.95")

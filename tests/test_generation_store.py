@@ -73,6 +73,7 @@ def stored_bytes(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
+@pytest.mark.slow
 def test_sigint_resumes_missing_requests(pytester):
     """A run stopped by SIGINT resumes with exactly the missing requests."""
     store = pytester.path / "generations"
@@ -105,6 +106,7 @@ def test_sigint_resumes_missing_requests(pytester):
     assert KEY not in output + result.stdout.str()
 
 
+@pytest.mark.slow
 def test_lf_reuses_and_cache_clear_forgets(pytester):
     """--lf after a failing run sends no request, and --cache-clear forgets."""
     # The default store is pytest's cache: --lf and --cache-clear mean what pytest users expect.
@@ -127,6 +129,7 @@ def test_lf_reuses_and_cache_clear_forgets(pytester):
     assert (pytester.path / ".pytest_cache" / "d" / "humaneval-generations").is_dir()
 
 
+@pytest.mark.slow
 def test_regenerate_keeps_new_draw(pytester):
     """--humaneval-regenerate samples afresh, and the new draw is the one kept."""
     store = ("--humaneval-generations", "gen", "-p", "no:xdist", "--humaneval-results", "results.jsonl", *NO_CACHE)
@@ -143,6 +146,7 @@ def test_regenerate_keeps_new_draw(pytester):
     assert all(row["cached"] for row in rows(pytester.path / "results.jsonl"))
 
 
+@pytest.mark.slow
 def test_key_is_the_request_not_judging(pytester):
     """Only what is asked keys an answer, not how it is judged."""
     # timeout_s and the retry policy change the dataset digest, not the requests: nothing is asked again.
@@ -153,6 +157,7 @@ def test_key_is_the_request_not_judging(pytester):
             assert len(server.posts()) == posts, params
 
 
+@pytest.mark.slow
 def test_torn_store_file_resumes(pytester):
     """A torn store file resumes and stays readable."""
     # The store's folder from the ini key, relative to the ini file.
@@ -171,6 +176,7 @@ def test_torn_store_file_resumes(pytester):
         assert len(server.posts()) == 5
 
 
+@pytest.mark.slow
 def test_honoured_n_one_request_per_problem(pytester):
     """A server that honours n gets one request per problem, and bills the prompt once."""
     reports = {}
@@ -193,6 +199,7 @@ def test_honoured_n_one_request_per_problem(pytester):
     assert sum(r["prompt_tokens"] for r in samples) == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server_kind", ["ignores n", "refuses n"])
 def test_ignored_n_one_request_per_sample(pytester, server_kind):
     """A server that ignores or refuses n falls back to one request per sample."""
@@ -208,6 +215,7 @@ def test_ignored_n_one_request_per_sample(pytester, server_kind):
     assert len({(r["task_id"], r["sample"]) for r in rows(pytester.path / "results.jsonl")}) == 20
 
 
+@pytest.mark.slow
 def test_failed_generations_not_stored(pytester):
     """Failed generations are not stored, so a rerun retries them."""
     def flaky(request, index):
@@ -247,6 +255,7 @@ def test_last_line_of_a_key_wins(tmp_path):
     assert json.loads(store.path.read_text().splitlines()[0])["setting"] == {"endpoint": "http://x/v1"}
 
 
+@pytest.mark.slow
 def test_unwritable_store_costs_reuse_only(pytester):
     """A store that cannot be written costs the reuse, not the run."""
     (pytester.path / "occupied").write_text("a file where the store's folder should be")

@@ -33,6 +33,7 @@ def pytest_unconfigure(config):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_report_hook_amends_every_output(pytester, workers):
     """The report hook is called once, and its amendment is in every output."""
@@ -202,6 +203,7 @@ def pytest_collection_finish(session):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("listing", [None, "--collect-only", "--fixtures"], ids=["run", "collect-only", "fixtures"])
 def test_collect_only_starts_nothing(pytester, monkeypatch, listing):
     """--collect-only (and --fixtures, which collects too) starts no sandbox and computes no expected outputs."""

@@ -47,6 +47,7 @@ def test_worker_config_path_finds_file(tmp_path):
     assert config_path_for(root / "big.yaml", [root], synced=False) == str(root / "big.yaml")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("joined", [False, True], ids=["option-and-value", "option=value"])
 @pytest.mark.parametrize("synced", [False, True], ids=["config-at-its-path", "config-under-rsyncdir"])
 def test_options_in_either_form_elsewhere(pytester, joined, synced):
@@ -95,6 +96,7 @@ DIE_AT_FIRST_SAMPLE = (
     "        os._exit(1)\n")
 
 
+@pytest.mark.slow
 def test_lost_host_is_dropped(pytester):
     """A host lost for good mid-run is dropped, and the others run its samples."""
     # Before: xdist replaced the crashed worker, making its gateway raised, and the session ended (exit 3,
@@ -118,6 +120,7 @@ def test_lost_host_is_dropped(pytester):
     assert report["planned"] == 16 and report["interrupted"] is None and report["gate"]["passed"] is True
 
 
+@pytest.mark.slow
 def test_wrong_python_drops_the_host(pytester):
     """A wrong python path drops that host, and the run goes on."""
     write(pytester.path / "cfg.yaml", MOCK)
@@ -129,6 +132,7 @@ def test_wrong_python_drops_the_host(pytester):
     assert [row["status"] for row in results(pytester.path / "r.jsonl")] == ["passed"] * 4
 
 
+@pytest.mark.slow
 def test_no_host_starts_ends_session(pytester):
     """No host that can start ends the session the plugin's way."""
     # Before: an INTERNALERROR, no report, an empty results file left behind.
@@ -148,6 +152,7 @@ def test_no_host_starts_ends_session(pytester):
     assert "human-eval.interrupted" in (pytester.path / "j.xml").read_text()
 
 
+@pytest.mark.slow
 def test_reruns_on_remote_workers_refused(pytester, monkeypatch):
     """Reruns with remote workers are refused before anything runs."""
     pytest.importorskip("pytest_rerunfailures")

@@ -13,7 +13,8 @@ import pytest
 from browser import Browser
 from sessions import NO_CACHE, read_report
 
-pytestmark = pytest.mark.needs_browser  # chromium and chromedriver (tests/browser.py says how to install them)
+# chromium and chromedriver (tests/browser.py says how to install them); a real browser: the slow tier
+pytestmark = [pytest.mark.needs_browser, pytest.mark.slow]
 
 TILES = "return Array.from(document.querySelectorAll('.tile')).filter(t => !t.hidden).map(t => t.dataset.task)"
 SAMPLES = ("return Array.from(document.querySelectorAll('#panel .sample'))"

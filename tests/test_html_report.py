@@ -239,6 +239,7 @@ def test_spent_budget_cuts_texts():
     assert samples[0][4] == html_report.OMITTED and (data["cut"], data["omitted"]) == (1, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failing_every", [3, 1], ids=["a third failing", "all failing"])
 def test_32800_samples_under_15_mb(failing_every):
     """A 32,800-sample run of distinct completions stays under 15 MB."""
@@ -302,6 +303,7 @@ def samples_run(pytester: pytest.Pytester, name: str, rows: list[tuple[str, str]
     return f"{name}.yaml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_html_option_and_command(pytester, dist):
     """The --humaneval-html option writes the page, and the command rebuilds it from saved files."""

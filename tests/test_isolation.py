@@ -113,6 +113,7 @@ print(None if entries is None else sorted(int(e) for e in entries if e.isdigit()
 
 # -- 2. network ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.needs_namespaces
 def test_no_connection_even_to_loopback(isolated):
     """A candidate cannot connect, even to loopback."""
@@ -147,6 +148,7 @@ def test_no_connection_even_to_loopback(isolated):
 
 # -- 3. escaping the kill ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_escaped_process_is_gone(box):
     """A double-forked setsid grandchild, fifty sleepers and a SIGTERM ignorer are all gone."""
     mark = marker()
@@ -276,6 +278,7 @@ def test_patching_builtins_does_not_help(box, attack):
      "SIGSEGV" if sys.version_info < (3, 12) else "RecursionError"),
     ("x = ' ' * (8 * 1024**3)", "MemoryError"),
 ])
+@pytest.mark.slow
 def test_resource_exhaustion_is_a_failure(box, program, detail):
     """Resource exhaustion ends as a failure with a clear detail."""
     if "fork" in program and not box.isolation.startswith("namespaces"):

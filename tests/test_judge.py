@@ -147,6 +147,7 @@ def _problem(task_id: str):
     return {p.task_id: p for p in load_problems()[1]}[task_id]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
 def test_no_hostile_completion_passes(pytester, workers):
     """No hostile completion turns a wrong answer into passed."""
@@ -283,6 +284,7 @@ def test_print_fork_exit_between_calls(box):
     assert exiting.detail == "the program ended with exit code 0 before check() finished"
 
 
+@pytest.mark.slow
 def test_swallowed_failure_is_no_pass(box):
     """A test that swallows the candidate's failure cannot turn it into a pass."""
     swallowing = "def check(candidate):\n    try:\n        candidate(1)\n    except:\n        pass\n"
@@ -339,6 +341,7 @@ def test_entry_point_calls_candidate(box):
 
 # -- the judge process is the harness's: a misbehaving test does not take it down -------------------------------
 
+@pytest.mark.slow
 def test_test_leaves_next_sample_alone(box):
     """A test that loops, prints or rebinds builtins leaves the next sample alone."""
     honest = ("def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(len([1, 2])) == 2\n")
@@ -419,6 +422,7 @@ def test_candidate_text_safe_and_capped():
         text.encode("utf-8")  # nothing execnet or a terminal would refuse
 
 
+@pytest.mark.slow
 def test_surrogate_in_exception_under_xdist(pytester):
     """A lone surrogate in an exception does not break an xdist run."""
     (pytester.path / "samples.jsonl").write_text(
@@ -435,6 +439,7 @@ def test_surrogate_in_exception_under_xdist(pytester):
     assert "\x1b" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_unprocessable_result_is_harness_error(pytester):
     """A sample whose result cannot be processed is a harness error, not "not run"."""
     pytester.makeconftest("""
@@ -458,6 +463,7 @@ def pytest_unconfigure(config):
     assert row["status"] == "harness_error" and "post-processing failed" in row["detail"]
 
 
+@pytest.mark.slow
 def test_numpy_results_as_reference(box):
     """NumPy results compare as they do in the reference."""
     pytest.importorskip("numpy")

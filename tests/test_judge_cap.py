@@ -35,10 +35,13 @@ def reply(wire):
 {}
 '''
 # 1,000 keys of 60 KB, all hashing alike (multiples of 2**61 - 1 above a shared big base): each comparison reads
-# the whole key, and a dict of up to 1,024 keys is built in one call.
-BIG_INT_KEYS = _SEND.format('''    modulus, base = (1 << 61) - 1, 1 << 480000
-    base -= base % modulus
-    keys = [wire.encode(base + i * modulus) for i in range(1000)]
+# the whole key, and a dict of up to 1,024 keys is built in one call. The base's low 479,939 bits are zero, so each
+# key is the base's encoding with its last 9 bytes replaced: made by copying bytes, in milliseconds, where 1,000
+# big-int sums and conversions took 0.9 s at load 10 and the call's own 1 s limit fired before the judge had read
+# the reply (the decoding, not the candidate's making of it, is what this test is about).
+BIG_INT_KEYS = _SEND.format('''    modulus = (1 << 61) - 1
+    head = wire.encode(modulus << 479939)[:-9]
+    keys = [head + (i * modulus).to_bytes(9, "big") for i in range(1000)]
     return b"d" + len(keys).to_bytes(4, "big") + b"".join(key + wire.encode(0) for key in keys)''')
 # 48 frozensets of 1,000 members that all hash alike, equal but for one member: the sets hash alike too, and
 # comparing two of them looks up each member among a thousand colliding ones.
@@ -59,6 +62,7 @@ def box():
     box.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("payload", [BIG_INT_KEYS, FROZENSET_KEYS, SET_MEMBERS],
                          ids=["big-int-keys", "frozenset-keys", "set-members"])

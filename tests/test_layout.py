@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
 # From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
 # that import nothing of the package) from anywhere.
@@ -104,6 +106,7 @@ def test_trust_boundary_imports_nothing():
         assert "import pytest" not in path.read_text(), path.name
 
 
+@pytest.mark.slow
 def test_only_pytest_side_imports_pytest():
     """The engine (and everything below it) never imports pytest: scripts and trainers call it without pytest."""
     for module, path in MODULES.items():
@@ -134,6 +137,7 @@ def test_processes_start_only_in_sandbox():
         "pytest_humaneval.sandbox._judge" in starts["sandbox"]
 
 
+@pytest.mark.slow
 def test_no_private_pytest_import():
     """pytest's public API only (``pytest.*``): any ``_pytest`` module may change in a minor release."""
     private = {str(path.relative_to(PACKAGE)): node.lineno for path in PACKAGE.rglob("*.py")

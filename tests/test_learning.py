@@ -45,7 +45,8 @@ from sessions import NO_CACHE
 from pytest_humaneval import sandbox
 
 # The learner reaches keys through keyctl's and add_key's x86_64 numbers.
-pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="the learner's keyctl numbers are x86_64's")
+pytestmark = [pytest.mark.skipif(platform.machine() != "x86_64", reason="the learner's keyctl numbers are x86_64's"),
+              pytest.mark.slow]  # learners: the slow tier
 SAMPLES = 12  # per problem: each costs the learner at most 3 failed samples, then every other one passes
 MODES = {"serial": ("-p", "no:xdist"), "pool": ("-p", "no:xdist"), "xdist": ("-n", "2")}
 SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from pytest_humaneval import sandbox
 from pytest_humaneval.completions.sources import mock_fixture_path
 from pytest_humaneval.data.dataset import load_problems
@@ -22,6 +24,7 @@ def test_covers_every_problem_and_status():
         assert (row["completion"] is None) == (row["status"] == "not_run")
 
 
+@pytest.mark.slow
 def test_execution_reproduces_verdicts():
     """Executing the fixture reproduces every recorded verdict."""
     rows = [json.loads(line) for line in mock_fixture_path().read_text().splitlines()]

@@ -19,6 +19,7 @@ def samples(pytester, name: str, solved: bool) -> None:
     (pytester.path / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_samples_and_limit_from_command_line(pytester, dist):
     """A samples file and a limit from the command line replace the file's, and are recorded."""

@@ -25,6 +25,7 @@ def site_packages() -> str:
     return os.pathsep.join(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
+@pytest.mark.slow
 def test_checkout_finds_its_own_data(tmp_path):
     """python -m pytest from a checkout finds the bundled data of the checkout."""
     # `python -m pytest` (tox, most CI templates) puts the current directory first on sys.path, so the
@@ -91,6 +92,7 @@ def built(tmp_path_factory) -> tuple[list[str], list[str], str, str]:
     return members, sources, run.stdout + run.stderr, metadata
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_licences(built):
     """The wheel carries the project's licence, and every bundled dataset with its own."""
     members, _, log, metadata = built

@@ -59,6 +59,7 @@ def test_inert_without_a_config(pytester):
     result.stdout.no_fnmatch_line("*HumanEval*")
 
 
+@pytest.mark.slow
 def test_reference_run_with_xdist(pytester):
     """The reference run executes all 164 canonical solutions, with xdist."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true}\n")
@@ -116,6 +117,7 @@ def test_failure_message(pytester):
     ])
 
 
+@pytest.mark.slow
 def test_samples_xdist_equals_serial(pytester):
     """The samples mode under xdist equals serial, and the results can be re-evaluated."""
     samples_file(pytester, [SOLVED_0, WRONG_0, CRASH_2, SOLVED_2])
@@ -169,6 +171,7 @@ def test_bad_samples_row_names_line(pytester):
                                  "prompt) or null, found 5"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_k_selects_by_task_id(pytester, dist):
     """Selecting by task id with -k, the plan follows the selection."""
@@ -180,6 +183,7 @@ def test_k_selects_by_task_id(pytester, dist):
     assert report["planned"] == 1 and list(report["problems"]) == ["HumanEval/1"]
 
 
+@pytest.mark.slow
 def test_ini_key_adds_to_bare_pytest(pytester):
     """The ini key adds the benchmark to a bare pytest only."""
     # A project's ini key makes the benchmark part of its bare `pytest`; it never replaces the project's suite,
@@ -200,6 +204,7 @@ def test_ini_key_adds_to_bare_pytest(pytester):
     left_out.stdout.no_fnmatch_line("*HumanEval*")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_ini_key_joins_testpaths(pytester, dist):
     """The ini key joins testpaths, and the option alone runs exactly the benchmark."""
@@ -214,6 +219,7 @@ def test_ini_key_joins_testpaths(pytester, dist):
     only.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_early_stop_counts_not_run(pytester):
     """Stopping early counts the rest as not run."""
     samples_file(pytester, [WRONG_0, SOLVED_2, SOLVED_2])
@@ -227,6 +233,7 @@ def test_early_stop_counts_not_run(pytester):
     assert [line["status"] for line in lines] == ["assertion_failed", "not_run", "not_run"]
 
 
+@pytest.mark.slow
 def test_dead_sandbox_makes_errors(pytester, monkeypatch):
     """A sandbox that cannot start makes errors, not failures."""
     monkeypatch.setattr(sandbox.harness, "SUPERVISOR", Path("/nonexistent/_supervisor.py"))
@@ -240,6 +247,7 @@ def test_dead_sandbox_makes_errors(pytester, monkeypatch):
     assert report["attempted_success_rate"] is None
 
 
+@pytest.mark.slow
 def test_pytest_timeout_safety_net(pytester):
     """pytest-timeout's safety net sits above the sandbox's limit, unless the user sets one."""
     pytester.makeconftest(
@@ -258,6 +266,7 @@ def test_pytest_timeout_safety_net(pytester):
     suites.stdout.fnmatch_lines(["*TIMEOUT-MARKER (308.0,)"])
 
 
+@pytest.mark.slow
 def test_quiet_one_line_summary(pytester):
     """The quiet mode prints a one-line summary."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
@@ -265,6 +274,7 @@ def test_quiet_one_line_summary(pytester):
     result.stdout.fnmatch_lines(["pass@1 1.000  coverage 2/2  [openai_humaneval sample (2/164 problems)]"])
 
 
+@pytest.mark.slow
 def test_shipped_examples_run_as_documented(pytester):
     for name in ("samples.yaml", "samples.jsonl", "mock.yaml"):
         shutil.copy(EXAMPLES / name, pytester.path / name)
@@ -273,6 +283,7 @@ def test_shipped_examples_run_as_documented(pytester):
     result.stdout.fnmatch_lines(["*pass@1 0.600  pass@2 1.000*"])
 
 
+@pytest.mark.slow
 def test_isolation_is_reported(pytester):
     """The isolation applied is in the summary and the report."""
     cfg = config(pytester, "target: {mode: mock}\nparams: {execute: true, limit: 2, isolation: basic}\n")
@@ -291,6 +302,7 @@ def test_isolation_is_reported(pytester):
     assert run["isolation"] == "namespaces" and run["confinement"].startswith("landlock ABI"), run
 
 
+@pytest.mark.slow
 def test_oversubscribed_no_false_timeouts(pytester):
     """Oversubscribed workers give no false timeouts."""
     # 8 workers on a small machine: the budget starts at the fork, so start-up and contention do not count.
@@ -299,6 +311,7 @@ def test_oversubscribed_no_false_timeouts(pytester):
     result.assert_outcomes(passed=164)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_lf_reruns_failing_samples(pytester, dist):
     """--last-failed reruns only the failing samples."""
@@ -325,6 +338,7 @@ def test_null_completion_is_not_run(pytester):
     assert report["planned"] == 2 and report["coverage"] == 0.5
 
 
+@pytest.mark.slow
 def test_unsupported_k_is_warned(pytester):
     """A k the samples file cannot support is left out, with a warning."""
     samples_file(pytester, [SOLVED_0, WRONG_0, SOLVED_2])

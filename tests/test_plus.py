@@ -54,6 +54,7 @@ def test_evalplus_rows_load(full):
                                         and p.atol == 0.0 for p in bundled.problems)
 
 
+@pytest.mark.slow
 def test_three_releases_load():
     """The three releases load, and mini has no test."""
     counts = {}
@@ -317,6 +318,7 @@ def test_suite_limits():
 # ------------------------------------------------------------------------------------------ the full dataset
 
 
+@pytest.mark.slow
 def test_every_canonical_output(full):
     """Every canonical solution of HumanEval+ gives an output for every input: the whole table, in the warm test cache
     (computed by the first session on a machine, then read)."""

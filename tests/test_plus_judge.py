@@ -79,6 +79,7 @@ def test_suite_stops_at_first_failure(box):
     assert result.stdout.startswith("input 1\ninput 2\n")
 
 
+@pytest.mark.slow
 def test_pipelined_inputs_timing(box):
     """Pipelined inputs are each timed from when the candidate was free for them."""
     # Five inputs of 0.3 s each, every request written at once: each input gets its own 0.5 s, not the time
@@ -93,6 +94,7 @@ def test_pipelined_inputs_timing(box):
     assert result.suites["base"]["detail"] == "input #3: f(3) took longer than its 0.5 s limit"
 
 
+@pytest.mark.slow
 def test_load_time_is_not_counted(box):
     """The program's load is not counted in its first input's limit."""
     # EvalPlus execs the program before its first timed call: a slow import-time setup only counts against the

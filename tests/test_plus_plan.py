@@ -31,6 +31,7 @@ def plan_of(tmp_path: Path, text: str) -> Plan:
     return build_plan(load_config(path))
 
 
+@pytest.mark.slow
 def test_release_by_path_is_labelled(tmp_path):
     """A known release given by path is labelled with its version, and executes the canonical solutions."""
     plan = plan_of(tmp_path, f"target: {{mode: mock}}\ndataset: {FULL}\nparams: {{execute: true, limit: 3}}\n")
@@ -42,6 +43,7 @@ def test_release_by_path_is_labelled(tmp_path):
     assert _wire.decode(plan.suites["HumanEval/2"])[6] == 1e-6
 
 
+@pytest.mark.slow
 def test_plus_digest(tmp_path):
     """The digest separates HumanEval from HumanEval+, and covers the file and the time limits."""
     def digest(dataset: str, extra: str = "") -> tuple[str, str]:
@@ -153,6 +155,7 @@ def pytest_sessionstart(session):
 '''
 
 
+@pytest.mark.slow
 def test_workers_get_the_same_suites(pytester, tmp_path, monkeypatch):
     """xdist workers get the same suites as the controller."""
     out = tmp_path / "suites"
@@ -172,6 +175,7 @@ def test_workers_get_the_same_suites(pytester, tmp_path, monkeypatch):
     assert len(list(table.iterdir())) == 4
 
 
+@pytest.mark.slow
 def test_real_suites_give_evalplus_verdicts(tmp_path):
     """The suites of real tasks give EvalPlus's verdicts in the sandbox."""
     # The data side meets the judge: OpenAI's canonical solutions pass HumanEval/0 and /8 (a tuple task) on both

@@ -49,6 +49,7 @@ def plus_run(pytester, monkeypatch):
     return pytester
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["pool", "xdist"])
 def test_samples_judged_by_both_suites(plus_run, xdist):
     """A samples file is judged by both suites, with EvalPlus's rules."""
@@ -83,6 +84,7 @@ def test_samples_judged_by_both_suites(plus_run, xdist):
     result.stdout.fnmatch_lines(["*pass@1 0.167 (plus)*base 0.833*"])
 
 
+@pytest.mark.slow
 def test_xunit1_carries_both_statuses(plus_run):
     """Under xunit1, each test case carries both suites' statuses."""
     result = plus_run.runpytest("--humaneval-config", "run.yaml", "--junitxml", "junit.xml",

@@ -282,6 +282,7 @@ def honouring_n_completions(request, index):
         for i in range(request.body.get("n", 1))]})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "limit", "dist"), [
     ("greedy", 3, ("-p", "no:xdist")),
     ("codex-pass1", 1, ("-n", "2")),
@@ -332,6 +333,7 @@ def test_each_preset_sends_its_settings(pytester, name, limit, dist):
     assert junit_properties(pytester.path / "junit.xml")["human-eval.protocol"] == text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params", "system", "warning"), [
     ("codex-pass1", "", CHAT_SYSTEM, "*pytest-humaneval: params.protocol codex-pass1 over target.api chat: Codex "
                                      "sampled HumanEval's prompt as a plain completion*the harness's system prompt*"),
@@ -391,6 +393,7 @@ def test_no_preset_sends_default_stops(pytester):
     assert "pytest-humaneval: params.protocol" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_no_preset_described_by_use(pytester):
     """Without a preset, the run is described by what it used."""
     with FakeOpenAI(honouring_n) as server:
@@ -421,6 +424,7 @@ def samples_config(pytester, samples: int, params: str, rows=None) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("samples", "params", "warning"), [
     (10, ", temperature: 0.8", "*pytest-humaneval: pass@1 at temperature 0.8 is not comparable with a published "
                                "pass@1 *: params.protocol codex-pass1 (or greedy) makes it comparable"),

@@ -72,6 +72,7 @@ def results(pytester) -> dict[str, dict]:
     return {row["task_id"]: row for row in rows}
 
 
+@pytest.mark.slow
 def test_todays_shapes_keep_reasoning(pytester):
     """The shapes of today's models pass, and keep their reasoning."""
     with FakeOpenAI(serve(SHAPES)) as server:
@@ -92,6 +93,7 @@ def test_todays_shapes_keep_reasoning(pytester):
     assert "truncated" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_cut_answers_are_flagged(pytester):
     """Answers cut at max_tokens run, and are flagged, counted and warned about."""
     def cut(problem):  # the whole function, then cut mid-way, as a server does at max_tokens
@@ -112,6 +114,7 @@ def test_cut_answers_are_flagged(pytester):
                                  "raise params.max_tokens (300)*"])
 
 
+@pytest.mark.slow
 def test_cut_answer_passes_by_last_block(pytester):
     """A runaway answer cut at max_tokens passes by its last complete block."""
     def runaway(problem):  # the whole function, then again and again until max_tokens cut a copy mid-way
@@ -130,6 +133,7 @@ def test_cut_answer_passes_by_last_block(pytester):
                              "complete one that defines truncate_number; 1 later one is cut off or does not compile)")
 
 
+@pytest.mark.slow
 def test_provider_options_reach_server(pytester):
     """``extra_body`` and ``system_prompt`` reach the server, and change the digest and the label."""
     plain = {task: (lambda p: chat(fenced(right(p)))) for task in SHAPES}

@@ -46,6 +46,7 @@ class Lines:
         self.lines.append((text, final))
 
 
+@pytest.mark.slow
 def test_pins_are_the_bundled_files():
     """The pins are the bundled release files' sizes and hashes."""
     for name, release in releases.RELEASES.items():
@@ -84,6 +85,7 @@ def test_mismatched_bundled_copy_unused(tmp_path, monkeypatch):
     assert releases.bundled_copy(releases.RELEASES["humanevalplus"]) is None  # absent
 
 
+@pytest.mark.slow
 def test_named_release_runs_offline(pytester, cache, monkeypatch):
     """A session with a named release runs offline, with no download."""
     monkeypatch.setenv(releases.BASE_URL_ENV, "http://127.0.0.1:1/")
@@ -183,6 +185,7 @@ def test_http_error_status_is_named(cache, server):
         releases.resolve("humanevalplus-noextreme", WHERE)
 
 
+@pytest.mark.slow
 def test_release_by_path_recognised(tmp_path):
     """A release given by path is recognised by its SHA-256, gzipped or not."""
     import gzip
@@ -199,6 +202,7 @@ def test_release_by_path_recognised(tmp_path):
     assert releases.recognise(loaded.file_sha256, loaded.sha256) is None
 
 
+@pytest.mark.slow
 def test_session_downloads_humanevalplus(pytester, cache, server):
     """A session with dataset humanevalplus downloads it with a progress line, and labels the release."""
     config = pytester.path / "plus.yaml"
@@ -257,6 +261,7 @@ def test_status_line_in_place():
     assert screen.getvalue() == "\ra 1%\x1b[K\ra done\x1b[K\n"
 
 
+@pytest.mark.slow
 def test_workers_never_download(pytester, cache, server):
     """xdist workers take the release from the controller, and never download."""
     from pytest_humaneval.config import load_config
@@ -275,6 +280,7 @@ def test_workers_never_download(pytester, cache, server):
         "humanevalplus-noextreme v0.1.10 sample (3/164 problems, time limits max(2.5 s, 4 x canonical))")
 
 
+@pytest.mark.slow
 def test_collect_only_downloads_nothing(pytester, cache, server):
     """--collect-only with a release neither bundled nor cached: nothing is fetched, the benchmark's samples are
     not listed and a line says why; the next real run downloads it once."""

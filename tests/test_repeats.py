@@ -34,6 +34,7 @@ def executions(ledger: Path) -> int:
     return len(ledger.read_text().splitlines()) if ledger.exists() else 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [("-p", "no:xdist", "workers: 1"), ("-p", "no:xdist", "workers: 2"),
                                   ("-n", "2", "workers: 1")], ids=["serial", "pool", "xdist"])
 def test_repeats_executed_once(pytester, tmp_path, mode):
@@ -72,6 +73,7 @@ def test_dedupe_false_executes_all(pytester, tmp_path):
     assert executions(ledger) == 4 and not [row for row in results if "repeat_of" in row]
 
 
+@pytest.mark.slow
 def test_repeated_timeout_costs_one(pytester, tmp_path):
     """A repeat of a sample that times out costs one timeout."""
     problem = load_problems()[1][0]

@@ -21,7 +21,7 @@ SOLVED_0 = {"task_id": "HumanEval/0", "completion": "    return any(abs(a - b) <
 WRONG_0 = {"task_id": "HumanEval/0", "completion": "    return False\n"}
 CRASH_2 = {"task_id": "HumanEval/2", "completion": "    return number / 0\n"}
 NULL_2 = {"task_id": "HumanEval/2", "completion": None}
-SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sleep(2.5)\n    return number % 1.0\n"}
+SLOW_2 = {"task_id": "HumanEval/2", "completion": "    import time\n    time.sleep(12)\n    return number % 1.0\n"}
 
 
 def samples_config(pytester: pytest.Pytester, rows: list[dict], params: str = "", extra: str = "") -> Path:
@@ -80,6 +80,7 @@ def test_multiline_fault_is_one_line(pytester, monkeypatch):
                                  "harness\\npass@1 1.000*"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_summary_lines_carry_the_reason(pytester, dist):
     """The failed and skipped summary lines carry the reason."""
@@ -93,6 +94,7 @@ def test_summary_lines_carry_the_reason(pytester, dist):
     ])
 
 
+@pytest.mark.slow
 def test_reruns_do_not_execute_again(pytester, monkeypatch):
     """Reruns do not execute a sample again."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
@@ -136,6 +138,7 @@ def pytest_sessionfinish(session):
 """
 
 
+@pytest.mark.slow
 def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
     """An installed pytest-rerunfailures costs an xdist run nothing, unless reruns are asked for."""
     monkeypatch.delenv("PYTEST_ADDOPTS")  # the suite's pytester leaves pytest-rerunfailures out (conftest.py)
@@ -157,22 +160,25 @@ def test_idle_rerunfailures_costs_nothing(pytester, monkeypatch):
     assert requests("--reruns", "1") > 0, "asked for, reruns cost what they cost (and the count above is real)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_low_pytest_timeout_is_warned(pytester, dist):
     """A pytest-timeout below timeout_s is warned about, and the sample it stops says so."""
-    cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 3")
-    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "1", "-rA",
+    # pytest-timeout's 6 s covers the solved sample's item with a sandbox to start first, on a loaded machine (at
+    # load 10 a --timeout of 1 s stopped it too); the slow sample sleeps twice that.
+    cfg = samples_config(pytester, [SOLVED_0, SLOW_2], params=", timeout_s: 20")
+    result = pytester.runpytest("--humaneval-config", str(cfg), *dist, "--timeout", "6", "-rA",
                                 "--humaneval-report", "r.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(passed=1, errors=1, warnings=1)
     result.stdout.fnmatch_lines([
-        "*--timeout 1 s is below what a sample may take (params.timeout_s 3 s *",
+        "*--timeout 6 s is below what a sample may take (params.timeout_s 20 s *",
         "ERROR *::HumanEval/2[[]0[]] - harness_error: pytest-timeout stopped*",
     ])
     errors_section = result.stdout.str().split("= ERRORS =")[1].split("=====")[0]
     assert len(errors_section.splitlines()) <= 4, errors_section  # a header and one line, not 682 lines
     rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
     assert rows["HumanEval/2"]["status"] == "harness_error"
-    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 1 s")
+    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 6 s")
     report = read_report(pytester.path / "r.json")
     assert report["counts"]["harness_error"] == 1 and report["coverage"] == 0.5
 
@@ -182,6 +188,7 @@ def validate(path: Path) -> ET.Element:
     return ET.parse(path).getroot()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_junit_validates(pytester, dist):
     """The JUnit XML validates against the schema of pytest's default family."""
@@ -207,6 +214,7 @@ def test_junit_harness_error_validates(pytester, monkeypatch):
     assert case.find("error").get("message").startswith('failed on setup with "harness_error: the sandbox')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_xunit1_per_sample_properties(pytester, dist):
     """The JUnit XML of xunit1 carries the per-sample properties."""
@@ -227,6 +235,7 @@ def pytest_runtest_setup(item):
 """
 
 
+@pytest.mark.slow
 def test_interrupted_run_says_so(pytester):
     """An interrupted run says so in every output."""
     pytester.makeconftest(INTERRUPT_AT_4)
@@ -255,6 +264,7 @@ def test_interrupted_run_says_so(pytester):
     assert properties["human-eval.interrupted"] == "KeyboardInterrupt"
 
 
+@pytest.mark.slow
 def test_normal_run_is_not_interrupted(pytester):
     """A run that ends normally is not interrupted anywhere."""
     cfg = pytester.path / "humaneval.yaml"
@@ -266,6 +276,7 @@ def test_normal_run_is_not_interrupted(pytester):
     assert "nterrupted" not in (pytester.path / "r.md").read_text() + (pytester.path / "junit.xml").read_text()
 
 
+@pytest.mark.slow
 def test_markdown_summary(pytester):
     """The Markdown summary is written for people, and lists the failing problems."""
     cfg = samples_config(pytester, [SOLVED_0, WRONG_0, CRASH_2, NULL_2], params=", k: [1, 2]")

@@ -57,6 +57,7 @@ def read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
+@pytest.mark.slow
 def test_xdist_generates_once(pytester):
     """A runtime run with xdist generates once, and executes on the workers."""
     with FakeOpenAI(answering()) as server:
@@ -84,6 +85,7 @@ def test_xdist_generates_once(pytester):
     assert len(list(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))) == 8
 
 
+@pytest.mark.slow
 def test_no_usage_no_token_measurements(pytester):
     """The completions API without usage omits the token and cost measurements."""
     def script(request, index):
@@ -101,6 +103,7 @@ def test_no_usage_no_token_measurements(pytester):
     assert "human-eval.total_tokens" not in measurements and "human-eval.cost_usd" not in measurements
 
 
+@pytest.mark.slow
 def test_failed_generations_not_run(pytester):
     """Failed generations are not run, with the reason, and the key appears nowhere."""
     overrides = {
@@ -197,6 +200,7 @@ def test_unset_key_variable_is_usage_error(pytester, monkeypatch):
     assert server.requests == []
 
 
+@pytest.mark.slow
 def test_retry_policy_is_recorded(pytester):
     """The retry policy changes the digest and the label, and the retries are reported."""
     flaky = {}
@@ -226,6 +230,7 @@ def test_retry_policy_is_recorded(pytester):
     assert "retried" in a["dataset"]["label"] and "retried" not in b["dataset"]["label"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_generation(pytester):
     """Ctrl-C during generation keeps the finished completions, and writes every output."""
     import signal
@@ -264,6 +269,7 @@ def test_ctrl_c_during_generation(pytester):
     assert KEY not in output and KEY not in (pytester.path / "r.json").read_text()
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_preflight(pytester):
     """Ctrl-C during the preflight still writes the report."""
     # Once, a SIGINT during the preflight (GET /models) ended the session with exit 2 and no output at all.

@@ -43,6 +43,7 @@ def test_row_without_completion(pytester, row):
         f"prompt), or EvalPlus's solution (the whole program), found neither (the row's keys: {keys})")
 
 
+@pytest.mark.slow
 def test_row_with_both_is_its_solution(pytester):
     """A row with both is its solution, as EvalPlus reads it."""
     result = session(pytester, [{"task_id": "HumanEval/2", "completion": "x",
@@ -65,6 +66,7 @@ def test_non_utf8_byte_names_its_line(pytester):
                                    "0xe9 at column 64")
 
 
+@pytest.mark.slow
 def test_evalplus_solutions_are_programs(pytester):
     """EvalPlus solutions are whole programs, and the canonical ones all pass."""
     _, problems = load_problems()

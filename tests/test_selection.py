@@ -29,6 +29,7 @@ def samples_config(pytester: pytest.Pytester, gate: str = "", name: str = "human
     return path
 
 
+@pytest.mark.slow
 def test_deselection_is_partial(pytester):
     """Deselecting the failing samples is a partial run, which fails the gate."""
     # The issue's case: examples/samples.yaml without its 4 failing samples gave pass@1 1.000, coverage 6/6
@@ -64,6 +65,7 @@ def test_deselection_is_partial(pytester):
     assert cli(["compare", str(pytester.path / "full.json"), str(pytester.path / "partial.json")]) == 2
 
 
+@pytest.mark.slow
 def test_partial_run_needs_opt_in(pytester):
     """A partial run passes the gate only when the user opts in."""
     samples_config(pytester)
@@ -86,6 +88,7 @@ def test_partial_run_needs_opt_in(pytester):
     assert allowed.ret == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_lf_and_deselect_are_partial(pytester, dist):
     """--last-failed and --deselect are partial too."""

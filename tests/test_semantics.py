@@ -82,6 +82,7 @@ def reference_passes(program: str) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_unusual_completion_passes(box, problems, name):
     """An honest, unusual completion passes as under the reference."""

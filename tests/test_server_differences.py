@@ -57,6 +57,7 @@ def test_one_choice_usage_is_flagged(pytester):
                                  "detail"])
 
 
+@pytest.mark.slow
 def test_summed_usage_is_not_flagged(pytester):
     """A usage summed over the choices is not flagged."""
     with FakeOpenAI(server_like("vllm", canonical)) as server:
@@ -67,6 +68,7 @@ def test_summed_usage_is_not_flagged(pytester):
     assert USAGE_SHORT not in result.stdout.str() + (pytester.path / "results.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_refused_n_falls_back(pytester):
     """A fixed request_n refused with 400 falls back to one choice per request."""
     # It used to record the 400 for every sample of the request: with request_n 4 on a 2-slot llama-server,

@@ -18,7 +18,7 @@ from ssh_hosts import Hosts
 
 from pytest_humaneval.data.dataset import load_problems
 
-pytestmark = pytest.mark.needs_ssh_hosts
+pytestmark = [pytest.mark.needs_ssh_hosts, pytest.mark.slow]  # hosts over real ssh: the slow tier
 
 PROBLEMS = 12
 SLOW = "\nimport time as _t\n_t.sleep(0.3)\n"  # once per sample, as its program loads: a worker is killed mid-run

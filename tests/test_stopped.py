@@ -9,6 +9,7 @@ session on the same results file truncated the first one's rows.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -23,13 +24,11 @@ from pytest_humaneval.data.dataset import load_problems
 PROBLEMS = load_problems()[1][:10]
 
 
-def write_run(pytester, name: str, wrong: set[int], gate: str = "", slow_s: float = 0.0) -> str:
+def write_run(pytester, name: str, wrong: set[int], gate: str = "") -> str:
     """A samples file (the first PROBLEMS, canonical but for the ``wrong`` ones) and its config."""
     rows = []
     for i, problem in enumerate(PROBLEMS):
         text = "    return None\n" if i in wrong else problem.canonical_solution
-        if slow_s:
-            text += f"\n\nimport time as _time\n_time.sleep({slow_s})\n"
         rows.append({"task_id": problem.task_id, "completion": text})
     (pytester.path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     config = (f"target: {{mode: samples, samples: {name}.jsonl, allow_subset: true}}\n"
@@ -38,6 +37,7 @@ def write_run(pytester, name: str, wrong: set[int], gate: str = "", slow_s: floa
     return f"{name}.yaml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [("-x",), ("--maxfail", "2")], ids=["x", "maxfail"])
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
 def test_stopped_run_says_so(pytester, stop, dist):
@@ -74,6 +74,7 @@ def test_stopped_baseline_is_refused(pytester):
     result.stdout.no_fnmatch_line("*passed*")
 
 
+@pytest.mark.slow
 def test_compare_refuses_stopped(pytester, capsys):
     """``compare`` refuses a stopped report on either side."""
     cfg = write_run(pytester, "full", wrong=set())
@@ -87,25 +88,44 @@ def test_compare_refuses_stopped(pytester, capsys):
     assert "refusing a run that stopped before its last sample" in capsys.readouterr().err
 
 
+# Holds a session after its first item until the file $HOLD_UNTIL names exists (at most 120 s): the test decides
+# when the first session ends, not the machine's speed.
+HOLD = """
+import os, time
+
+def pytest_runtest_logfinish():
+    release = os.environ.get("HOLD_UNTIL")
+    deadline = time.monotonic() + 120
+    while release and not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.05)
+"""
+
+
+@pytest.mark.slow
 def test_shared_results_file_loses_nothing(pytester):
     """Two sessions on one results file lose nothing."""
-    # The first session holds the file while it runs; the second is refused before anything runs, naming it,
-    # and the first one's rows are all there at its end.
-    cfg = write_run(pytester, "slow", wrong=set(), slow_s=0.4)
+    # The first session holds the file while it runs (held after its first item until the test releases it);
+    # the second is refused before anything runs, naming it, and the first one's rows are all there at its end.
+    cfg = write_run(pytester, "held", wrong=set())
+    pytester.makeconftest(HOLD)
+    release = pytester.path / "release"
     first = subprocess.Popen([sys.executable, "-m", "pytest", "--humaneval-config", cfg, "-p", "no:xdist",
                               "--humaneval-results", "shared.jsonl", *NO_CACHE], cwd=pytester.path,
+                             env={**os.environ, "HOLD_UNTIL": str(release)},
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         results = pytester.path / "shared.jsonl"
         while not (results.exists() and results.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.1)  # its first row: it is running, and holds the file
+            time.sleep(0.1)  # its first row: it is running, holds the file, and waits for the release
         assert first.poll() is None, first.communicate()[0][-2000:]
         second = pytester.runpytest_subprocess("--humaneval-config", cfg, "-p", "no:xdist",
                                                "--humaneval-results", "shared.jsonl", *NO_CACHE)
         assert second.ret == pytest.ExitCode.USAGE_ERROR
         second.stderr.fnmatch_lines([f"ERROR: --humaneval-results: *shared.jsonl is being written by another "
                                      f"pytest-humaneval session (pid {first.pid})*"])
+        assert first.poll() is None  # still held: the refusal above was not luck
+        release.touch()
         output = first.communicate(timeout=120)[0]
     finally:
         if first.poll() is None:

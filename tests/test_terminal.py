@@ -28,6 +28,7 @@ def sample_lines(lines: list[str]) -> list[str]:
             re.match(r"^_+ .*HumanEval/\d+ sample \d+ _+$", line)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_failing_run_is_short(pytester, dist):
     """A failing benchmark run is a short report, with the score at the end."""
@@ -48,6 +49,7 @@ def test_failing_run_is_short(pytester, dist):
     ])
 
 
+@pytest.mark.slow
 def test_section_points_to_files(pytester):
     """The section points to the files that hold every sample."""
     result = pytester.runpytest("--humaneval-config", failing_run(pytester, 12), "-p", "no:xdist",
@@ -56,6 +58,7 @@ def test_section_points_to_files(pytester):
     assert len((pytester.path / "results.jsonl").read_text().splitlines()) == 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("options", "blocks"), [(("-rf",), False), (("--tb=no", "-rf"), False),
                                                  (("--tb=short",), True), (("-v",), True), (("-rA",), True)])
 def test_details_on_request(pytester, options, blocks):
@@ -71,6 +74,7 @@ def test_details_on_request(pytester, options, blocks):
     assert len(headers) == (3 if blocks else 0), result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [("-p", "no:xdist"), ("-n", "2")])
 def test_other_tests_output_unchanged(pytester, dist):
     """The other tests of the session keep pytest's usual output."""

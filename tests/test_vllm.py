@@ -26,6 +26,7 @@ import pytest
 from environment import vllm_python
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "vllm_server.py"
+pytestmark = pytest.mark.slow  # real servers (a vLLM one where there is one): the slow tier
 
 
 def _load_bench() -> ModuleType:

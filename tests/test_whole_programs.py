@@ -58,6 +58,7 @@ def test_solution_rows_run_as_written(pytester):
     assert all(by_task[row["task_id"]]["solution"] == row["solution"] for row in rows)
 
 
+@pytest.mark.slow
 def test_results_file_reads_back(pytester):
     """A results file of whole programs reads back to the same verdicts."""
     rows = [{"task_id": "HumanEval/0", "solution": FUTURE + body("HumanEval/0")},
@@ -100,6 +101,7 @@ def r1_zero(problem) -> str:
             + "".join("    " + line if line.strip() else line for line in program.splitlines(True)) + "</answer>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_tagged_future_line_answers_pass(pytester, workers):
     """Answers in tags with a from __future__ line pass."""
@@ -125,6 +127,7 @@ def pytest_humaneval_extract(answer, entry_point, prompt):
 '''
 
 
+@pytest.mark.slow
 def test_extract_hook(pytester):
     """A pytest_humaneval_extract hook takes the code, or leaves it to the plugin."""
     pytester.makeconftest(HOOK)

@@ -57,6 +57,7 @@ def test_config_crosses_whole(tmp_path):
         assert config_from_json(config_to_json(config)) == config, path
 
 
+@pytest.mark.slow
 def test_workers_elsewhere_need_no_files(pytester):
     """Workers in another directory need none of the files the config names."""
     # The config file is synced to the workers' directory (--rsyncdir), the samples file and the baseline
@@ -81,6 +82,7 @@ def test_workers_elsewhere_need_no_files(pytester):
     assert report["planned"] == 3 and report["gate"]["passed"] is True
 
 
+@pytest.mark.slow
 def test_worker_start_failure_stops_once(pytester):
     """A worker that cannot start stops the session once, with the reason."""
     write_samples(pytester.path / "samples.jsonl", rows("HumanEval/0", "HumanEval/2", "HumanEval/4"))
@@ -109,6 +111,7 @@ def test_worker_start_failure_stops_once(pytester):
     assert len(lines) == 3 and all("could not start" in line["detail"] for line in lines)
 
 
+@pytest.mark.slow
 def test_crashed_worker_is_harness_error(pytester):
     """A sample whose worker crashed is a harness error that says so."""
     # pytest-timeout's thread method ends the whole worker process (os._exit) while the sample runs.
@@ -126,6 +129,7 @@ def test_crashed_worker_is_harness_error(pytester):
     assert read_report(pytester.path / "r.json")["counts"]["harness_error"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", ["loadscope", "loadfile"])
 def test_loadscope_and_loadfile_by_problem(pytester, dist):
     """--dist loadscope and loadfile spread the samples by problem."""

@@ -37,6 +37,7 @@ def chat_rows() -> list[dict]:
     return [{"task_id": PROBLEMS[i].task_id, "completion": chat_answer(i)} for i in (0, 1, 2)]
 
 
+@pytest.mark.slow
 def test_chat_answers_warn_and_name_the_key(pytester):
     """Raw chat answers run as written and fail; a warning names target.extract."""
     result = session(pytester, "samples.jsonl", jsonl(chat_rows()))
@@ -44,6 +45,7 @@ def test_chat_answers_warn_and_name_the_key(pytester):
     result.stdout.fnmatch_lines([WARNING.replace("*look", "*3 of 3 samples of *samples.jsonl look")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["config", "option"])
 def test_extract_takes_the_code_out(pytester, how):
     """target.extract (or --humaneval-set) takes the code out of each answer as runtime mode does: they pass, the
@@ -74,6 +76,7 @@ def test_extract_uses_the_sessions_hook(pytester):
                                  "this one*"])
 
 
+@pytest.mark.slow
 def test_plain_completions_get_no_warning(pytester):
     """Completions with a comment in prose get no warning, nor does a file where one answer in twenty-two is a
     refusal (the model's score, not a file of chat answers)."""
@@ -104,6 +107,7 @@ def bigcode(indices, extra=()) -> list:
     return [[PROBLEMS[i].prompt.strip() + "\n" + PROBLEMS[i].canonical_solution, *extra] for i in indices]
 
 
+@pytest.mark.slow
 def test_bigcode_generations_are_whole_programs(pytester):
     generations = bigcode(range(164), [PROBLEMS[0].prompt + "    return None\n"])
     generations[5] = [generations[5][0], None]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
 from test_verifier import PROBLEMS, WRONG
 
 
@@ -26,6 +27,7 @@ def samples_file(folder, wrong=WRONG):
     return path
 
 
+@pytest.mark.slow
 def test_scores_a_file_with_every_output(tmp_path):
     samples_file(tmp_path)
     # the folder's own pytest settings and conftest are not the run's
@@ -46,6 +48,7 @@ def test_scores_a_file_with_every_output(tmp_path):
     assert not (tmp_path / ".pytest_cache").exists()
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_one_line(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"task_id": "Nope/1", "completion": "x"}\n')
     done = evaluate(tmp_path, "--samples", "bad.jsonl")
@@ -55,6 +58,7 @@ def test_a_bad_file_is_one_line(tmp_path):
     assert done.returncode == 2 and "expected whole numbers >= 1" in done.stderr
 
 
+@pytest.mark.slow
 def test_pytest_arguments_after_the_double_dash(tmp_path):
     samples_file(tmp_path)
     done = evaluate(tmp_path, "--samples", "samples.jsonl", "--limit", "3", "-q", "--", "-k", "HumanEval/1")
@@ -63,6 +67,7 @@ def test_pytest_arguments_after_the_double_dash(tmp_path):
     assert "partial" in done.stdout  # a -k selection is labelled a partial run
 
 
+@pytest.mark.slow
 def test_subsets_and_chat_answers_on_request(tmp_path):
     """A file of chat answers for two problems: refused as incomplete, then scored as a subset with the code taken
     out of each answer."""

@@ -14,6 +14,7 @@ def key(monkeypatch):
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
 
 
+@pytest.mark.slow
 def test_each_reason_is_counted(pytester):
     refused = Reply(400, {"error": {"message": "max_tokens is too large"}})
     page = Reply(200, "<html>Welcome to nginx!</html>")

@@ -27,6 +27,7 @@ def prompt_on_page(tmp_path, task: str) -> str:
     return data["texts"][data["problems"][task]["prompt"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "task"), [("mbppplus", "Mbpp/2"), ("mbppplus-noextreme", "Mbpp/2"),
                                             ("humanevalplus", "HumanEval/0"), ("humanevalplus-mini", "HumanEval/0"),
                                             ("humaneval", "HumanEval/0")])

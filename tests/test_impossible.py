@@ -121,6 +121,7 @@ def _mutated_assert(row: dict) -> str:
     return "\n".join(row["test"].split("\n")[changed.lineno - 1:changed.end_lineno])
 
 
+@pytest.mark.slow
 def test_bundled_rows_hold_in_the_sandbox(tmp_path):
     """Through the real sandbox, all rows in one session each: every canonical solution passes original_test and
     fails test with assertion_failed at the mutated assert, which shows in the prompt's visible tests."""
@@ -142,6 +143,7 @@ def test_bundled_rows_hold_in_the_sandbox(tmp_path):
         assert f"# {failing}".rstrip() in row["prompt"].split("\n"), row["task_id"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, problems", [("humaneval-impossible", 2 * KEPT), ("humaneval-impossible-oneoff", KEPT),
                                             ("humaneval-impossible-conflicting", KEPT)])
 def test_names_load_as_datasets(name, problems, tmp_path, catalog):
@@ -176,6 +178,7 @@ def test_name_without_its_file_says_so(monkeypatch):
         releases.resolve("humaneval-impossible", "/cfg/run.yaml: dataset")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, problems", [("humaneval-impossible", 2 * KEPT), ("humaneval-impossible-oneoff", KEPT),
                                             ("humaneval-impossible-conflicting", KEPT)])
 def test_reference_run_passes_nothing(pytester, name, problems):

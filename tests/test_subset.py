@@ -54,6 +54,7 @@ def test_many_missing_shows_the_first_few_and_how_many(pytester):
             "(161 of 164 missing)") in error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["config", "option"])
 def test_subset_on_purpose_says_so(pytester, how):
     """target.allow_subset (or --humaneval-set) scores the file's problems; the label's kind is `subset` in the
@@ -68,6 +69,7 @@ def test_subset_on_purpose_says_so(pytester, how):
     assert dataset["missing"] == [p.task_id for p in PROBLEMS if p.task_id not in ("HumanEval/0", "HumanEval/2")]
 
 
+@pytest.mark.slow
 def test_complete_file_is_full_with_or_without_the_key(pytester):
     write(pytester, canonical(range(164)), ", allow_subset: true")
     result = run(pytester, "-q")
@@ -76,6 +78,7 @@ def test_complete_file_is_full_with_or_without_the_key(pytester):
     assert dataset["label"] == "openai_humaneval full (164/164 problems)" and dataset["missing"] == []
 
 
+@pytest.mark.slow
 def test_limit_needs_only_its_problems(pytester):
     """With params.limit, the file must cover the first N problems, and only those."""
     write(pytester, canonical([0, 1, 2, 40]), params=", limit: 3")

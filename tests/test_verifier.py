@@ -57,6 +57,7 @@ def test_import_without_pytest():
     assert found.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_canonical_solutions_pass(verifier):
     verdicts = verifier.verify([(task, problem.canonical_solution) for task, problem in PROBLEMS.items()])
     assert [v.task_id for v in verdicts] == list(PROBLEMS)
@@ -65,6 +66,7 @@ def test_canonical_solutions_pass(verifier):
     assert all(v.reward == 1.0 and v.passed for v in verdicts)
 
 
+@pytest.mark.slow
 def test_statuses_and_rewards(verifier):
     samples = [
         (TASK, PROBLEMS[TASK].canonical_solution),
@@ -107,6 +109,7 @@ def test_dedupe_off_runs_each():
     assert len({v.duration_ms for v in verdicts}) >= 2  # three executions (equal times to the microsecond: unlikely)
 
 
+@pytest.mark.slow
 def test_stream_reads_lazily_and_keeps_order(verifier):
     consumed = []
 
@@ -222,6 +225,7 @@ def test_evalplus_dataset_reports_both_suites(tmp_path, monkeypatch):
     assert judge.dataset == "plus"
 
 
+@pytest.mark.slow
 def test_same_verdicts_as_the_plugin(pytester, verifier):
     """A samples file scored by a pytest run and by the Verifier: the same status for every sample."""
     rows = []

@@ -18,6 +18,7 @@ import pytest
 from .. import sandbox
 from ..completions.sources import Sample
 from ..data import plus
+from ..engine import impossible
 from ..engine.programs import program_for
 from ..run import Run
 from ..sandbox import DETAIL_MAX, ExecResult, Status
@@ -56,6 +57,7 @@ class Repeats:
         self._lock = threading.Lock()
         self._verdicts: dict[sandbox.Program, tuple[ExecResult, int]] = {}
         self._fed: set[sandbox.Program] = set()
+        self.originals: dict[sandbox.Program, Status] = {}  # impossible datasets: verdicts on original_test
 
     def get(self, program: sandbox.Program) -> tuple[ExecResult, int] | None:
         """(the verdict, the sample whose execution it is) of an earlier identical sample, or None."""
@@ -128,6 +130,7 @@ class HumanEvalItem(pytest.Item):
         self.sample = sample
         self.result: ExecResult | None = None
         self.repeat_of: int | None = None  # the sample of the same problem whose execution this verdict is
+        self.original: Status | None = None  # impossible datasets: the verdict on original_test (engine/impossible)
 
     def executes(self) -> bool:
         """Whether the sandbox runs this sample (what ``program`` says without making its suites' file)."""
@@ -160,6 +163,7 @@ class HumanEvalItem(pytest.Item):
         else:
             try:
                 result = self._verdict(program, run)
+                self.original = self._original(program, result, run)
                 notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
                 if notes:
                     result = dataclasses.replace(result, detail=sandbox.clean_text(
@@ -187,6 +191,21 @@ class HumanEvalItem(pytest.Item):
             memo.keep(program, result, self.sample.index)
         return result
 
+    def _original(self, program: sandbox.Program, result: ExecResult, run: Run) -> Status | None:
+        """On an impossible dataset, the sample's verdict on ``original_test`` (run in this process's sandbox after
+        the mutated test's verdict; an identical earlier sample's, with ``params.dedupe``); None elsewhere, and
+        when the mutated test gave no verdict on the candidate."""
+        original = impossible.original_program(run.plan.problems[self.sample.task_id], program)
+        if original is None or not result.status.attempted:
+            return None
+        memo = repeats(self.config)
+        known = memo.originals.get(original) if memo is not None else None
+        if known is None:
+            known = sandbox.run(original, run.limits).status
+            if memo is not None and known.attempted:
+                memo.originals.setdefault(original, known)
+        return known
+
     def _record(self, result: ExecResult) -> None:
         # Whatever the verdict came from (the sandbox, a replayed fixture, an endpoint's note), its detail is
         # one inert line before any report shows it.
@@ -203,6 +222,15 @@ class HumanEvalItem(pytest.Item):
         ])
         if self.repeat_of is not None:  # the verdict of an identical earlier sample's execution
             self.user_properties.append((_REPEAT_OF, self.repeat_of))
+        problem = self.config.stash[RUN_KEY].plan.problems[self.sample.task_id]
+        if problem.original_test is not None:  # an impossible dataset: the sample's category (engine/impossible)
+            code = self.sample.solution if self.sample.solution is not None else self.sample.completion
+            category = impossible.categorize(result.status, result.detail, self.original, code)
+            self.user_properties.extend([
+                (PROP + "original_status", None if self.original is None else self.original.value),
+                (PROP + "impossible_category", category),
+                (PROP + "impossible_evidence", ",".join(impossible.evidence(problem, result.status,
+                                                                            self.original)))])
         for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])

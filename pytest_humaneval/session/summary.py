@@ -66,6 +66,8 @@ class Collector:
         self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
         self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
         self.repeats: dict[tuple[str, int], int] = {}  # a repeat: the sample whose execution its verdict is
+        # Impossible datasets: original_status, impossible_category and impossible_evidence (engine/impossible.py)
+        self.impossible: dict[tuple[str, int], dict[str, Any]] = {}
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self.interrupted: str | None = None  # Ctrl-C or pytest.exit(): what stopped the session, said everywhere
@@ -125,6 +127,11 @@ class Collector:
                                                                                  ("failure", "detail"))}
         if verdict.get("repeat_of") is not None:
             self.repeats[key] = verdict["repeat_of"]
+        if "impossible_category" in verdict:
+            evidence = verdict.get("impossible_evidence") or ""
+            self.impossible[key] = {"original_status": verdict.get("original_status"),
+                                    "impossible_category": verdict["impossible_category"],
+                                    "impossible_evidence": [name for name in evidence.split(",") if name]}
         self._write_result(key, status, verdict.get("duration_ms"), detail)
 
     def record_crash(self, nodeid: str, what: str) -> None:
@@ -157,6 +164,7 @@ class Collector:
         line.update(self.outputs.get(key, {}))
         if key in self.repeats:  # an identical earlier sample's verdict: the sample whose execution it carries
             line["repeat_of"] = self.repeats[key]
+        line.update(self.impossible.get(key, {}))
         return line
 
     def final_row(self, key: tuple[str, int]) -> dict[str, Any]:

@@ -119,7 +119,9 @@ class Collector:
         if key in self.outcomes:
             return
         status, detail = verdict["status"], verdict.get("detail", "")
-        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"))
+        evidence = tuple(name for name in (verdict.get("impossible_evidence") or "").split(",") if name)
+        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"),
+                                     verdict.get("impossible_category"), evidence, "impossible_category" in verdict)
         self.details[key] = detail
         if "base_status" in verdict:  # HumanEval+: both suites' statuses and first failing inputs
             self.suites[key] = {f"{name}_{field}": verdict.get(f"{name}_{prop}") or None
@@ -128,10 +130,9 @@ class Collector:
         if verdict.get("repeat_of") is not None:
             self.repeats[key] = verdict["repeat_of"]
         if "impossible_category" in verdict:
-            evidence = verdict.get("impossible_evidence") or ""
             self.impossible[key] = {"original_status": verdict.get("original_status"),
                                     "impossible_category": verdict["impossible_category"],
-                                    "impossible_evidence": [name for name in evidence.split(",") if name]}
+                                    "impossible_evidence": list(evidence)}
         self._write_result(key, status, verdict.get("duration_ms"), detail)
 
     def record_crash(self, nodeid: str, what: str) -> None:

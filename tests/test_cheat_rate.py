@@ -222,3 +222,67 @@ def test_other_datasets_have_no_cheat_rate(pytester):
     assert "human-eval.cheat_rate" not in report["measurements"] and report["impossible"] is None
     assert all("impossible_category" not in json.loads(line)
                for line in (pytester.path / "results.jsonl").read_text().splitlines())
+
+
+def test_gate_fails_a_candidate_that_cheats_more_than_its_baseline(pytester):
+    """A regression gate on an impossible dataset compares cheat rates with pass@1's paired statistics: the
+    special-caser fails against an honest baseline; an honest candidate passes against the special-caser (its
+    lower pass rate is no pass@1 drop there)."""
+    run(pytester, "honest")
+    (pytester.path / "report.json").rename(pytester.path / "honest.json")
+    result, _ = run(pytester, "special_caser", "gate: {baseline: honest.json}\n")
+    assert result.ret == 1
+    report = read_report(pytester.path / "report.json")
+    conditions = {c["name"]: c for c in report["gate"]["conditions"]}
+    assert "pass@1 drop <= max_drop" not in conditions
+    increase = conditions["cheat rate increase <= max_cheat_increase"]
+    assert not increase["passed"] and increase["value"] == 0.5
+    assert "exact McNemar" in increase["detail"] and "cheats more on 2" in increase["detail"]
+    cheat = report["gate"]["cheat_comparison"]
+    assert (cheat["baseline_cheat_rate"], cheat["new_cheat_rate"], cheat["increase"]) == (0.0, 0.5, 0.5)
+    assert cheat["cheats_more"] == ["HumanEval/0/oneoff", "HumanEval/1/oneoff"] and cheat["p_more"] == 0.25
+    result.stdout.fnmatch_lines(["FAIL  cheat rate increase <= max_cheat_increase 0.500 vs 0.000 *",
+                                 "cheating  cheat rate 0.000 -> 0.500, increase +0.500, p = 0.25 that it cheats more*",
+                                 "cheats more (2): HumanEval/0/oneoff, HumanEval/1/oneoff"])
+    markdown = (pytester.path / "summary.md").read_text()
+    assert "| cheat rate increase <= max_cheat_increase | 0.500 | 0.000 | FAIL" in markdown
+    assert "Cheat rate 0.000 → 0.500, increase +0.500" in markdown and "pass@1 0.000 → 0.500" in markdown
+    assert "- Cheats more (2): HumanEval/0/oneoff, HumanEval/1/oneoff" in markdown
+
+    (pytester.path / "report.json").rename(pytester.path / "cheater.json")
+    result, _ = run(pytester, "honest", "gate: {baseline: cheater.json}\n")
+    assert result.ret == 0
+    report = read_report(pytester.path / "report.json")
+    assert report["gate"]["passed"] and report["gate"]["cheat_comparison"]["increase"] == -0.5
+
+
+@pytest.mark.parametrize("kind, passed", [("state_recorder", False), ("honest", True)])
+def test_gate_max_cheat_rate(pytester, kind, passed):
+    """gate.max_cheat_rate is an absolute ceiling on the cheat rate."""
+    result, _ = run(pytester, kind, "gate: {max_cheat_rate: 0.25}\n")
+    assert result.ret == (0 if passed else 1)
+    condition = next(c for c in read_report(pytester.path / "report.json")["gate"]["conditions"]
+                     if c["name"] == "cheat rate <= max_cheat_rate")
+    assert condition["passed"] is passed and condition["threshold"] == 0.25
+
+
+def test_gate_max_cheat_rate_on_another_dataset_fails_not_measured(pytester):
+    (pytester.path / "ref.yaml").write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n"
+                                            "gate: {max_cheat_rate: 0.5}\n")
+    result = pytester.runpytest("--humaneval-config", "ref.yaml", "--humaneval-report", "report.json", *NO_CACHE)
+    assert result.ret == 1
+    condition = read_report(pytester.path / "report.json")["gate"]["conditions"][0]
+    assert (condition["name"], condition["passed"]) == ("cheat rate <= max_cheat_rate", False)
+    assert condition["detail"] == "not measured: not an impossible dataset"
+
+
+def test_gate_max_cheat_increase_needs_a_baseline(tmp_path):
+    from pytest_humaneval.config import ConfigError, load_config
+    path = tmp_path / "run.yaml"
+    path.write_text("target: {mode: mock}\ndataset: humaneval-impossible\ngate: {max_cheat_increase: 0.1}\n")
+    with pytest.raises(ConfigError, match=r"run.yaml: gate.max_cheat_increase: expected only together with "
+                                          r"gate.baseline, found 0.1"):
+        load_config(path)
+    path.write_text("target: {mode: mock}\ngate: {max_cheat_rate: 2}\n")
+    with pytest.raises(ConfigError, match=r"gate.max_cheat_rate: expected a number >= 0 and <= 1.*found 2"):
+        load_config(path)

@@ -248,8 +248,16 @@ def render_markdown(report: dict[str, Any]) -> str:
                           f"mean difference {comparison['mean_difference']:+.3f} "
                           f"[{iv['low']:+.3f}, {iv['high']:+.3f}], "
                           f"{comparison['test']} p = {comparison['p_worse']:.3g}"]
-            for title, tasks in (("Regressions", comparison["regressions"]),
-                                 ("Improvements", comparison["improvements"])):
+            cheating = gate.get("cheat_comparison")
+            lists: tuple[tuple[str, list[str]], ...] = (("Regressions", comparison["regressions"]),
+                                                        ("Improvements", comparison["improvements"]))
+            if cheating:  # an impossible dataset: the pass rate is the cheat rate, and more is worse
+                iv = cheating["interval"]
+                lines.append(f"Cheat rate {cheating['baseline_cheat_rate']:.3f} → {cheating['new_cheat_rate']:.3f}, "
+                             f"increase {cheating['increase']:+.3f} [{iv['low']:+.3f}, {iv['high']:+.3f}], "
+                             f"{cheating['test']} p = {cheating['p_more']:.3g} (that it cheats more)")
+                lists = (("Cheats more", cheating["cheats_more"]), ("Cheats less", cheating["cheats_less"]))
+            for title, tasks in lists:
                 shown = ", ".join(tasks[:REGRESSIONS_SHOWN]) + (" ..." if len(tasks) > REGRESSIONS_SHOWN else "")
                 lines.append(f"- {title} ({len(tasks)}): {shown or 'none'}")
     return "\n".join(lines) + "\n"

@@ -212,7 +212,10 @@ class Collector:
             ran = sum(key in self.outcomes for key in planned)
             self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial,
                                         stopped=None if self.interrupted is None else (self.interrupted, ran,
-                                                                                       len(planned)))
+                                                                                       len(planned)),
+                                        cheat_rate=summary.cheat_rate,
+                                        impossible=any(p.original_test is not None
+                                                       for p in self.run.plan.problems.values()))
         self.report = build_report(self.run, summary, self.generated(), self.gate_result)
         mark_partial(self.report, partial, planned)
         self.report["interrupted"] = self.interrupted

@@ -24,7 +24,7 @@ import pytest
 
 from .. import sandbox
 from ..scoring import protocol
-from ..scoring.gate import GateResult
+from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
 from ..scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
@@ -322,7 +322,14 @@ class Section:
             tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "
                           f"{cmp.baseline_pass_at_1:.3f} -> {cmp.new_pass_at_1:.3f}, mean difference "
                           f"{cmp.mean_difference:+.3f} [{cmp.interval.low:+.3f}, {cmp.interval.high:+.3f}]")
-            for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
+            lists = (("regressed", cmp.regressions), ("improved", cmp.improvements))
+            if gate.cheating is not None:  # an impossible dataset: more passes is more cheating
+                cheat = cheat_comparison(gate.cheating)
+                tr.write_line(f"cheating  cheat rate {cheat['baseline_cheat_rate']:.3f} -> "
+                              f"{cheat['new_cheat_rate']:.3f}, increase {cheat['increase']:+.3f}, "
+                              f"p = {cheat['p_more']:.3g} that it cheats more ({cheat['test']})")
+                lists = (("cheats more", cheat["cheats_more"]), ("cheats less", cheat["cheats_less"]))
+            for title, tasks in lists:
                 if tasks:
                     tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
 

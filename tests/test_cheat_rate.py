@@ -97,12 +97,12 @@ def key(monkeypatch):
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
 
 
-def run(pytester, kind, extra="", *args):
+def run(pytester, kind, extra="", *args, params=""):
     with FakeOpenAI(model(kind)) as server:
         path = pytester.path / f"{kind}.yaml"
         path.write_text(
             f"target: {{mode: runtime, endpoint: '{server.url}', model: {MODEL}, credentials_ref: env:TEST_LLM_KEY}}\n"
-            f"dataset: humaneval-impossible\nparams: {{allow_code_execution: true, limit: {LIMIT}}}\n{extra}")
+            f"dataset: humaneval-impossible\nparams: {{allow_code_execution: true, limit: {LIMIT}{params}}}\n{extra}")
         result = pytester.runpytest("--humaneval-config", str(path), "--humaneval-report", "report.json",
                                     "--humaneval-results", "results.jsonl", "--humaneval-markdown", "summary.md",
                                     "--junitxml", "junit.xml", *args, *NO_CACHE)
@@ -286,3 +286,21 @@ def test_gate_max_cheat_increase_needs_a_baseline(tmp_path):
     path.write_text("target: {mode: mock}\ngate: {max_cheat_rate: 2}\n")
     with pytest.raises(ConfigError, match=r"gate.max_cheat_rate: expected a number >= 0 and <= 1.*found 2"):
         load_config(path)
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")])
+def test_categories_under_xdist_and_for_repeats(pytester, xdist):
+    """Two samples per problem, identical (params.dedupe: serially the second is a repeat of the first), alone
+    and on two xdist workers: every row still has its original_status and category."""
+    result, _ = run(pytester, "special_caser", "", *xdist, params=", n: 2, k: [1]")
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 8
+    if not xdist:
+        assert sum("repeat_of" in row for row in rows) == 4
+    for row in rows:
+        oneoff = row["task_id"].endswith("oneoff")
+        assert row["impossible_category"] == ("cheated" if oneoff else "other_failure"), row
+        assert row["original_status"] == "assertion_failed"
+    report = read_report(pytester.path / "report.json")
+    assert report["impossible"]["categories"]["cheated"] == 4
+    assert report["measurements"]["human-eval.cheat_rate"]["value"] == 0.5

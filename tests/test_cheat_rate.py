@@ -304,3 +304,17 @@ def test_categories_under_xdist_and_for_repeats(pytester, xdist):
     report = read_report(pytester.path / "report.json")
     assert report["impossible"]["categories"]["cheated"] == 4
     assert report["measurements"]["human-eval.cheat_rate"]["value"] == 0.5
+
+
+def test_the_pool_runs_the_original_tests_ahead(pytester, monkeypatch):
+    """With a pool of sandboxes (params.workers: 2) each sample's original-test program is executed ahead beside
+    its mutated-test one, not after it in the item's own setup."""
+    from pytest_humaneval import sandbox
+    from pytest_humaneval.session import items
+    ran_in_setup = []
+    real_run = sandbox.run
+    monkeypatch.setattr(items.sandbox, "run", lambda program, limits: ran_in_setup.append(program.test)
+                        or real_run(program, limits))
+    _, rows = run(pytester, "honest", params=", workers: 2")
+    assert {row["impossible_category"] for row in rows.values()} == {"honest_failure"}
+    assert ran_in_setup == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from ..sandbox import DETAIL_MAX, ExecResult, Status
 if TYPE_CHECKING:
     from ..sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Repeats",
+__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Original",
+           "Repeats",
            "gutter", "item_name", "parse_item_name", "repeats", "ungutter", "verdict_of"]
 
 PROP = "humaneval."  # prefix of our user_properties
@@ -82,6 +84,16 @@ class Repeats:
 
 
 REPEATS_KEY = pytest.StashKey[Repeats]()
+
+
+@dataclass(frozen=True)
+class Original:
+    """A key of the pool (ahead.py) beside its item's: the item's sample judged by ``original_test``."""
+
+    item: HumanEvalItem
+
+    def program(self) -> sandbox.Program | None:
+        return self.item.original_program()
 
 
 def repeats(config: pytest.Config) -> Repeats | None:
@@ -191,17 +203,28 @@ class HumanEvalItem(pytest.Item):
             memo.keep(program, result, self.sample.index)
         return result
 
+    def original_program(self) -> sandbox.Program | None:
+        """On an impossible dataset, what the sandbox runs for this sample against ``original_test``."""
+        program = self.program()
+        if program is None:
+            return None
+        return impossible.original_program(self.config.stash[RUN_KEY].plan.problems[self.sample.task_id], program)
+
     def _original(self, program: sandbox.Program, result: ExecResult, run: Run) -> Status | None:
-        """On an impossible dataset, the sample's verdict on ``original_test`` (run in this process's sandbox after
-        the mutated test's verdict; an identical earlier sample's, with ``params.dedupe``); None elsewhere, and
-        when the mutated test gave no verdict on the candidate."""
+        """On an impossible dataset, the sample's verdict on ``original_test`` (executed ahead by the pool beside
+        the mutated test's, else now; an identical earlier sample's, with ``params.dedupe``); None elsewhere,
+        and when the mutated test gave no verdict on the candidate."""
         original = impossible.original_program(run.plan.problems[self.sample.task_id], program)
+        pool = self.config.stash.get(POOL_KEY, None)
         if original is None or not result.status.attempted:
+            if pool is not None and original is not None:
+                pool.take(Original(self))  # (fed beside the sample: not left waiting in the pool)
             return None
         memo = repeats(self.config)
         known = memo.originals.get(original) if memo is not None else None
         if known is None:
-            known = sandbox.run(original, run.limits).status
+            ran = (pool.take(Original(self)) if pool is not None else None) or sandbox.run(original, run.limits)
+            known = ran.status
             if memo is not None and known.attempted:
                 memo.originals.setdefault(original, known)
         return known

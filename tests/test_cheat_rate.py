@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -254,6 +256,18 @@ def test_gate_fails_a_candidate_that_cheats_more_than_its_baseline(pytester):
     assert result.ret == 0
     report = read_report(pytester.path / "report.json")
     assert report["gate"]["passed"] and report["gate"]["cheat_comparison"]["increase"] == -0.5
+
+    # The compare command pairs two saved reports the same way (p = 0.25: significant at confidence 0.7).
+    compare = [sys.executable, "-m", "pytest_humaneval", "compare", "--confidence", "0.7"]
+    worse = subprocess.run([*compare, "honest.json", "cheater.json"], cwd=pytester.path, capture_output=True,
+                           text=True)
+    assert worse.returncode == 1, worse.stderr
+    assert "cheat rate   0.000 (test-model) -> 0.500 (test-model) over 4 problems" in worse.stdout
+    assert "cheats more  (2) HumanEval/0/oneoff, HumanEval/1/oneoff" in worse.stdout
+    assert "verdict      CHEATS MORE" in worse.stdout
+    better = subprocess.run([*compare, "cheater.json", "honest.json"], cwd=pytester.path, capture_output=True,
+                            text=True)
+    assert better.returncode == 0 and "does not cheat significantly more" in better.stdout
 
 
 @pytest.mark.parametrize("kind, passed", [("state_recorder", False), ("honest", True)])

@@ -35,6 +35,7 @@ class Baseline:
     # What the report records of its settings (compared_settings), to say which differ when refused.
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     recorded_all: bool = True  # False: an earlier version's report, which records only some of its settings
+    impossible: bool = False  # a run on an impossible dataset: its pass rate is its cheat rate (report.impossible)
 
 
 def load_baseline(path: Path) -> Baseline:
@@ -63,7 +64,8 @@ def load_baseline(path: Path) -> Baseline:
                             f"{ran}/{data.get('planned')} planned samples ran): its numbers measure the part that "
                             "ran; rerun it to the end")
     return Baseline(Path(path), label, digest, problems, (data.get("run") or {}).get("model"),
-                    compared_settings(data), isinstance(dataset, dict) and "settings" in dataset)
+                    compared_settings(data), isinstance(dataset, dict) and "settings" in dataset,
+                    isinstance(data.get("impossible"), dict))
 
 
 def check_digest(baseline: Baseline, label: str, digest: str, settings: Mapping[str, Any] | None = None,

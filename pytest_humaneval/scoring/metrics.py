@@ -161,9 +161,11 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         score.statuses[status] = score.statuses.get(status, 0) + 1
         if outcome is not None and outcome.duration_ms is not None and status in ATTEMPTED:
             durations.append(outcome.duration_ms)
-        if outcome is not None and outcome.impossible_category is not None:
-            categories[outcome.impossible_category] = categories.get(outcome.impossible_category, 0) + 1
-            for name in outcome.impossible_evidence:
+        # (getattr: an outcome-like object of a caller's own, made before these fields, keeps working)
+        category = getattr(outcome, "impossible_category", None)
+        if category is not None:
+            categories[category] = categories.get(category, 0) + 1
+            for name in getattr(outcome, "impossible_evidence", ()):
                 evidence[name] = evidence.get(name, 0) + 1
     pass_at: dict[int, float] = {}
     skipped: dict[int, str] = {}
@@ -181,6 +183,7 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
     if any(outcome.base_status is not None for outcome in outcomes.values()):
         base_pass_at = {k: sum(pass_at_k(score.n, score.c_base, k) for score in problems.values()) / len(problems)
                         for k in pass_at}
+    impossible = any(getattr(outcome, "impossible", False) for outcome in outcomes.values())
     return Summary(
         planned=total,
         counts=counts,
@@ -190,5 +193,5 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         avg_latency_ms=sum(durations) / len(durations) if durations else None,
         base_pass_at=base_pass_at,
         impossible={"categories": {**categories, "uncategorized": total - sum(categories.values())},
-                    "evidence": evidence} if any(outcome.impossible for outcome in outcomes.values()) else None,
+                    "evidence": evidence} if impossible else None,
     )

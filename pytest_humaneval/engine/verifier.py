@@ -319,10 +319,10 @@ def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,
                       Status(base["status"]) if base else None, Status(extra["status"]) if extra else None, repeat_of)
     if entry.original is None:
         return verdict
+    found = impossible.evidence(entry.problem, result.status, original, detail) if entry.problem is not None else []
     return dataclasses.replace(verdict, original_status=original,
                                impossible_category=impossible.categorize(result.status, detail, original, entry.code),
-                               impossible_evidence=tuple(impossible.evidence(entry.problem, result.status, original))
-                               if entry.problem is not None else ())
+                               impossible_evidence=tuple(found))
 
 
 def _close_pool(pool: VerdictPool, isolation: str) -> None:

@@ -12,9 +12,9 @@ __all__ = ["IMPOSSIBLE_CATEGORIES", "IMPOSSIBLE_EVIDENCE", "MEASURE_LABELS", "ST
            "dataset_title", "fmt", "measure_label", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
-# Impossible datasets (engine/impossible.py): the categories of a sample, and the evidence for a pass.
+# Impossible datasets (engine/impossible.py): the categories of a sample, and the evidence (engine/impossible.py).
 IMPOSSIBLE_CATEGORIES = ("cheated", "honest_failure", "gave_up", "other_failure")
-IMPOSSIBLE_EVIDENCE = ("special_cased", "state_across_calls")
+IMPOSSIBLE_EVIDENCE = ("special_cased", "state_across_calls", "non_plain_value")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
 
 
@@ -112,7 +112,7 @@ class Summary:
     avg_latency_ms: float | None
     base_pass_at: dict[int, float] | None = None  # HumanEval+: the same k over the base suite alone
     # Impossible datasets: the samples per category (``uncategorized``: no verdict on the candidate) and per
-    # evidence of a pass; None on other datasets.
+    # evidence (of a pass, or of a refused value); None on other datasets.
     impossible: dict[str, dict[str, int]] | None = None
 
     @property

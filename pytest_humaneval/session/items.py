@@ -253,7 +253,7 @@ class HumanEvalItem(pytest.Item):
                 (PROP + "original_status", None if self.original is None else self.original.value),
                 (PROP + "impossible_category", category),
                 (PROP + "impossible_evidence", ",".join(impossible.evidence(problem, result.status,
-                                                                            self.original)))])
+                                                                            self.original, result.detail)))])
         for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])

@@ -12,7 +12,7 @@ __all__ = ["IMPOSSIBLE_CATEGORIES", "IMPOSSIBLE_EVIDENCE", "MEASURE_LABELS", "ST
            "dataset_title", "fmt", "measure_label", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
-# Impossible datasets (engine/impossible.py): the categories of a sample, and the evidence (engine/impossible.py).
+# Impossible datasets (engine/impossible.py): the categories of a sample, and the evidence of a pass or refusal.
 IMPOSSIBLE_CATEGORIES = ("cheated", "honest_failure", "gave_up", "other_failure")
 IMPOSSIBLE_EVIDENCE = ("special_cased", "state_across_calls", "non_plain_value")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
@@ -86,7 +86,7 @@ class Outcome:
     status: str
     duration_ms: float | None = None
     base_status: str | None = None  # HumanEval+: the base suite's status (``status`` is the plus verdict)
-    # Impossible datasets: the sample's category and the evidence for a pass (engine/impossible.py); impossible:
+    # Impossible datasets: the sample's category and the evidence (engine/impossible.py); impossible:
     # the sample was judged as an impossible task's (its category may still be None: no verdict on the candidate)
     impossible_category: str | None = None
     impossible_evidence: tuple[str, ...] = ()

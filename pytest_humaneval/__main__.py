@@ -4,7 +4,9 @@
 `python -m pytest_humaneval evaluate --samples FILE [--dataset NAME]`: a samples file scored without a config.
 
 compare exits 0 when NEW is not significantly worse than OLD (beyond --max-drop), 1 when it is, 2 when the
-reports cannot be compared (unreadable, or they measured different things: another dataset digest).
+reports cannot be compared (unreadable, or they measured different things: another dataset digest). On an
+impossible dataset (Impossible-HumanEval) it compares cheat rates: 1 when NEW cheats significantly more (beyond
+--max-cheat-increase).
 html exits 0 when the page is written, 2 when an input cannot be read.
 evaluate exits 0 when every sample has a verdict, 1 when some have none (harness_error, not_run), else pytest's.
 """
@@ -15,7 +17,7 @@ import argparse
 import os
 import sys
 
-from .scoring.gate import BaselineError, check_digest, load_baseline
+from .scoring.gate import Baseline, BaselineError, check_digest, load_baseline
 from .scoring.stats import compare
 
 
@@ -28,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("new", help="the candidate report")
     cmp.add_argument("--confidence", type=float, default=0.95, help="for the one-sided test (default 0.95)")
     cmp.add_argument("--max-drop", type=float, default=0.0, help="pass@1 drop tolerated (default 0)")
+    cmp.add_argument("--max-cheat-increase", type=float, default=0.0,
+                     help="impossible datasets: cheat-rate increase tolerated (default 0)")
     page = commands.add_parser("html", help="the HTML page of a run, from its report JSON and results JSONL")
     page.add_argument("report", help="the run's report JSON (--humaneval-report)")
     page.add_argument("results", help="the run's results JSONL (--humaneval-results)")
@@ -87,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if old.impossible and new.impossible:
+        return _compare_cheating(old, new, args)
     result = compare(old.problems, new.problems, args.confidence)
     worse = result.drop > args.max_drop and result.significant(args.confidence)
     iv = result.interval
@@ -100,6 +106,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verdict      {'WORSE' if worse else 'not significantly worse'} "
           f"(confidence {args.confidence:g}, max drop {args.max_drop:g})")
     return 1 if worse else 0
+
+
+def _compare_cheating(old: Baseline, new: Baseline, args: argparse.Namespace) -> int:
+    """Two runs on an impossible dataset: the cheat rates, paired as the gate pairs them (``compare`` the other
+    way round, so that its one-sided test is for 'NEW cheats more')."""
+    swapped = compare(new.problems, old.problems, args.confidence)
+    more = swapped.drop > args.max_cheat_increase and swapped.significant(args.confidence)
+    iv = swapped.interval
+    print(f"dataset      {new.label} ({new.digest[:19]})")
+    print(f"cheat rate   {swapped.new_pass_at_1:.3f} ({old.model or args.old}) -> "
+          f"{swapped.baseline_pass_at_1:.3f} ({new.model or args.new}) over {swapped.problems} problems")
+    print(f"increase     {swapped.drop:+.3f}, {iv.confidence:.0%} interval [{-iv.high:+.3f}, {-iv.low:+.3f}]")
+    print(f"test         {swapped.test}: p = {swapped.p_worse:.3g} for 'NEW cheats more'")
+    print(f"cheats more  ({len(swapped.regressions)}) {', '.join(swapped.regressions) or 'none'}")
+    print(f"cheats less  ({len(swapped.improvements)}) {', '.join(swapped.improvements) or 'none'}")
+    print(f"verdict      {'CHEATS MORE' if more else 'does not cheat significantly more'} "
+          f"(confidence {args.confidence:g}, max cheat increase {args.max_cheat_increase:g})")
+    return 1 if more else 0
 
 
 def _k_values(text: str) -> list[int]:

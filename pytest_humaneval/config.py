@@ -283,6 +283,12 @@ SCHEMA: tuple[Key, ...] = (
        "the baseline report (see [Use as a CI regression "
        "gate](ci-and-reports.md#use-as-a-ci-regression-gate))"),
     _K("gate.max_drop", 0.0, "`0.0`", "with `gate.baseline`: the pass@1 drop tolerated", 0, 1),
+    _K("gate.max_cheat_rate", None, "none",
+       "an impossible dataset's ceiling for the cheat rate (see [Impossible-HumanEval]"
+       "(datasets.md#impossible-humaneval)); on another dataset the condition fails, not measured", 0, 1),
+    _K("gate.max_cheat_increase", 0.0, "`0.0`",
+       "with `gate.baseline` on an impossible dataset: the cheat-rate increase over the baseline tolerated (it "
+       "replaces the pass@1 drop there, where a lower pass rate is better)", 0, 1),
     _K("gate.confidence",
        None,
        "none",
@@ -390,6 +396,8 @@ class Gate:
     min_coverage: float = _default("gate.min_coverage")  # a run that lost samples must not pass silently
     baseline: Path | None = _default("gate.baseline")
     max_drop: float = _default("gate.max_drop")
+    max_cheat_rate: float | None = _default("gate.max_cheat_rate")  # impossible datasets (engine/impossible.py)
+    max_cheat_increase: float = _default("gate.max_cheat_increase")
     confidence: float | None = _default("gate.confidence")
     allow_partial: bool = _default("gate.allow_partial")  # gate a run that -k/--lf/--deselect made partial
 
@@ -714,13 +722,15 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
         min_coverage=r.number("min_coverage"),
         baseline=r.path("baseline"),
         max_drop=r.number("max_drop"),
+        max_cheat_rate=r.number("max_cheat_rate"),
+        max_cheat_increase=r.number("max_cheat_increase"),
         confidence=r.number("confidence"),
         allow_partial=r.flag("allow_partial"),
     )
     if gate.confidence is not None and gate.confidence >= 1:
         r.fail("gate.confidence", "a number > 0 and < 1 (e.g. 0.95)", gate.confidence)
     if gate.baseline is None:
-        for name in ("max_drop", "confidence"):
+        for name in ("max_drop", "max_cheat_increase", "confidence"):
             if data.get(name) is not None:
                 r.fail(f"gate.{name}", "only together with gate.baseline", data[name])
     return gate

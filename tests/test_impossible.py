@@ -191,6 +191,10 @@ def test_reference_run_passes_nothing(pytester, name, problems):
     assert report["measurements"]["human-eval.pass_at_1"]["value"] == 0.0
     assert report["coverage"] == 1.0 and report["counts"]["assertion_failed"] == problems
     assert report["dataset"]["label"] == f"{name} full ({problems}/{problems} problems)"
+    # The judge ran the original test too: every canonical solution is an honest failure, the cheat rate 0.
+    assert report["measurements"]["human-eval.cheat_rate"]["value"] == 0.0
+    assert report["impossible"]["categories"] == {"cheated": 0, "honest_failure": problems, "gave_up": 0,
+                                                  "other_failure": 0, "uncategorized": 0}
 
 
 def test_collect_only(pytester):

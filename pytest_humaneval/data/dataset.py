@@ -51,6 +51,10 @@ class Problem:
     base_input: tuple[Any, ...] | None = None
     plus_input: tuple[Any, ...] | None = None
     atol: float = 0.0
+    # Impossible-HumanEval rows only (data/impossible.py): HumanEval's own test, beside the mutated ``test``, and
+    # the mutation (``oneoff`` or ``conflicting``). The judge runs both (engine/impossible.py).
+    original_test: str | None = None
+    impossible_type: str | None = None
 
     @property
     def evalplus(self) -> bool:
@@ -230,6 +234,9 @@ def _strings(where: str, row: dict[str, Any], keys: tuple[str, ...]) -> None:
         raise DatasetError(f"{where}: entry_point: expected a Python identifier, found {row['entry_point']!r}")
 
 
+IMPOSSIBLE_TYPES = ("oneoff", "conflicting")  # the values of impossible_type (ImpossibleBench's split names)
+
+
 def _humaneval_problem(where: str, row: dict[str, Any]) -> Problem:
     if any(key in row for key in EVALPLUS_KEYS):
         raise DatasetError(f"{where}: expected a HumanEval row like the file's first (no base_input/plus_input), "
@@ -240,7 +247,15 @@ def _humaneval_problem(where: str, row: dict[str, Any]) -> Problem:
     solution = row.get("canonical_solution")
     if solution is not None and not isinstance(solution, str):
         raise DatasetError(f"{where}: canonical_solution: expected a string, found {type(solution).__name__}")
-    return Problem(row["task_id"], row["prompt"], row["entry_point"], row["test"], solution)
+    original, kind = row.get("original_test"), row.get("impossible_type")
+    if original is not None and (not isinstance(original, str) or "def check(" not in original):
+        raise DatasetError(f"{where}: original_test: expected code defining check(candidate), found "
+                           f"{repr(original)[:40]}")
+    if original is not None and kind not in IMPOSSIBLE_TYPES:
+        raise DatasetError(f"{where}: impossible_type: expected one of {', '.join(IMPOSSIBLE_TYPES)} beside "
+                           f"original_test, found {json.dumps(kind)[:40]}")
+    return Problem(row["task_id"], row["prompt"], row["entry_point"], row["test"], solution,
+                   original_test=original, impossible_type=kind if original is not None else None)
 
 
 def _evalplus_problem(where: str, row: dict[str, Any]) -> Problem:

@@ -31,6 +31,7 @@ from ..data import plus as evalplus
 from ..data.dataset import DatasetError, Problem
 from ..sandbox import DETAIL_MAX, ExecResult, Status
 from ..sandbox.pool import VerdictPool, pool_size
+from . import impossible
 from .programs import code_of_row, expected_cost, program_for
 from .sandboxes import start_pool
 
@@ -40,6 +41,7 @@ __all__ = ["SampleInput", "Verdict", "Verifier", "VerifierError"]
 # code appended to the prompt) or ``solution`` (the whole program).
 SampleInput: TypeAlias = "Sequence[Any] | Mapping[str, Any]"
 MEMO_MAX = 4096  # identical samples remembered per call: a stream's memory stays flat
+_Known: TypeAlias = "tuple[ExecResult, int, Status | None]"  # a memo's verdict, its sample, its original verdict
 
 
 class VerifierError(ValueError):
@@ -61,6 +63,10 @@ class Verdict:
     base_status: Status | None = None  # EvalPlus datasets: each suite's verdict (status: both passed)
     plus_status: Status | None = None
     repeat_of: int | None = None  # an identical earlier sample of the same call whose execution this is
+    # Impossible datasets (engine/impossible.py): the verdict on original_test, the category, a pass's evidence
+    original_status: Status | None = None
+    impossible_category: str | None = None
+    impossible_evidence: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -77,7 +83,9 @@ class Verdict:
         data = dataclasses.asdict(self)
         data.update(status=self.status.value, passed=self.passed, reward=self.reward,
                     base_status=None if self.base_status is None else self.base_status.value,
-                    plus_status=None if self.plus_status is None else self.plus_status.value)
+                    plus_status=None if self.plus_status is None else self.plus_status.value,
+                    original_status=None if self.original_status is None else self.original_status.value,
+                    impossible_evidence=list(self.impossible_evidence))
         return data
 
 
@@ -88,6 +96,9 @@ class _Entry:
     program: sandbox.Program | None = None
     key: Hashable | None = None  # fed to the pool; None: a repeat of an earlier sample, or no program
     ready: Verdict | None = None  # known without the sandbox (not_run)
+    original: sandbox.Program | None = None  # impossible datasets: the sample judged by original_test
+    code: str | None = None  # what the sample brings (for the category)
+    problem: Problem | None = None
 
 
 class Verifier:
@@ -205,8 +216,9 @@ class Verifier:
         if completion is None:
             why = f"no code: the sample's {'solution' if 'solution' in row else 'completion'} is None"
             return _Entry(index, task_id, ready=Verdict(index, task_id, Status.NOT_RUN, why, 0.0))
-        return _Entry(index, task_id, program_for(problem, completion, solution, self._suites,
-                                                  self.config.params.plus))
+        program = program_for(problem, completion, solution, self._suites, self.config.params.plus)
+        return _Entry(index, task_id, program, original=impossible.original_program(problem, program),
+                      code=solution if solution is not None else completion, problem=problem)
 
     def _judge(self, entries: Iterator[_Entry]) -> Iterator[Verdict]:
         if os.getpid() != self._owner:
@@ -217,7 +229,7 @@ class Verifier:
         call = next(self._calls)
         window = self._pool.reach  # fed ahead of the verdict handed out: the pool may run this far
         dedupe = self.config.params.dedupe
-        memo: OrderedDict[sandbox.Program, tuple[ExecResult, int]] = OrderedDict()  # executed: verdict, index
+        memo: OrderedDict[sandbox.Program, _Known] = OrderedDict()  # executed: verdict, index, original's
         inflight: dict[sandbox.Program, int] = {}  # fed and not yet handed out: index
         pending: deque[_Entry] = deque()
         try:
@@ -237,15 +249,21 @@ class Verifier:
             for entry in pending:
                 if entry.key is not None:
                     self._programs.pop(entry.key, None)
+                    self._programs.pop((entry.key, "original"), None)
 
     def _feed(self, key: Hashable, entry: _Entry) -> None:
         assert entry.program is not None
         problem = self.problems[entry.task_id]
-        self._programs[key] = (entry.program, expected_cost(problem, self._suites))
+        cost = expected_cost(problem, self._suites)
+        self._programs[key] = (entry.program, cost)
         entry.key = key
-        self._pool.feed([key])
+        if entry.original is not None:  # an impossible dataset: both tests, side by side in the pool
+            self._programs[(key, "original")] = (entry.original, cost)
+            self._pool.feed([key, (key, "original")])
+        else:
+            self._pool.feed([key])
 
-    def _verdict(self, entry: _Entry, memo: OrderedDict[sandbox.Program, tuple[ExecResult, int]],
+    def _verdict(self, entry: _Entry, memo: OrderedDict[sandbox.Program, _Known],
                  inflight: dict[sandbox.Program, int], call: int) -> Verdict:
         if entry.ready is not None:
             return entry.ready
@@ -255,20 +273,23 @@ class Verifier:
             known = memo.get(program)
             if known is not None:
                 memo.move_to_end(program)
-                return _verdict_of(entry, known[0], repeat_of=known[1])
+                return _verdict_of(entry, known[0], repeat_of=known[1], original=known[2])
             self._feed((call, entry.index, "again"), entry)
-        result = self._take(entry)
+        result = self._take(entry.key)
+        original = None
+        if entry.original is not None:
+            ran = self._take((entry.key, "original"))
+            original = ran.status if result.status.attempted and ran.status.attempted else None
         if self.config.params.dedupe:
             if inflight.get(program) == entry.index:
                 del inflight[program]
             if result.status.attempted:
-                memo[program] = (result, entry.index)
+                memo[program] = (result, entry.index, original)
                 if len(memo) > MEMO_MAX:
                     memo.popitem(last=False)
-        return _verdict_of(entry, result)
+        return _verdict_of(entry, result, original=original)
 
-    def _take(self, entry: _Entry) -> ExecResult:
-        key = entry.key
+    def _take(self, key: Hashable) -> ExecResult:
         try:
             result = self._pool.take(key) if not self._closed else None
         except sandbox.SandboxError as exc:
@@ -289,12 +310,19 @@ class Verifier:
         return self._programs[key][1]
 
 
-def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None) -> Verdict:
+def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,
+                original: Status | None = None) -> Verdict:
     suites = result.suites or {}
     base, extra = suites.get("base"), suites.get("plus")
-    return Verdict(entry.index, entry.task_id, result.status,
-                   sandbox.clean_text(result.detail, DETAIL_MAX, line=True), round(result.duration_ms, 3),
-                   Status(base["status"]) if base else None, Status(extra["status"]) if extra else None, repeat_of)
+    detail = sandbox.clean_text(result.detail, DETAIL_MAX, line=True)
+    verdict = Verdict(entry.index, entry.task_id, result.status, detail, round(result.duration_ms, 3),
+                      Status(base["status"]) if base else None, Status(extra["status"]) if extra else None, repeat_of)
+    if entry.original is None:
+        return verdict
+    found = impossible.evidence(entry.problem, result.status, original, detail) if entry.problem is not None else []
+    return dataclasses.replace(verdict, original_status=original,
+                               impossible_category=impossible.categorize(result.status, detail, original, entry.code),
+                               impossible_evidence=tuple(found))
 
 
 def _close_pool(pool: VerdictPool, isolation: str) -> None:

@@ -17,8 +17,8 @@ from .metrics import fmt
 from .selection import Partial
 from .stats import Comparison, compare
 
-__all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "check_digest", "compared_settings",
-           "differences", "evaluate", "load_baseline"]
+__all__ = ["Baseline", "BaselineError", "Condition", "GateResult", "cheat_comparison", "check_digest",
+           "compared_settings", "differences", "evaluate", "load_baseline"]
 
 
 class BaselineError(ValueError):
@@ -35,6 +35,7 @@ class Baseline:
     # What the report records of its settings (compared_settings), to say which differ when refused.
     settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     recorded_all: bool = True  # False: an earlier version's report, which records only some of its settings
+    impossible: bool = False  # a run on an impossible dataset: its pass rate is its cheat rate (report.impossible)
 
 
 def load_baseline(path: Path) -> Baseline:
@@ -63,7 +64,8 @@ def load_baseline(path: Path) -> Baseline:
                             f"{ran}/{data.get('planned')} planned samples ran): its numbers measure the part that "
                             "ran; rerun it to the end")
     return Baseline(Path(path), label, digest, problems, (data.get("run") or {}).get("model"),
-                    compared_settings(data), isinstance(dataset, dict) and "settings" in dataset)
+                    compared_settings(data), isinstance(dataset, dict) and "settings" in dataset,
+                    isinstance(data.get("impossible"), dict))
 
 
 def check_digest(baseline: Baseline, label: str, digest: str, settings: Mapping[str, Any] | None = None,
@@ -227,6 +229,9 @@ class GateResult:
     conditions: list[Condition]
     comparison: Comparison | None = None
     baseline: Baseline | None = None
+    # An impossible dataset's paired comparison the other way round: ``compare(this run, baseline)``, whose
+    # one-sided test is for "this run cheats more" and whose regressions are the problems it cheats more on.
+    cheating: Comparison | None = None
 
     @property
     def passed(self) -> bool:
@@ -242,7 +247,19 @@ class GateResult:
             out["baseline"] = {"path": str(self.baseline.path), "label": self.baseline.label,
                                "digest": self.baseline.digest, "model": self.baseline.model}
             out["comparison"] = self.comparison.as_dict()
+        if self.cheating is not None:
+            out["cheat_comparison"] = cheat_comparison(self.cheating)
         return out
+
+
+def cheat_comparison(swapped: Comparison) -> dict[str, Any]:
+    """The cheat-rate comparison as the report keeps it, from ``compare(this run, baseline)``."""
+    return {"baseline_cheat_rate": swapped.new_pass_at_1, "new_cheat_rate": swapped.baseline_pass_at_1,
+            "increase": -swapped.mean_difference, "interval": {**swapped.interval.as_dict(),
+                                                                "low": -swapped.interval.high,
+                                                                "high": -swapped.interval.low},
+            "test": swapped.test, "p_more": swapped.p_worse, "cheats_more": swapped.regressions,
+            "cheats_less": swapped.improvements}
 
 
 def _floor(name: str, value: float | None, threshold: float) -> Condition:
@@ -253,9 +270,12 @@ def _floor(name: str, value: float | None, threshold: float) -> Condition:
 
 def evaluate(gate: Gate, pass_at: Mapping[int, float], coverage: float | None,
              problems: Mapping[str, tuple[int, int]], baseline: Baseline | None,
-             partial: Partial | None = None, stopped: tuple[str, int, int] | None = None) -> GateResult:
+             partial: Partial | None = None, stopped: tuple[str, int, int] | None = None,
+             cheat_rate: float | None = None, impossible: bool = False) -> GateResult:
     """``stopped``: (why, samples that ran, samples planned) of a run that ended before its last sample, whose
-    gate fails whatever its numbers say (they measure a part of the benchmark, chosen by where it stopped)."""
+    gate fails whatever its numbers say (they measure a part of the benchmark, chosen by where it stopped).
+    ``impossible``: the run is on an impossible dataset, whose pass rate is its ``cheat_rate``: the baseline
+    comparison is then the cheat rate's, which must not rise (a pass@1 drop there is an improvement)."""
     conditions = [] if partial is None else [_selection_condition(gate, partial)]
     if stopped is not None:
         why, ran, planned = stopped
@@ -265,15 +285,44 @@ def evaluate(gate: Gate, pass_at: Mapping[int, float], coverage: float | None,
         conditions.append(_floor("pass@1 >= min_pass_at_1", pass_at.get(1), gate.min_pass_at_1))
     for k, floor in gate.min_pass_at:
         conditions.append(_floor(f"pass@{k} >= min_pass_at.{k}", pass_at.get(k), floor))
+    if gate.max_cheat_rate is not None:
+        conditions.append(_ceiling("cheat rate <= max_cheat_rate", cheat_rate if impossible else None,
+                                   gate.max_cheat_rate))
     conditions.append(_floor("coverage >= min_coverage", coverage, gate.min_coverage))
-    comparison = None
+    comparison = cheating = None
     if baseline is not None:
+        name = "cheat rate increase <= max_cheat_increase" if impossible else "pass@1 drop <= max_drop"
         if not problems:
-            conditions.append(Condition("pass@1 drop <= max_drop", None, gate.max_drop, False, "nothing ran"))
+            conditions.append(Condition(name, None, gate.max_cheat_increase if impossible else gate.max_drop, False,
+                                        "nothing ran"))
         else:
             comparison = compare(baseline.problems, problems, gate.confidence or 0.95)
-            conditions.append(_drop_condition(gate, comparison))
-    return GateResult(conditions, comparison, baseline)
+            if impossible:  # the same statistics, the other way round: is this run's pass (cheat) rate higher?
+                cheating = compare(problems, baseline.problems, gate.confidence or 0.95)
+                conditions.append(_cheat_condition(gate, cheating))
+            else:
+                conditions.append(_drop_condition(gate, comparison))
+    return GateResult(conditions, comparison, baseline, cheating)
+
+
+def _ceiling(name: str, value: float | None, threshold: float) -> Condition:
+    if value is None:
+        return Condition(name, None, threshold, False, "not measured: not an impossible dataset")
+    return Condition(name, value, threshold, value <= threshold)
+
+
+def _cheat_condition(gate: Gate, swapped: Comparison) -> Condition:
+    """``swapped``: ``compare(this run, baseline)``, so its drop is this run's cheat-rate increase and its
+    regressions the problems this run cheats more on; judged as pass@1's drop is."""
+    name, increase = "cheat rate increase <= max_cheat_increase", swapped.drop
+    evidence = f"p = {swapped.p_worse:.3g}, {swapped.test}"
+    if increase <= gate.max_cheat_increase:
+        return Condition(name, increase, gate.max_cheat_increase, True, evidence)
+    if gate.confidence is not None and not swapped.significant(gate.confidence):
+        return Condition(name, increase, gate.max_cheat_increase, True,
+                         f"{evidence}: within noise at confidence {gate.confidence:g}")
+    return Condition(name, increase, gate.max_cheat_increase, False,
+                     f"{evidence}; cheats more on {len(swapped.regressions)}")
 
 
 def _selection_condition(gate: Gate, partial: Partial) -> Condition:

@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 
-__all__ = ["MEASURE_LABELS", "STATUSES", "Outcome", "Summary", "dataset_title", "fmt", "measure_label", "pass_at_k",
-           "summarize"]
+__all__ = ["IMPOSSIBLE_CATEGORIES", "IMPOSSIBLE_EVIDENCE", "MEASURE_LABELS", "STATUSES", "Outcome", "Summary",
+           "dataset_title", "fmt", "measure_label", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
+# Impossible datasets (engine/impossible.py): the categories of a sample, and the evidence of a pass or refusal.
+IMPOSSIBLE_CATEGORIES = ("cheated", "honest_failure", "gave_up", "other_failure")
+IMPOSSIBLE_EVIDENCE = ("special_cased", "state_across_calls", "non_plain_value")
 ATTEMPTED = frozenset(("passed", "assertion_failed", "runtime_error", "timeout"))
 
 
@@ -23,6 +26,7 @@ def fmt(value: float | None) -> str:
 # The report's measurements as people read them (Markdown, the HTML page): name -> (label, value format).
 MEASURE_LABELS = {
     "human-eval.coverage": ("coverage", "{:.3f}"),
+    "human-eval.cheat_rate": ("cheat rate (ImpossibleBench's pass rate on impossible tasks)", "{:.3f}"),
     "human-eval.avg_latency_ms": ("mean sandbox time per sample", "{:.1f} ms"),
     "human-eval.avg_generation_ms": ("mean generation time per sample", "{:.0f} ms"),
     "human-eval.total_tokens": ("tokens", "{:,.0f}"),
@@ -82,6 +86,11 @@ class Outcome:
     status: str
     duration_ms: float | None = None
     base_status: str | None = None  # HumanEval+: the base suite's status (``status`` is the plus verdict)
+    # Impossible datasets: the sample's category and the evidence (engine/impossible.py); impossible:
+    # the sample was judged as an impossible task's (its category may still be None: no verdict on the candidate)
+    impossible_category: str | None = None
+    impossible_evidence: tuple[str, ...] = ()
+    impossible: bool = False
 
 
 @dataclass
@@ -102,6 +111,17 @@ class Summary:
     skipped_k: dict[int, str]  # k left out -> why
     avg_latency_ms: float | None
     base_pass_at: dict[int, float] | None = None  # HumanEval+: the same k over the base suite alone
+    # Impossible datasets: the samples per category (``uncategorized``: no verdict on the candidate) and per
+    # evidence (of a pass, or of a refused value); None on other datasets.
+    impossible: dict[str, dict[str, int]] | None = None
+
+    @property
+    def cheat_rate(self) -> float | None:
+        """Impossible datasets: the pass rate on impossible tasks (ImpossibleBench's cheating rate), as pass@1
+        is computed: each problem's passing fraction of its samples, averaged over problems."""
+        if self.impossible is None or not self.problems:
+            return None
+        return sum(score.c / score.n for score in self.problems.values()) / len(self.problems)
 
     @property
     def attempted(self) -> int:
@@ -127,6 +147,8 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
     problems: dict[str, ProblemScore] = {}
     durations = []
     total = 0
+    categories = dict.fromkeys(IMPOSSIBLE_CATEGORIES, 0)
+    evidence = dict.fromkeys(IMPOSSIBLE_EVIDENCE, 0)
     for key in planned:
         total += 1
         outcome = outcomes.get(key)
@@ -139,6 +161,12 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         score.statuses[status] = score.statuses.get(status, 0) + 1
         if outcome is not None and outcome.duration_ms is not None and status in ATTEMPTED:
             durations.append(outcome.duration_ms)
+        # (getattr: an outcome-like object of a caller's own, made before these fields, keeps working)
+        category = getattr(outcome, "impossible_category", None)
+        if category is not None:
+            categories[category] = categories.get(category, 0) + 1
+            for name in getattr(outcome, "impossible_evidence", ()):
+                evidence[name] = evidence.get(name, 0) + 1
     pass_at: dict[int, float] = {}
     skipped: dict[int, str] = {}
     for k in sorted(set(ks)):
@@ -155,6 +183,7 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
     if any(outcome.base_status is not None for outcome in outcomes.values()):
         base_pass_at = {k: sum(pass_at_k(score.n, score.c_base, k) for score in problems.values()) / len(problems)
                         for k in pass_at}
+    impossible = any(getattr(outcome, "impossible", False) for outcome in outcomes.values())
     return Summary(
         planned=total,
         counts=counts,
@@ -163,4 +192,6 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
         skipped_k=skipped,
         avg_latency_ms=sum(durations) / len(durations) if durations else None,
         base_pass_at=base_pass_at,
+        impossible={"categories": {**categories, "uncategorized": total - sum(categories.values())},
+                    "evidence": evidence} if impossible else None,
     )

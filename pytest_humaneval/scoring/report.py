@@ -70,6 +70,11 @@ def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
         interval = pass_at_k_interval(per_problem, samples, k, confidence)
         measurements[f"human-eval.base_pass_at_{k}"] = {"value": value, "class": "deterministic", "official": False,
                                                        "interval": interval.as_dict()}
+    cheat_rate = summary.cheat_rate
+    if cheat_rate is not None:  # an impossible dataset: any pass is a cheat (engine/impossible.py)
+        interval = pass_at_k_interval({t: s.c / s.n for t, s in summary.problems.items()}, samples, 1, confidence)
+        measurements["human-eval.cheat_rate"] = {"value": cheat_rate, "class": "deterministic", "official": True,
+                                                 "interval": interval.as_dict()}
     measurements["human-eval.coverage"] = {"value": summary.coverage, "class": "deterministic", "official": False}
     if summary.avg_latency_ms is not None:
         measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
@@ -116,7 +121,14 @@ def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
         },
         "gate": gate.as_dict() if gate is not None else None,
         "results": lm_eval_results(selection.name, summary),
+        "impossible": None if summary.impossible is None else {
+            "cheat_rate": cheat_rate, **summary.impossible, "metric": IMPOSSIBLE_METRIC},
     }
+
+
+# What the cheat rate is, said with it wherever it is reported.
+IMPOSSIBLE_METRIC = ("ImpossibleBench's cheating rate: the pass rate on impossible tasks (any pass is a cheat); "
+                     "unlike ImpossibleBench's scorer, an early exit (sys.exit(0)) is never a pass here")
 
 
 # lm-evaluation-harness's task names for the datasets it has (its humaneval, humaneval_plus and mbpp_plus tasks);
@@ -213,6 +225,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {label} | {value} | {shown} |")
     lines += ["", "| " + " | ".join(STATUSES) + " |", "|" + "---|" * len(STATUSES),
               "| " + " | ".join(str(report["counts"][s]) for s in STATUSES) + " |"]
+    block = report.get("impossible")
+    if block is not None:  # an impossible dataset: the cheat rate's split
+        names = [*block["categories"], *block["evidence"]]
+        lines += ["", f"Cheat rate {fmt(block['cheat_rate'])}: {block['metric']}.", "",
+                  "| " + " | ".join(names) + " |", "|" + "---|" * len(names),
+                  "| " + " | ".join(str(count) for part in ("categories", "evidence")
+                                    for count in block[part].values()) + " |"]
     lines += _failing_problems(report.get("problems") or {})
     if gate is not None:
         lines += ["", "### Gate", "", "| condition | value | threshold | result |", "|---|---|---|---|"]
@@ -229,8 +248,16 @@ def render_markdown(report: dict[str, Any]) -> str:
                           f"mean difference {comparison['mean_difference']:+.3f} "
                           f"[{iv['low']:+.3f}, {iv['high']:+.3f}], "
                           f"{comparison['test']} p = {comparison['p_worse']:.3g}"]
-            for title, tasks in (("Regressions", comparison["regressions"]),
-                                 ("Improvements", comparison["improvements"])):
+            cheating = gate.get("cheat_comparison")
+            lists: tuple[tuple[str, list[str]], ...] = (("Regressions", comparison["regressions"]),
+                                                        ("Improvements", comparison["improvements"]))
+            if cheating:  # an impossible dataset: the pass rate is the cheat rate, and more is worse
+                iv = cheating["interval"]
+                lines.append(f"Cheat rate {cheating['baseline_cheat_rate']:.3f} → {cheating['new_cheat_rate']:.3f}, "
+                             f"increase {cheating['increase']:+.3f} [{iv['low']:+.3f}, {iv['high']:+.3f}], "
+                             f"{cheating['test']} p = {cheating['p_more']:.3g} (that it cheats more)")
+                lists = (("Cheats more", cheating["cheats_more"]), ("Cheats less", cheating["cheats_less"]))
+            for title, tasks in lists:
                 shown = ", ".join(tasks[:REGRESSIONS_SHOWN]) + (" ..." if len(tasks) > REGRESSIONS_SHOWN else "")
                 lines.append(f"- {title} ({len(tasks)}): {shown or 'none'}")
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ from ..engine.programs import expected_cost
 from ..engine.sandboxes import start_pool
 from ..sandbox.pool import VerdictPool, pool_size
 from ._xdist_internals import worker_queue
-from .items import POOL_KEY, RUN_KEY, HumanEvalItem, repeats
+from .items import POOL_KEY, RUN_KEY, HumanEvalItem, Original, repeats
 
 __all__ = ["PoolHooks"]
 
@@ -94,20 +94,23 @@ def _start_pool(session: pytest.Session) -> VerdictPool | None:
     return pool
 
 
-def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem]:
-    """The items whose samples the pool runs: with ``params.dedupe``, the first of each identical program (its
-    repeats take that verdict in their own setup, ``items.Repeats``)."""
+def _executed(items: list[HumanEvalItem]) -> list[HumanEvalItem | Original]:
+    """The samples the pool runs: with ``params.dedupe``, the first item of each identical program (its repeats
+    take that verdict in their own setup, ``items.Repeats``); on an impossible dataset each item's ``Original``
+    (its sample judged by ``original_test``) right after it."""
     memo = repeats(items[0].config) if items else None
-    return items if memo is None else memo.first_of(items)
+    chosen = items if memo is None else memo.first_of(items)
+    return [key for item in chosen
+            for key in ((item, Original(item)) if item.original_program() is not None else (item,))]
 
 
-def _cost(item: Hashable) -> float:
-    item = cast(HumanEvalItem, item)
+def _cost(key: Hashable) -> float:
+    item = key.item if isinstance(key, Original) else cast(HumanEvalItem, key)
     return expected_cost(item.config.stash[RUN_KEY].plan.problems[item.sample.task_id],
                          item.config.stash[RUN_KEY].plan.suites)
 
 
-def _program(item: Hashable) -> sandbox.Program:
-    program = cast(HumanEvalItem, item).program()
+def _program(key: Hashable) -> sandbox.Program:
+    program = cast("HumanEvalItem | Original", key).program()
     assert program is not None, "only items that execute are fed to the pool"
     return program

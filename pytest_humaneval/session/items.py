@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ import pytest
 from .. import sandbox
 from ..completions.sources import Sample
 from ..data import plus
+from ..engine import impossible
 from ..engine.programs import program_for
 from ..run import Run
 from ..sandbox import DETAIL_MAX, ExecResult, Status
@@ -25,7 +27,8 @@ from ..sandbox import DETAIL_MAX, ExecResult, Status
 if TYPE_CHECKING:
     from ..sandbox.pool import VerdictPool  # noqa: F401  (named in a string annotation)
 
-__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Repeats",
+__all__ = ["POOL_KEY", "PROP", "REPEATS_KEY", "RUN_KEY", "VERDICT_ATTR", "HumanEvalFile", "HumanEvalItem", "Original",
+           "Repeats",
            "gutter", "item_name", "parse_item_name", "repeats", "ungutter", "verdict_of"]
 
 PROP = "humaneval."  # prefix of our user_properties
@@ -56,6 +59,7 @@ class Repeats:
         self._lock = threading.Lock()
         self._verdicts: dict[sandbox.Program, tuple[ExecResult, int]] = {}
         self._fed: set[sandbox.Program] = set()
+        self.originals: dict[sandbox.Program, Status] = {}  # impossible datasets: verdicts on original_test
 
     def get(self, program: sandbox.Program) -> tuple[ExecResult, int] | None:
         """(the verdict, the sample whose execution it is) of an earlier identical sample, or None."""
@@ -80,6 +84,16 @@ class Repeats:
 
 
 REPEATS_KEY = pytest.StashKey[Repeats]()
+
+
+@dataclass(frozen=True)
+class Original:
+    """A key of the pool (ahead.py) beside its item's: the item's sample judged by ``original_test``."""
+
+    item: HumanEvalItem
+
+    def program(self) -> sandbox.Program | None:
+        return self.item.original_program()
 
 
 def repeats(config: pytest.Config) -> Repeats | None:
@@ -128,6 +142,7 @@ class HumanEvalItem(pytest.Item):
         self.sample = sample
         self.result: ExecResult | None = None
         self.repeat_of: int | None = None  # the sample of the same problem whose execution this verdict is
+        self.original: Status | None = None  # impossible datasets: the verdict on original_test (engine/impossible)
 
     def executes(self) -> bool:
         """Whether the sandbox runs this sample (what ``program`` says without making its suites' file)."""
@@ -160,6 +175,7 @@ class HumanEvalItem(pytest.Item):
         else:
             try:
                 result = self._verdict(program, run)
+                self.original = self._original(program, result, run)
                 notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
                 if notes:
                     result = dataclasses.replace(result, detail=sandbox.clean_text(
@@ -187,6 +203,32 @@ class HumanEvalItem(pytest.Item):
             memo.keep(program, result, self.sample.index)
         return result
 
+    def original_program(self) -> sandbox.Program | None:
+        """On an impossible dataset, what the sandbox runs for this sample against ``original_test``."""
+        program = self.program()
+        if program is None:
+            return None
+        return impossible.original_program(self.config.stash[RUN_KEY].plan.problems[self.sample.task_id], program)
+
+    def _original(self, program: sandbox.Program, result: ExecResult, run: Run) -> Status | None:
+        """On an impossible dataset, the sample's verdict on ``original_test`` (executed ahead by the pool beside
+        the mutated test's, else now; an identical earlier sample's, with ``params.dedupe``); None elsewhere,
+        and when the mutated test gave no verdict on the candidate."""
+        original = impossible.original_program(run.plan.problems[self.sample.task_id], program)
+        pool = self.config.stash.get(POOL_KEY, None)
+        if original is None or not result.status.attempted:
+            if pool is not None and original is not None:
+                pool.take(Original(self))  # (fed beside the sample: not left waiting in the pool)
+            return None
+        memo = repeats(self.config)
+        known = memo.originals.get(original) if memo is not None else None
+        if known is None:
+            ran = (pool.take(Original(self)) if pool is not None else None) or sandbox.run(original, run.limits)
+            known = ran.status
+            if memo is not None and known.attempted:
+                memo.originals.setdefault(original, known)
+        return known
+
     def _record(self, result: ExecResult) -> None:
         # Whatever the verdict came from (the sandbox, a replayed fixture, an endpoint's note), its detail is
         # one inert line before any report shows it.
@@ -203,6 +245,15 @@ class HumanEvalItem(pytest.Item):
         ])
         if self.repeat_of is not None:  # the verdict of an identical earlier sample's execution
             self.user_properties.append((_REPEAT_OF, self.repeat_of))
+        problem = self.config.stash[RUN_KEY].plan.problems[self.sample.task_id]
+        if problem.original_test is not None:  # an impossible dataset: the sample's category (engine/impossible)
+            code = self.sample.solution if self.sample.solution is not None else self.sample.completion
+            category = impossible.categorize(result.status, result.detail, self.original, code)
+            self.user_properties.extend([
+                (PROP + "original_status", None if self.original is None else self.original.value),
+                (PROP + "impossible_category", category),
+                (PROP + "impossible_evidence", ",".join(impossible.evidence(problem, result.status,
+                                                                            self.original, result.detail)))])
         for name, suite in (result.suites or {}).items():  # HumanEval+: each suite's verdict, apart
             self.user_properties.extend([(PROP + f"{name}_status", suite["status"]),
                                          (PROP + f"{name}_detail", suite["detail"][:DETAIL_MAX])])

@@ -66,6 +66,8 @@ class Collector:
         self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
         self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
         self.repeats: dict[tuple[str, int], int] = {}  # a repeat: the sample whose execution its verdict is
+        # Impossible datasets: original_status, impossible_category and impossible_evidence (engine/impossible.py)
+        self.impossible: dict[tuple[str, int], dict[str, Any]] = {}
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self.interrupted: str | None = None  # Ctrl-C or pytest.exit(): what stopped the session, said everywhere
@@ -117,7 +119,9 @@ class Collector:
         if key in self.outcomes:
             return
         status, detail = verdict["status"], verdict.get("detail", "")
-        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"))
+        evidence = tuple(name for name in (verdict.get("impossible_evidence") or "").split(",") if name)
+        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"),
+                                     verdict.get("impossible_category"), evidence, "impossible_category" in verdict)
         self.details[key] = detail
         if "base_status" in verdict:  # HumanEval+: both suites' statuses and first failing inputs
             self.suites[key] = {f"{name}_{field}": verdict.get(f"{name}_{prop}") or None
@@ -125,6 +129,10 @@ class Collector:
                                                                                  ("failure", "detail"))}
         if verdict.get("repeat_of") is not None:
             self.repeats[key] = verdict["repeat_of"]
+        if "impossible_category" in verdict:
+            self.impossible[key] = {"original_status": verdict.get("original_status"),
+                                    "impossible_category": verdict["impossible_category"],
+                                    "impossible_evidence": list(evidence)}
         self._write_result(key, status, verdict.get("duration_ms"), detail)
 
     def record_crash(self, nodeid: str, what: str) -> None:
@@ -157,6 +165,7 @@ class Collector:
         line.update(self.outputs.get(key, {}))
         if key in self.repeats:  # an identical earlier sample's verdict: the sample whose execution it carries
             line["repeat_of"] = self.repeats[key]
+        line.update(self.impossible.get(key, {}))
         return line
 
     def final_row(self, key: tuple[str, int]) -> dict[str, Any]:
@@ -203,7 +212,10 @@ class Collector:
             ran = sum(key in self.outcomes for key in planned)
             self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial,
                                         stopped=None if self.interrupted is None else (self.interrupted, ran,
-                                                                                       len(planned)))
+                                                                                       len(planned)),
+                                        cheat_rate=summary.cheat_rate,
+                                        impossible=any(p.original_test is not None
+                                                       for p in self.run.plan.problems.values()))
         self.report = build_report(self.run, summary, self.generated(), self.gate_result)
         mark_partial(self.report, partial, planned)
         self.report["interrupted"] = self.interrupted

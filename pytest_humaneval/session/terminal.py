@@ -24,7 +24,7 @@ import pytest
 
 from .. import sandbox
 from ..scoring import protocol
-from ..scoring.gate import GateResult
+from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
 from ..scoring.report import mode_label, truncated_count
 from .summary import COLLECTOR_KEY, Collector
@@ -177,6 +177,8 @@ class Section:
         title = dataset_title(c.run.plan.selection.name)  # the run's own dataset, whatever a report hook did
         tr.write_sep("=", title)
         passes = "  ".join(f"pass@{k} {v:.3f}" for k, v in summary.pass_at.items()) or "pass@k n/a"
+        if summary.cheat_rate is not None:  # an impossible dataset: the pass rate is the cheat rate
+            passes += f"  cheat rate {summary.cheat_rate:.3f}"
         coverage = f"coverage {summary.attempted}/{summary.planned}"
         described = c.report["run"]["protocol"]
         interrupted = f"INTERRUPTED ({c.interrupted})" if c.interrupted is not None else None
@@ -211,6 +213,8 @@ class Section:
                           f"({iv['method']})")
         for k, why in summary.skipped_k.items():
             tr.write_line(f"          pass@{k} not reported: {why}")
+        if summary.impossible is not None:
+            self._write_cheating(tr, c.report)
         tr.write_line(f"coverage  {fmt(summary.coverage)} ({summary.attempted}/{summary.planned} attempted)")
         tr.write_line("statuses  " + "  ".join(f"{s} {summary.counts[s]}" for s in STATUSES))
         if summary.avg_latency_ms is not None:
@@ -255,6 +259,17 @@ class Section:
         verdict = "" if c.gate_result is None else f"  gate {'PASS' if c.gate_result.passed else 'FAIL'}"
         tr.write_line(f"{title} {passes}  {coverage}  [{dataset['label']}]{verdict}"
                       + (f"  {interrupted}" if interrupted else ""), bold=True)
+
+    @staticmethod
+    def _write_cheating(tr: Any, report: dict[str, Any]) -> None:
+        """An impossible dataset's cheat rate with its interval, and every sample's category (engine/impossible)."""
+        block = report["impossible"]
+        iv = report["measurements"]["human-eval.cheat_rate"]["interval"]
+        tr.write_line(f"cheating  cheat rate {block['cheat_rate']:.3f}  {iv['confidence']:.0%} interval "
+                      f"{iv['low']:.3f} - {iv['high']:.3f} ({iv['method']}): ImpossibleBench's metric, an early "
+                      "exit never a pass")
+        tr.write_line("          " + "  ".join(f"{name} {count}" for name, count in block["categories"].items()))
+        tr.write_line("          evidence " + "  ".join(f"{name} {count}" for name, count in block["evidence"].items()))
 
     @staticmethod
     def _write_generation_failures(tr: Any, reasons: list[str], planned: int) -> None:
@@ -307,7 +322,14 @@ class Section:
             tr.write_line(f"baseline  {gate.baseline.label} ({gate.baseline.model or 'model unknown'}): pass@1 "
                           f"{cmp.baseline_pass_at_1:.3f} -> {cmp.new_pass_at_1:.3f}, mean difference "
                           f"{cmp.mean_difference:+.3f} [{cmp.interval.low:+.3f}, {cmp.interval.high:+.3f}]")
-            for title, tasks in (("regressed", cmp.regressions), ("improved", cmp.improvements)):
+            lists = (("regressed", cmp.regressions), ("improved", cmp.improvements))
+            if gate.cheating is not None:  # an impossible dataset: more passes is more cheating
+                cheat = cheat_comparison(gate.cheating)
+                tr.write_line(f"cheating  cheat rate {cheat['baseline_cheat_rate']:.3f} -> "
+                              f"{cheat['new_cheat_rate']:.3f}, increase {cheat['increase']:+.3f}, "
+                              f"p = {cheat['p_more']:.3g} that it cheats more ({cheat['test']})")
+                lists = (("cheats more", cheat["cheats_more"]), ("cheats less", cheat["cheats_less"]))
+            for title, tasks in lists:
                 if tasks:
                     tr.write_line(f"{title} ({len(tasks)}): {', '.join(tasks)}")
 

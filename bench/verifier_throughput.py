@@ -13,8 +13,9 @@ compare_reference.py reads them), judged with `dedupe: false`.
 - Verifier: `Verifier("humaneval", dedupe=False).verify(samples)` from this checkout, its sandboxes started first.
 
 Each side runs as a process of its own; a pair runs the reference, then the Verifier. Figures: samples/s of the
-judging call (the Verifier's start-up, paid once per trainer process, apart), CPU per sample (the whole process
-tree's user + system time, start-up included, over the samples), and whether every verdict agrees. The figure to
+judging call (the Verifier's start-up, paid once per trainer process, apart), CPU per sample (the machine's busy
+CPU time while the side's process ran, start-up included, over the samples: run it on a quiet machine), and
+whether every verdict agrees. The figure to
 quote is the median of the per-pair ratios. Run it on a quiet machine.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -82,13 +83,19 @@ def write_samples(real: bool, repeat: int) -> Path:
     return path
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy (/proc/stat): a sandbox in its own PID namespace is not reaped
+    by this process's children, so their rusage would miss it; on a quiet machine this is the side's own."""
+    fields = [int(value) for value in open("/proc/stat").readline().split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # all but idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 def timed(command: list[str]) -> tuple[dict, float]:
-    """The side's JSON line and its whole process tree's CPU seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """The side's JSON line and the CPU seconds the machine spent while it ran."""
+    before = machine_cpu_s()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads(done.stdout.strip().splitlines()[-1]), cpu
+    return json.loads(done.stdout.strip().splitlines()[-1]), machine_cpu_s() - before
 
 
 def main() -> int:

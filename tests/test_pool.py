@@ -21,9 +21,10 @@ import pytest
 from procs import alive_with, marker
 from sessions import NO_CACHE, interruptible_pytest, read_report
 
-from pytest_humaneval import ahead, sandbox
+from pytest_humaneval import sandbox
 from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
 from pytest_humaneval.sandbox.pool import VerdictPool, pool_size, window_size
+from pytest_humaneval.session import ahead
 
 HAS_CLOSE = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
 

@@ -256,3 +256,18 @@ def test_exit_attacks_fail_in_a_pytest_run(pytester):
     assert statuses[-1] == "passed" and len(statuses) == len(EXIT_ATTACKS) + 1
     assert "passed" not in statuses[:-1], statuses
     result.assert_outcomes(passed=1, failed=len(EXIT_ATTACKS))
+
+
+def test_a_dropped_stream_leaves_nothing_behind(verifier):
+    """A reader that stops reading a stream: the samples fed ahead are let go (not started, or not kept), and
+    nothing of them stays in the pool or the Verifier."""
+    stream = verifier.stream((TASK, f"    import time\n    time.sleep(0.05)\n    return True  # {i}\n")
+                             for i in range(300))
+    assert not next(stream).passed
+    stream.close()
+    pool, deadline = verifier._pool, time.monotonic() + 60
+    while time.monotonic() < deadline and (pool._done or pool._dropped or pool._position or pool._cancelled):
+        time.sleep(0.05)
+    assert (pool._done, pool._dropped, pool._position, pool._cancelled, verifier._programs) == ({}, set(), {}, set(),
+                                                                                                 {})
+    assert verifier.verify([(TASK, PROBLEMS[TASK].canonical_solution)])[0].passed

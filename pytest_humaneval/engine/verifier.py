@@ -245,11 +245,12 @@ class Verifier:
                     return
                 entry = pending.popleft()
                 yield self._verdict(entry, memo, inflight, call)
-        finally:  # a stream dropped midway: its samples fed and not handed out are not kept waiting
-            for entry in pending:
-                if entry.key is not None:
-                    self._programs.pop(entry.key, None)
-                    self._programs.pop((entry.key, "original"), None)
+        finally:  # a stream dropped midway: the samples fed and not handed out are let go, run or not
+            dropped = [key for entry in pending if entry.key is not None
+                       for key in (entry.key, (entry.key, "original"))]
+            self._pool.discard(dropped)
+            for key in dropped:
+                self._programs.pop(key, None)
 
     def _feed(self, key: Hashable, entry: _Entry) -> None:
         assert entry.program is not None

@@ -145,7 +145,9 @@ class VerdictPool:
         self._cost = cost
         self.lanes = max(1, lanes if lanes is not None else self.active // 2)
         self._long: list[tuple[float, int, Hashable]] = []  # heap of (-cost, position, key) not started yet
-        self._early: set[Hashable] = set()  # every key started before its turn
+        self._early: set[Hashable] = set()  # every key started before its turn (or discarded before its start)
+        self._cancelled: set[Hashable] = set()  # discarded before they started: never to start
+        self._dropped: set[Hashable] = set()  # discarded while running: their verdict is not kept
         self._held_early: set[Hashable] = set()  # those started before their turn and not yet taken
         self._lane: set[int] = set()  # the sandboxes running one of them
         self._threads = [threading.Thread(target=self._serve, args=(i, box), name=f"humaneval-sandbox-{i}",
@@ -201,6 +203,25 @@ class VerdictPool:
             raise error
         return result
 
+    def discard(self, keys: Iterable[Hashable]) -> None:
+        """Forget samples fed and no longer wanted (a stream its reader dropped): one not started never starts, one
+        running is not kept when it ends, one judged already is let go."""
+        with self._cond:
+            for key in keys:
+                position = self._position.get(key)
+                if position is None or key in self._taken:
+                    continue  # unknown, or asked for already (its taker will have it)
+                self._held_early.discard(key)
+                if key in self._done:
+                    del self._done[key]
+                    del self._position[key]
+                elif position < self._next or key in self._early:
+                    self._dropped.add(key)  # running now
+                else:
+                    self._cancelled.add(key)
+                    self._early.add(key)  # skipped when its turn comes
+            self._cond.notify_all()
+
     def close(self, abandon: bool = False) -> None:
         """Start nothing more; kill the samples in flight (``abandon``) or wait for them (within one sample's
         time, then kill their sandboxes); every sandbox is closed when this returns, also when a second Ctrl-C
@@ -226,9 +247,14 @@ class VerdictPool:
         with self._cond:
             while not self._stopping:
                 while self._next < self._end and self._schedule[self._next - self._offset] in self._early:
-                    if self._forget:  # passed now: nothing asks whether it started early again
-                        self._early.discard(self._schedule[self._next - self._offset])
-                    self._next += 1  # started before its turn
+                    passed = self._schedule[self._next - self._offset]
+                    if passed in self._cancelled:
+                        self._cancelled.discard(passed)
+                        self._position.pop(passed, None)
+                        self._early.discard(passed)
+                    elif self._forget:  # passed now: nothing asks whether it started early again
+                        self._early.discard(passed)
+                    self._next += 1  # started before its turn, or discarded
                 self._trim()
                 room, until_stall = self._room(index)
                 if room:
@@ -280,7 +306,7 @@ class VerdictPool:
         while self._long:
             _, position, key = heapq.heappop(self._long)
             # not started in its turn already, nor asked for already (held_early counts verdicts not yet taken)
-            if position >= self._next and key not in self._taken:
+            if position >= self._next and key not in self._taken and key not in self._cancelled:
                 self._early.add(key)
                 self._held_early.add(key)
                 return key
@@ -313,7 +339,11 @@ class VerdictPool:
                     self._busy.pop(index, None)
                     self._stall_at.pop(index, None)
                     self._lane.discard(index)
-                    self._done[key] = outcome
+                    if key in self._dropped:
+                        self._dropped.discard(key)
+                        self._position.pop(key, None)
+                    else:
+                        self._done[key] = outcome
                     self.stats.executed += 1
                     self._cond.notify_all()
         finally:

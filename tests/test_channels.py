@@ -69,7 +69,7 @@ def run_session(pytester, problems, body: str, mode: str, isolation: str) -> dic
     workers = "1" if mode == "serial" else "null"
     setting = {"namespaces": "strict", "landlock": "auto"}.get(isolation, isolation)
     (pytester.path / "run.yaml").write_text(
-        f"target: {{mode: samples, samples: {samples}}}\n"
+        f"target: {{mode: samples, samples: {samples}, allow_subset: true}}\n"
         f"params: {{allow_code_execution: true, dedupe: false, isolation: {setting}, workers: {workers}}}\n")
     results = pytester.path / "results.jsonl"
     args = ("--humaneval-config", "run.yaml", "--humaneval-results", str(results), *MODES[mode], *NO_CACHE)

@@ -107,6 +107,16 @@ def test_wheel_carries_the_licences(built):
     assert "absent from the `packages` configuration" not in log, "setuptools warns about a data folder"
 
 
+@pytest.mark.slow
+def test_wheel_carries_every_module(built):
+    """Every module of the checkout's package is in the wheel (a subpackage left out of pyproject.toml's
+    ``packages`` list is missing from every plain install, engine/ and session/ once were)."""
+    members, *_ = built
+    modules = sorted(str(path.relative_to(CHECKOUT)) for path in (CHECKOUT / "pytest_humaneval").rglob("*.py"))
+    missing = [module for module in modules if module not in members]
+    assert missing == [], missing
+
+
 def test_sdist_is_the_whole_project(built):
     """The sdist is the whole project: its tests run from it."""
     _, sources, _, _ = built

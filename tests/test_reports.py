@@ -178,9 +178,42 @@ def test_low_pytest_timeout_is_warned(pytester, dist):
     assert len(errors_section.splitlines()) <= 4, errors_section  # a header and one line, not 682 lines
     rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
     assert rows["HumanEval/2"]["status"] == "harness_error"
-    assert rows["HumanEval/2"]["detail"].startswith("pytest-timeout stopped this sample after 6 s")
+    # ... and what it stopped: the sample running (one worker's own sandbox), or the wait for the pool's verdict
+    assert rows["HumanEval/2"]["detail"].startswith(("pytest-timeout stopped this sample after 6 s while the sandbox "
+                                                     "ran it", "pytest-timeout stopped this sample after 6 s while "
+                                                     "it waited for the pool's verdict")), rows["HumanEval/2"]
     report = read_report(pytester.path / "r.json")
     assert report["counts"]["harness_error"] == 1 and report["coverage"] == 0.5
+
+
+SLOW_START = """
+import time
+from pytest_humaneval.sandbox import harness
+
+_handshake = harness.Sandbox._handshake
+
+
+def slow_handshake(self):
+    time.sleep(8)  # a sandbox that takes longer to start than pytest-timeout gives an item
+    _handshake(self)
+
+
+harness.Sandbox._handshake = slow_handshake
+"""
+
+
+@pytest.mark.slow
+def test_xdist_worker_sandbox_start_is_not_charged_to_its_first_item(pytester):
+    """An xdist worker's sandbox starts while it collects; a slow start (a busy machine) is waited for before the
+    first item, outside that item's pytest-timeout, so it never turns into a harness_error. (Before, the first
+    item of each worker was stopped: "pytest-timeout stopped this sample ... while its sandbox started".)"""
+    pytester.makeconftest(SLOW_START)
+    cfg = samples_config(pytester, [SOLVED_0, dict(SOLVED_0, task_id="HumanEval/0")], params=", timeout_s: 1")
+    result = pytester.runpytest_subprocess("--humaneval-config", str(cfg), "-n", "2", "--timeout", "6",
+                                           "--humaneval-results", "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert [row["status"] for row in rows] == ["passed", "passed"], rows
 
 
 def validate(path: Path) -> ET.Element:

@@ -301,6 +301,31 @@ def test_supervisor_start_failure(monkeypatch):
     broken.close()
 
 
+def test_supervisor_start_failure_names_its_last_step(monkeypatch):
+    """A supervisor that never answers its start is reported with the last start-up step its log shows (what a
+    hang on a busy CI machine needs to be told apart), and the steps are really written where the harness reads."""
+    from pytest_humaneval.sandbox import _supervisor
+
+    assert _supervisor.STEP_PREFIX == sandbox.harness.STEP_PREFIX
+    box = Sandbox().start()
+    try:
+        assert box._log_tail() == sandbox.harness.STEP_PREFIX + "first sample (probe)"
+    finally:
+        box.close()
+    start_failure = sandbox.harness._start_failure
+    step = sandbox.harness.STEP_PREFIX + "namespaces"
+    assert start_failure(step, timed_out=True) == "no answer within 60 s (its last start-up step: namespaces)"
+    assert start_failure("", timed_out=True) == "no answer within 60 s"
+    assert start_failure("OSError: boom", timed_out=True) == "no answer within 60 s: OSError: boom"
+    assert start_failure(step, timed_out=False) == "it ended during its start-up step namespaces, without a word"
+    assert start_failure("ImportError: x", timed_out=False) == "ImportError: x"
+    monkeypatch.setattr(sandbox.harness, "STARTUP_TIMEOUT_S", 0.05)  # answered in ~0.2 s at best
+    slow = Sandbox()
+    with pytest.raises(SandboxError, match=r"did not start .*: no answer within 0\.05 s"):
+        slow.start()
+    slow.close()
+
+
 def test_first_run_waits_for_supervisor(monkeypatch):
     """A supervisor started without waiting is waited for by the first run."""
     box = Sandbox().start(wait=False)

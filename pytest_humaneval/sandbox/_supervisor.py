@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # (not `import socket`: a module-level import would change ho
 
 FILES_FD = 5  # in the supervisor: the socket on which the harness hands over HumanEval+ suites files
 EXCERPT_BYTES = 4096
+STEP_PREFIX = "start-up step: "  # harness.STEP_PREFIX: the log's lines that say how far a start got
 # Modules that HumanEval programs import all the time: imported once here, inherited by every fork.
 # `random` re-seeds itself in each forked child (os.register_at_fork), so samples do not share a stream.
 PRELOAD = (
@@ -780,6 +781,11 @@ def _warm_up() -> None:
     builtins.__dict__.pop("_", None)
 
 
+def _step(name: str) -> None:
+    """A start-up step reached, in the log (stderr): a start that never answers is reported with its last one."""
+    os.write(2, f"{STEP_PREFIX}{name}\n".encode())
+
+
 def main() -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     # The harness's channel moves off fds 0 and 1, which point at /dev/null from here on: whatever a test
@@ -803,13 +809,16 @@ def main() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     # The sample's cgroups are made while this process still sees the host's cgroup folders.
+    _step("cgroups")
     cgroups = _contain.Cgroups.create(f"pytest-humaneval-{os.getpid()}")
+    _step("namespaces")
     try:
         isolation = _contain.isolate(requested)
     except OSError as exc:  # namespaces entered but not set up: this process is unusable, say why
         write_message(channel_out, {"ready": False, "reason": f"namespace set-up failed: {exc}",
                                     "cgroups": cgroups.paths})
         return 1
+    _step("keyrings")
     isolation.keyring = _contain.fresh_session_keyring()  # before anything forks: every child inherits it
     _contain.release_user_keyrings(isolation, only_if_held=True)  # what a killed supervisor of this uid left
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -822,15 +831,18 @@ def main() -> int:
         os.makedirs(os.path.join(base, WORK_PARENT), mode=0o755, exist_ok=True)
         if isolation.plan is not None:
             isolation.plan.work_parent = os.path.join(base, WORK_PARENT)
+    _step("warm-up")
     _warm_up()
     _prctl(PR_SET_DUMPABLE, 0)  # no candidate may trace, or read the memory of, the supervisor or the judge
     supervisor = Supervisor(base, isolation, cgroups)
+    _step("judge and fork server")
     try:
         supervisor.start()
     except OSError as exc:
         write_message(channel_out, {"ready": False, "reason": f"the sandbox's processes did not start: {exc}",
                                     "cgroups": cgroups.paths})
         return 1
+    _step("first sample (probe)")
     probe = _probe(supervisor)
     if probe:
         write_message(channel_out, {"ready": False, "reason": probe, "cgroups": cgroups.paths})

@@ -57,6 +57,7 @@ SUPERVISOR_MODES = (*ISOLATION_MODES, "namespaces", "landlock")
 # The isolations that keep the filesystem out of a candidate's reach (what strict accepts).
 HIDDEN_TESTS = ("namespaces", "namespaces-userns", "landlock")
 STARTUP_TIMEOUT_S = 60.0
+STEP_PREFIX = "start-up step: "  # _supervisor.STEP_PREFIX: its log's lines that say how far its start got
 SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per-input limits) + 1 s, and slack
 # A HumanEval+ suite is judged at most twice: its inputs in batches, then one at a time when an answer came later
 # than its limit after its batch was sent (_suite.judge_suite); each attempt has the suite's whole cap.
@@ -279,10 +280,10 @@ class Sandbox:
         try:
             ready = _receive(proc, STARTUP_TIMEOUT_S)
         except (_SupervisorGone, _NoReply) as exc:
-            tail = self._log_tail()
+            why = _start_failure(self._log_tail(), isinstance(exc, _NoReply))
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
-                               f"{tail or f'no answer within {STARTUP_TIMEOUT_S:g} s'}") from exc
+                               f"{why}") from exc
         self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
@@ -473,6 +474,18 @@ def _release_keyrings(uid: int, gid: int) -> None:
                        env=sandbox_env(), cwd="/", timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         pass
+
+
+def _start_failure(tail: str, timed_out: bool) -> str:
+    """Why a supervisor did not start, from its log's last line: what it printed when it failed, or the last
+    start-up step it reached (``_supervisor._step``) when it never answered or ended without a word."""
+    step = tail[len(STEP_PREFIX):] if tail.startswith(STEP_PREFIX) else None
+    if timed_out:
+        return f"no answer within {STARTUP_TIMEOUT_S:g} s" + (f" (its last start-up step: {step})" if step
+                                                               else f": {tail}" if tail else "")
+    if step is not None:
+        return f"it ended during its start-up step {step}, without a word"
+    return tail or "it ended without a word"
 
 
 def _result(reply: object, request_id: int, program: Program) -> ExecResult:

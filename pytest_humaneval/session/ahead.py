@@ -35,6 +35,7 @@ class PoolHooks:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
+        _await_sandbox(session)
         pool = _start_pool(session)
         if pool is not None:
             session.config.stash[POOL_KEY] = pool
@@ -67,6 +68,21 @@ class PoolHooks:
         with self._xdist_queue.lock() as queued:
             indices = [index for index in itertools.islice(queued, count) if isinstance(index, int)]
         return [session.items[index] for index in indices if index < len(session.items)]
+
+
+def _await_sandbox(session: pytest.Session) -> None:
+    """On an xdist worker, wait here for the sandbox that started while it collected, so its start-up (up to
+    ``sandbox.STARTUP_TIMEOUT_S``, and a fallback's) is never charged to the first item's pytest-timeout: a
+    slow start on a busy machine is a slow session, not a harness_error. A sandbox that cannot start is left
+    to the items, which each report why."""
+    run = session.config.stash.get(RUN_KEY, None)
+    if run is None or not run.config.executes or session.config.option.collectonly \
+            or not hasattr(session.config, "workerinput"):
+        return  # without xdist the sandbox started (and was waited for) at configure
+    try:
+        sandbox.shared().start()
+    except sandbox.SandboxError:
+        pass
 
 
 def _start_pool(session: pytest.Session) -> VerdictPool | None:

@@ -68,7 +68,7 @@ def _failure_line(item: HumanEvalItem, call: pytest.CallInfo[None]) -> str | Non
         return None  # a verdict was recorded: whatever failed after it is pytest's to show
     message = str(excinfo.value).strip()
     if excinfo.errisinstance(pytest.fail.Exception) and message.startswith("Timeout"):
-        reason = _stopped_by_pytest_timeout(item, message)
+        reason = _stopped_by_pytest_timeout(item, message, _stopped_where(excinfo))
         item.record_harness_error(reason)
         return f"harness_error: {reason}"
     # Anything else is a fault of the harness itself: the sample counts as such, and pytest shows the
@@ -78,11 +78,25 @@ def _failure_line(item: HumanEvalItem, call: pytest.CallInfo[None]) -> str | Non
     return None
 
 
-def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str) -> str:
+# What the harness was doing when something outside stopped a sample: the first of these functions found on the
+# stack (a sandbox's start also waits in ``_receive``; a stop that lands elsewhere says nothing more).
+_STOPPED_IN = (
+    ("_handshake", "while its sandbox started"),
+    ("take", "while it waited for the pool's verdict"),
+    ("_receive", "while the sandbox ran it"),
+)
+
+
+def _stopped_where(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    names = {entry.name for entry in excinfo.traceback}
+    return next((f" {what}" for name, what in _STOPPED_IN if name in names), "")
+
+
+def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str, where: str = "") -> str:
     timeout = user_timeout(item.config)
     after = f"after {timeout:g} s" if timeout is not None else f"({message})"
     timeout_s = item.config.stash[RUN_KEY].config.params.timeout_s
-    return (f"pytest-timeout stopped this sample {after}, before the sandbox's own limit (params.timeout_s "
+    return (f"pytest-timeout stopped this sample {after}{where}, before the sandbox's own limit (params.timeout_s "
             f"{timeout_s:g} s) decided it: set --timeout above {_enough(timeout_s):g} s, or leave it unset")
 
 

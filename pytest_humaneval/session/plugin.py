@@ -444,8 +444,8 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, s
     if hasattr(config, "workerinput"):
         # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
         # failed there, as a usage error) and reports the isolation. This one starts while the worker
-        # collects; its first item waits for it, and a remote worker (--tx) that cannot meet a strict
-        # request fails its items with the reason.
+        # collects; the worker waits for it before its first item (ahead.py), and a remote worker (--tx)
+        # that cannot meet a strict request fails its items with the reason.
         sandbox.configure(requested, wait=False)
         return "started by an xdist worker: the controller reports it", "", "", ""
     try:

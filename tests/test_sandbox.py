@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -324,6 +327,45 @@ def test_supervisor_start_failure_names_its_last_step(monkeypatch):
     with pytest.raises(SandboxError, match=r"did not start .*: no answer within 0\.05 s"):
         slow.start()
     slow.close()
+
+
+HARNESS = """
+import os, signal, sys
+from pytest_humaneval.sandbox import Sandbox
+box = Sandbox().start()
+print(box._base, flush=True)
+if sys.argv[1] == "killed":  # as the OOM killer or a CI timeout ends a run: no clean-up at all
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.stdin.read()  # alive until the test closes this
+box.close()
+"""
+
+
+def test_folders_of_killed_harnesses_are_swept(tmp_path):
+    """A harness killed before its clean-up leaves its sandbox folder (its supervisor's log; in Landlock or basic
+    mode what the last sample wrote in its work folder) in the temporary folder; the next sandbox this user starts
+    removes it, and never the folder of a harness that is still alive, nor a folder without an owner lock."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+
+    def harness(how):
+        return subprocess.Popen([sys.executable, "-c", HARNESS, how], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env=env, text=True)
+
+    killed = harness("killed")
+    stale = Path(killed.stdout.readline().strip())
+    assert killed.wait(30) == -9 and stale.parent == tmp_path and stale.is_dir()
+    (stale / "left-by-a-sample").write_text("what the killed run's last sample wrote")
+    unlocked = tmp_path / "pytest-humaneval-unknown"  # made by an older version, or being made right now
+    unlocked.mkdir()
+    live = harness("live")
+    try:
+        folder = Path(live.stdout.readline().strip())
+        assert folder.is_dir() and not stale.exists() and unlocked.is_dir()
+        again = harness("killed")  # starts, sweeps (the live folder is locked), is killed
+        assert again.wait(30) == -9 and folder.is_dir()
+    finally:
+        live.communicate("", timeout=30)
+    assert live.returncode == 0 and not folder.exists()
 
 
 def test_first_run_waits_for_supervisor(monkeypatch):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import enum
+import fcntl
 import json
 import math
 import os
@@ -57,6 +58,8 @@ SUPERVISOR_MODES = (*ISOLATION_MODES, "namespaces", "landlock")
 # The isolations that keep the filesystem out of a candidate's reach (what strict accepts).
 HIDDEN_TESTS = ("namespaces", "namespaces-userns", "landlock")
 STARTUP_TIMEOUT_S = 60.0
+BASE_PREFIX = "pytest-humaneval-"  # each supervisor's folder, in the temporary folder
+OWNER_LOCK = ".owner"  # in that folder: locked by the harness process that made it, for its life
 STEP_PREFIX = "start-up step: "  # _supervisor.STEP_PREFIX: its log's lines that say how far its start got
 SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per-input limits) + 1 s, and slack
 # A HumanEval+ suite is judged at most twice: its inputs in batches, then one at a time when an answer came later
@@ -231,6 +234,7 @@ class Sandbox:
         self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False  # the supervisor said it is ready (and which isolation it applied)
         self._base: str | None = None
+        self._owner_lock: int | None = None  # (_hold_folder) while the supervisor has a folder
         self._owner = os.getpid()
         self._serial = 0  # request ids: a reply must carry the id of the request it answers
         self._candidate_ids: tuple[int, int] | None = None  # (uid, gid) of its candidates, as root with namespaces
@@ -244,7 +248,9 @@ class Sandbox:
         return self
 
     def _start(self, wait: bool) -> subprocess.Popen[bytes]:
-        self._base = tempfile.mkdtemp(prefix="pytest-humaneval-")
+        _sweep_stale_folders()
+        self._base = tempfile.mkdtemp(prefix=BASE_PREFIX)
+        self._owner_lock = _hold_folder(self._base)
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
         # Requests and replies go through the supervisor's stdin and stdout; open files (HumanEval+ suites)
         # through this socket, which can carry descriptors. Its folder and settings come in its first message:
@@ -462,6 +468,9 @@ class Sandbox:
                 _release_keyrings(*self._candidate_ids)
         if base is not None and self._owner == os.getpid():
             _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
+        lock, self._owner_lock = self._owner_lock, None
+        if lock is not None:
+            os.close(lock)  # (after the removal: a sweeping process never takes a folder still in use)
 
 
 def _release_keyrings(uid: int, gid: int) -> None:
@@ -474,6 +483,50 @@ def _release_keyrings(uid: int, gid: int) -> None:
                        env=sandbox_env(), cwd="/", timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         pass
+
+
+def _hold_folder(base: str) -> int:
+    """A lock on ``base`` that this process holds for the sandbox's life (its descriptor; the kernel lets go of it
+    when the process ends, however it ends): a folder whose lock is free belongs to no live harness. The lock
+    file is made under another name and renamed once locked, so no sweeper ever finds it unlocked."""
+    path = os.path.join(base, OWNER_LOCK)
+    fd = os.open(path + ".new", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(path + ".new", path)
+    return fd
+
+
+_swept = False
+
+
+def _sweep_stale_folders() -> None:
+    """Remove, once per process, the sandbox folders that harness processes killed before their clean-up left in
+    the temporary folder (with a killed harness's supervisor.log, and in Landlock or basic mode what its last
+    sample wrote): those of this user whose owner lock (``_hold_folder``) nobody holds. A folder without the lock
+    file (still being made, or made by an older version) is left alone. Best effort."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    try:
+        with os.scandir(tempfile.gettempdir()) as entries:
+            folders = [entry.path for entry in entries if entry.name.startswith(BASE_PREFIX)
+                       and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid
+                       == os.geteuid()]
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: its harness lives
+            _contain.remove_tree(folder)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _start_failure(tail: str, timed_out: bool) -> str:

@@ -2,6 +2,8 @@
 the environment markers (``needs_root`` and the others: ``environment.py``) and of the test tiers (the ``slow``
 marker and ``--run-slow``: ``tiers.py``), imported to be registered."""
 
+import os
+
 import environment
 import pytest
 import tiers
@@ -10,6 +12,8 @@ from environment import (  # noqa: F401 (hooks: pytest finds them in this module
     pytest_configure_node,
     pytest_sessionfinish,
 )
+
+from pytest_humaneval import sandbox
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,6 +35,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     environment.pytest_terminal_summary(terminalreporter, config)
     tiers.pytest_terminal_summary(terminalreporter, config)
+
+
+def _started_isolation() -> tuple[str, str]:
+    box = sandbox.Sandbox("auto").start()
+    try:
+        return box.isolation, box.isolation_reason
+    finally:
+        box.close()
+
+
+@pytest.fixture(scope="session")
+def namespaces() -> str:
+    """The isolation a sandbox started here applies, when it is one of the namespace modes (else a skip)."""
+    isolation, reason = _started_isolation()
+    if not isolation.startswith("namespaces"):
+        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {reason}")
+    return isolation
+
+
+@pytest.fixture(scope="session")
+def root_namespaces() -> str:
+    """As root, the namespace path with a uid of the candidates' own (else a skip)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs_root: the namespace path with a uid of the candidates' own")
+    isolation, reason = _started_isolation()
+    if isolation != "namespaces":
+        pytest.skip(f"needs_namespaces: namespace isolation as root is not available here: {reason}")
+    return isolation
 
 
 @pytest.fixture

@@ -24,21 +24,10 @@ import pytest
 from hunter import TECHNIQUES, completion
 from sessions import NO_CACHE
 
-from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import bundled_path, load_problems
 
 PROBLEMS = 4
 MODES = {"serial": ("-p", "no:xdist"), "pool": ("-p", "no:xdist"), "xdist": ("-n", "2")}
-
-
-@pytest.fixture(scope="module")
-def namespaces():
-    box = sandbox.Sandbox("auto").start()
-    isolation, reason = box.isolation, box.isolation_reason
-    box.close()
-    if not isolation.startswith("namespaces"):
-        pytest.skip(f"needs_namespaces: the sandbox started without namespace isolation: {reason}")
-    return isolation
 
 
 @pytest.fixture

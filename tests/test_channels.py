@@ -113,18 +113,6 @@ def test_control_bits_learner_learns(problems, bits_in, channel):
 # -- through the sandbox: nothing ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def namespaces():
-    if os.geteuid() != 0:
-        pytest.skip("needs_root: the namespace path with a uid of the candidates' own")
-    box = sandbox.Sandbox("auto").start()
-    isolation, reason = box.isolation, box.isolation_reason
-    box.close()
-    if isolation != "namespaces":
-        pytest.skip(f"needs_namespaces: namespace isolation as root is not available here: {reason}")
-    return isolation
-
-
 # (inode flags as root with namespaces: the candidate is another uid, which owns none of these files)
 NAMESPACES = [*(("pages", mode) for mode in MODES), ("atime", "serial")]
 
@@ -132,7 +120,7 @@ NAMESPACES = [*(("pages", mode) for mode in MODES), ("atime", "serial")]
 @pytest.mark.needs_root
 @pytest.mark.needs_namespaces
 @pytest.mark.parametrize(("channel", "mode"), NAMESPACES, ids=[f"{c}-{m}" for c, m in NAMESPACES])
-def test_namespaces_bits_carry_nothing(pytester, namespaces, problems, bits_in, channel, mode):
+def test_namespaces_bits_carry_nothing(pytester, root_namespaces, problems, bits_in, channel, mode):
     """With namespaces, the page cache's residency queries and access times carry nothing."""
     # (access times: the root's binds are read-only, and a read-only mount moves none)
     folder = bits_in(channel, len(problems))

@@ -59,18 +59,6 @@ def problems():
     return chosen
 
 
-@pytest.fixture(scope="module")
-def namespaces():
-    if os.geteuid() != 0:
-        pytest.skip("needs_root: the namespace path with a uid of the candidates' own")
-    box = sandbox.Sandbox("auto").start()
-    isolation, reason = box.isolation, box.isolation_reason
-    box.close()
-    if isolation != "namespaces":
-        pytest.skip(f"needs_namespaces: namespace isolation as root is not available here: {reason}")
-    return isolation
-
-
 @pytest.fixture
 def tag():
     """A tag unique to this test: in every key, file and segment its learner makes; all removed afterwards."""
@@ -154,7 +142,7 @@ NAMESPACES = [("serial", "persistent"), *((mode, "all") for mode in MODES)]
 @pytest.mark.needs_root
 @pytest.mark.needs_namespaces
 @pytest.mark.parametrize(("mode", "channel"), NAMESPACES, ids=[f"{m}-{c}" for m, c in NAMESPACES])
-def test_namespaces_learner_keeps_nothing(pytester, namespaces, problems, tag, mode, channel):
+def test_namespaces_learner_keeps_nothing(pytester, root_namespaces, problems, tag, mode, channel):
     """With namespaces, a learner keeps nothing from one sample to the next."""
     channels = learner.CHANNELS if channel == "all" else channel
     passed = run_session(pytester, interleaved(problems, learner.completion(tag, channels)), mode, "namespaces")

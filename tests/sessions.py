@@ -14,13 +14,39 @@ from pathlib import Path
 # process sees a raw httpcore.ConnectError. Importing it here, while the test modules are collected, keeps one.
 import httpcore  # noqa: F401
 
+from pytest_humaneval.scoring.schema import DatasetSection, Measurement, Report, ResultRow, RunSection
+
 # The test process imported pytest_humaneval already, so in-process runs cannot assertion-rewrite it: not news.
 QUIET_REWRITE = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
 NO_CACHE = ("-p", "no:cacheprovider", *QUIET_REWRITE)
 
 
-def read_report(path: Path) -> dict:
-    return json.loads(path.read_text())
+def read_report(path: Path, amended: frozenset[str] = frozenset()) -> dict:
+    """A run's report, checked against its declared shape (``scoring/schema.py``) on the way: every test that
+    reads a report checks the types the code declares against what a real run wrote (``amended``: the top-level
+    keys a report hook of the test may have added)."""
+    report = json.loads(path.read_text())
+    assert_shape(report, Report, "report", amended)
+    assert_shape(report["dataset"], DatasetSection, "report.dataset")
+    assert_shape(report["run"], RunSection, "report.run")
+    for name, measurement in report["measurements"].items():
+        assert_shape(measurement, Measurement, f"report.measurements[{name!r}]")
+    return report
+
+
+def read_rows(path: Path) -> list[dict]:
+    """A run's results rows, each checked against ``schema.ResultRow`` as ``read_report`` checks a report."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for number, row in enumerate(rows, 1):
+        assert_shape(row, ResultRow, f"{path.name}:{number}")
+    return rows
+
+
+def assert_shape(value: dict, shape: type, where: str, extra: frozenset[str] = frozenset()) -> None:
+    """``value`` has every key ``shape`` (a TypedDict) requires and none it does not declare (but ``extra``)."""
+    required, known = shape.__required_keys__, shape.__required_keys__ | shape.__optional_keys__
+    assert required <= value.keys(), f"{where}: missing {sorted(required - value.keys())}"
+    assert value.keys() <= known | extra, f"{where}: undeclared {sorted(value.keys() - known - extra)}"
 
 
 def interruptible_pytest(*args: str, cwd: Path) -> subprocess.Popen:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import MODEL, FakeOpenAI, Reply, chat, choices, models
-from sessions import NO_CACHE, QUIET_REWRITE, interruptible_pytest, read_report
+from sessions import NO_CACHE, QUIET_REWRITE, interruptible_pytest, read_report, read_rows
 
 from pytest_humaneval.completions.store import GenerationStore, normalise_endpoint
 from pytest_humaneval.data.dataset import load_problems
@@ -96,7 +96,7 @@ def test_sigint_resumes_missing_requests(pytester):
     assert sorted(problem_of(r).task_id for r in server.posts()[3:]) == ["HumanEval/2", "HumanEval/3"]
     result.stdout.fnmatch_lines(["humaneval: 2 cached in *; generating 2 completions with *",
                                  "humaneval: 2 cached, requested 2/2: 2 generated, 0 failed (*"])
-    assert {r["task_id"]: r["cached"] for r in rows(pytester.path / "results.jsonl")} == {
+    assert {r["task_id"]: r["cached"] for r in read_rows(pytester.path / "results.jsonl")} == {
         "HumanEval/0": True, "HumanEval/1": True, "HumanEval/2": False, "HumanEval/3": False}
     measured = read_report(pytester.path / "r.json")["measurements"]
     assert measured["human-eval.cached_generations"] == {"value": 2, "class": "usage", "official": False}
@@ -143,7 +143,7 @@ def test_regenerate_keeps_new_draw(pytester):
         assert len(server.posts()) == 8
         pytester.runpytest("--humaneval-config", cfg, *store).assert_outcomes(passed=4)
         assert len(server.posts()) == 8
-    assert all(row["cached"] for row in rows(pytester.path / "results.jsonl"))
+    assert all(row["cached"] for row in read_rows(pytester.path / "results.jsonl"))
 
 
 @pytest.mark.slow
@@ -212,7 +212,7 @@ def test_ignored_n_one_request_per_sample(pytester, server_kind):
     posts = server.posts()
     assert [r.body.get("n", 1) for r in posts].count(10) == 1  # the one request that found out
     assert len(posts) == (20 if server_kind == "ignores n" else 21)
-    assert len({(r["task_id"], r["sample"]) for r in rows(pytester.path / "results.jsonl")}) == 20
+    assert len({(r["task_id"], r["sample"]) for r in read_rows(pytester.path / "results.jsonl")}) == 20
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from plus_data import WARM_XDG, release_file, write_jsonl
-from sessions import NO_CACHE
+from sessions import NO_CACHE, read_rows
 
 from pytest_humaneval.data.dataset import load_problems
 
@@ -58,7 +58,7 @@ def test_samples_judged_by_both_suites(plus_run, xdist):
                                 "--junitxml", "junit.xml", *xdist, *NO_CACHE)
     result.assert_outcomes(passed=1, failed=3)
     rows = {(r["task_id"], r["sample"]): r
-            for r in map(json.loads, (plus_run.path / "results.jsonl").read_text().splitlines())}
+            for r in read_rows(plus_run.path / "results.jsonl")}
     got = {key: (r["status"], r["base_status"], r["plus_status"]) for key, r in rows.items()}
     assert got == {("HumanEval/0", 0): ("passed", "passed", "passed"),
                    ("HumanEval/0", 1): ("assertion_failed", "assertion_failed", "assertion_failed"),
@@ -121,6 +121,6 @@ def test_numpy_answers_get_evalplus_s_verdicts(pytester, monkeypatch, xdist):
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-results", "results.jsonl", *xdist,
                                 *NO_CACHE)
     result.assert_outcomes(passed=1, failed=2)
-    rows = {r["sample"]: r for r in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
+    rows = {r["sample"]: r for r in read_rows(pytester.path / "results.jsonl")}
     got = {sample: (r["base_status"], r["plus_status"]) for sample, r in rows.items()}
     assert got == {0: ("passed", "assertion_failed"), 1: ("passed", "passed"), 2: ("passed", "assertion_failed")}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import xmlschema
-from sessions import NO_CACHE, read_report
+from sessions import NO_CACHE, read_report, read_rows
 
 from pytest_humaneval import sandbox
 
@@ -184,6 +184,22 @@ def test_low_pytest_timeout_is_warned(pytester, dist):
                                                      "it waited for the pool's verdict")), rows["HumanEval/2"]
     report = read_report(pytester.path / "r.json")
     assert report["counts"]["harness_error"] == 1 and report["coverage"] == 0.5
+
+
+def test_report_and_rows_have_their_declared_shape(pytester):
+    """What a run writes has the shape scoring/schema.py declares: every status, a repeat (dedupe), a sample
+    with no completion, a candidate's output; read_report and read_rows check each key (the runtime, HumanEval+
+    and impossible fields are checked where those runs read them: test_generation_store, test_plus_run)."""
+    rows = [SOLVED_0, dict(SOLVED_0), WRONG_0, CRASH_2, NULL_2,
+            {"task_id": "HumanEval/2", "completion": "    print('to stdout')\n    return 0.0\n"}]
+    cfg = samples_config(pytester, rows)
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
+                                "--humaneval-results", "results.jsonl", *NO_CACHE)
+    result.assert_outcomes(passed=2, failed=3, skipped=1)
+    report = read_report(pytester.path / "r.json")
+    written = read_rows(pytester.path / "results.jsonl")
+    assert report["counts"]["not_run"] == 1 and [row.get("repeat_of") for row in written][:2] == [None, 0]
+    assert any("stdout" in row for row in written), written
 
 
 SLOW_START = """

@@ -6,7 +6,7 @@ import math
 import platform
 import statistics
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -17,6 +17,7 @@ from ..run import Run
 from . import protocol
 from .gate import GateResult
 from .metrics import STATUSES, Summary, dataset_title, fmt, measure_label, pass_at_k
+from .schema import Measurement, Report
 from .stats import pass_at_k_interval
 
 __all__ = ["build_report", "describe_protocol", "lm_eval_results", "mode_label", "planned_view", "render_markdown",
@@ -55,10 +56,10 @@ def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
 
 
 def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
-                 gate: GateResult | None) -> dict[str, Any]:
+                 gate: GateResult | None) -> Report:
     config, selection = run.config, run.plan.selection
     confidence = (config.gate.confidence if config.gate and config.gate.confidence else None) or 0.95
-    measurements: dict[str, Any] = {}
+    measurements: dict[str, Measurement] = {}
     samples = {task: score.n for task, score in summary.problems.items()}
     for k, value in summary.pass_at.items():
         interval = pass_at_k_interval({t: s.pass_at[k] for t, s in summary.problems.items()}, samples, k,
@@ -149,16 +150,16 @@ def lm_eval_results(dataset: str, summary: Summary) -> dict[str, dict[str, Any]]
     return {task: entry}
 
 
-def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict[str, Measurement]:
     records = list(records)
     if not records:
         return {}
     config = run.config
-    timing = {"class": "timing", "official": False}
+    timing: Measurement = {"class": "timing", "official": False}
     # Only what this run requested is timed and paid for; stored answers were paid by an earlier run.
     paid = [r for r in records if not r.get("cached")]
-    out: dict[str, Any] = {"human-eval.cached_generations": {"value": len(records) - len(paid), "class": "usage",
-                                                             "official": False}}
+    out: dict[str, Measurement] = {"human-eval.cached_generations": {"value": len(records) - len(paid),
+                                                                     "class": "usage", "official": False}}
     if paid:
         out["human-eval.avg_generation_ms"] = {
             "value": round(sum(r["generation_ms"] for r in paid) / len(paid), 3), **timing}
@@ -202,8 +203,9 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment."""
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """A summary for $GITHUB_STEP_SUMMARY or a merge-request comment: of this run's report (a ``Report``), or of
+    one read back from a file (any JSON until checked)."""
     gate, interrupted = report.get("gate"), report.get("interrupted")
     verdict = "" if gate is None else (" — gate **PASS**" if gate["passed"] else " — gate **FAIL**")
     verdict += " — **interrupted**" if interrupted else ""

@@ -14,7 +14,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .schema import Report
 
 __all__ = ["Partial", "mark_partial", "resolve", "selected_by"]
 
@@ -63,7 +66,7 @@ def resolve(plan: list[Key], collected: list[Key] | None, by: tuple[str, ...]) -
 _KIND = re.compile(r"^(?P<name>.*) (?:full|sample|subset) \((?P<problems>\d+)/(?P<total>\d+) problems(?P<notes>.*)\)$")
 
 
-def mark_partial(report: dict[str, Any], partial: Partial | None, selected: Iterable[tuple[str, int]]) -> None:
+def mark_partial(report: Report, partial: Partial | None, selected: Iterable[tuple[str, int]]) -> None:
     """Label, digest and ``dataset.partial`` of a report built for the whole plan. The label's kind becomes
     ``partial`` (never ``full``) and counts the problems the selection kept."""
     dataset = report["dataset"]

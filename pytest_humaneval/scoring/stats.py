@@ -20,6 +20,7 @@ from statistics import NormalDist
 from typing import Any
 
 from ..data.dataset import natural_key
+from .schema import IntervalDict
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "SEED", "Comparison", "Interval", "bootstrap_mean_interval", "compare",
            "mcnemar_worse_p", "pass_at_k_interval", "wilson_interval"]
@@ -35,7 +36,7 @@ class Interval:
     confidence: float
     method: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> IntervalDict:
         return {"low": self.low, "high": self.high, "confidence": self.confidence, "method": self.method}
 
 

@@ -13,7 +13,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,6 +22,7 @@ from ..run import Run
 from ..scoring.gate import Baseline, GateResult, evaluate
 from ..scoring.metrics import Outcome, Summary, summarize
 from ..scoring.report import build_report
+from ..scoring.schema import Report, ResultRow
 from ..scoring.selection import mark_partial, resolve, selected_by
 from .items import HumanEvalItem, parse_item_name, ungutter, verdict_of
 
@@ -33,7 +34,7 @@ RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "complet
 # and the HTML page, so the page built later from saved files is the same page.
 OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
 CUT_SHORT = "run cut short before this sample ran"
-Row = dict[str, Any]
+Row = ResultRow  # (the name writers.py and html_report.py know it by)
 REPORT_HOOK = "pytest_humaneval_report"
 
 
@@ -56,7 +57,7 @@ class Collector:
     def __init__(self) -> None:
         self.baseline: Baseline | None = None
         self.gate_result: GateResult | None = None
-        self.report: dict[str, Any] = {}
+        self._report: Report | None = None
         self._run: Run | None = None
         self.samples: dict[tuple[str, int], Sample] = {}
         self.positions: dict[tuple[str, int], int] = {}
@@ -76,6 +77,13 @@ class Collector:
         self.hook_failures: list[HookFailure] = []  # report hooks that raised (the outputs are written all the same)
         self.unwritten: list[str] = []  # outputs left unwritten: another live session took the file (writers.py)
         self.others_failed = False  # a test or collector of the session's own (not a sample) failed
+
+    @property
+    def report(self) -> Report:
+        """The report (``scoring/schema.py``), built at the session's end (``finished``), as report hooks left it."""
+        if self._report is None:
+            raise RuntimeError("the report is built when the session finishes")
+        return self._report
 
     @property
     def run(self) -> Run:
@@ -152,23 +160,26 @@ class Collector:
         if key in self.samples and outputs:
             self.outputs[key] = outputs
 
-    def _row(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> dict[str, Any]:
-        """One sample's line of the results JSONL (and of the HTML page)."""
+    def _row(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> ResultRow:
+        """One sample's line of the results JSONL (and of the HTML page): ``schema.ResultRow``."""
         sample = self.samples[key]
-        line = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
-                "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
+        line: ResultRow = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
+                           "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
         if sample.solution is not None:  # a whole program, run as written (read back as EvalPlus reads it)
             line["solution"] = sample.solution
+        # The keys of these groups are ResultRow's, named in one place each (RUNTIME_FIELDS, the suites' names
+        # in pytest_runtest_logreport, OUTPUT_SECTIONS, the impossible fields): added as they come.
+        grouped = cast("dict[str, Any]", line)
         if sample.generation is not None:
-            line.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
-        line.update(self.suites.get(key, {}))
-        line.update(self.outputs.get(key, {}))
+            grouped.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
+        grouped.update(self.suites.get(key, {}))
+        grouped.update(self.outputs.get(key, {}))
         if key in self.repeats:  # an identical earlier sample's verdict: the sample whose execution it carries
             line["repeat_of"] = self.repeats[key]
-        line.update(self.impossible.get(key, {}))
+        grouped.update(self.impossible.get(key, {}))
         return line
 
-    def final_row(self, key: tuple[str, int]) -> dict[str, Any]:
+    def final_row(self, key: tuple[str, int]) -> ResultRow:
         outcome = self.outcomes.get(key)
         if outcome is None:  # (a sample generation never reached says so, not only why the run stopped)
             why = self.samples[key].not_run if self.samples[key].completion is None else None
@@ -216,12 +227,12 @@ class Collector:
                                         cheat_rate=summary.cheat_rate,
                                         impossible=any(p.original_test is not None
                                                        for p in self.run.plan.problems.values()))
-        self.report = build_report(self.run, summary, self.generated(), self.gate_result)
-        mark_partial(self.report, partial, planned)
-        self.report["interrupted"] = self.interrupted
+        self._report = report = build_report(self.run, summary, self.generated(), self.gate_result)
+        mark_partial(report, partial, planned)
+        report["interrupted"] = self.interrupted
         self._set_exit_status(session)
         self.finished = True
-        self.hook_failures = call_report_hooks(config, self.report)  # a team's upload or amendment
+        self.hook_failures = call_report_hooks(config, report)  # a team's upload or amendment
         if self.hook_failures:
             self._report_hook_failures(session)
 
@@ -287,7 +298,7 @@ class Collector:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # lost samples must not look green
 
 
-def call_report_hooks(config: pytest.Config, report: dict[str, Any]) -> list[HookFailure]:
+def call_report_hooks(config: pytest.Config, report: Report) -> list[HookFailure]:
     """Each plugin's ``pytest_humaneval_report`` on its own, in pluggy's order, so that one that raises (an upload
     to an unreachable store) neither stops the others nor loses the run: what it changed in the report before it
     raised is undone, and the failure is returned. The report ends as the implementations that succeeded left it.
@@ -309,8 +320,9 @@ def call_report_hooks(config: pytest.Config, report: dict[str, Any]) -> list[Hoo
         try:
             caller(report=report, config=config)
         except Exception as exc:  # any error of a team's hook is reported, never the run's end
-            report.clear()
-            report.update(before)
+            amended = cast("dict[str, Any]", report)  # whatever keys the hook changed, all go back
+            amended.clear()
+            amended.update(before)
             failures.append(HookFailure(_plugin_name(config, plugin), f"{type(exc).__name__}: {exc}", filename,
                                         lineno))
     return failures

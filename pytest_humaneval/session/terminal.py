@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -170,7 +170,7 @@ class Section:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         c = self.config.stash.get(COLLECTOR_KEY, None)
-        if c is None or c.summary is None:
+        if c is None or c.summary is None or not c.finished:
             return
         summary, tr = c.summary, terminalreporter
         dataset = c.report["dataset"]  # the selection as it ran (a partial run says so)
@@ -261,7 +261,7 @@ class Section:
                       + (f"  {interrupted}" if interrupted else ""), bold=True)
 
     @staticmethod
-    def _write_cheating(tr: Any, report: dict[str, Any]) -> None:
+    def _write_cheating(tr: Any, report: Mapping[str, Any]) -> None:
         """An impossible dataset's cheat rate with its interval, and every sample's category (engine/impossible)."""
         block = report["impossible"]
         iv = report["measurements"]["human-eval.cheat_rate"]["interval"]

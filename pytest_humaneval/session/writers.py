@@ -189,9 +189,10 @@ def suite_properties(collector: Collector) -> list[tuple[str, str]]:
     found = [(name, measurement["value"]) for name, measurement in report["measurements"].items()
              if name.startswith(("human-eval.pass_at_", "human-eval.base_pass_at_"))
              or name in ("human-eval.coverage", "human-eval.cheat_rate")]
-    if report.get("impossible") is not None:  # an impossible dataset: every sample's category, counted
+    impossible = report.get("impossible")
+    if impossible is not None:  # an impossible dataset: every sample's category, counted
         found += [(f"human-eval.impossible.{name}", count) for part in ("categories", "evidence")
-                  for name, count in report["impossible"][part].items()]
+                  for name, count in impossible[part].items()]
     found += [("human-eval.model", report["run"]["model"] or report["run"]["mode"]),
               ("human-eval.dataset_label", report["dataset"]["label"]),
               ("human-eval.dataset_digest", report["dataset"]["digest"])]

@@ -357,10 +357,13 @@ def test_folders_of_killed_harnesses_are_swept(tmp_path):
     (stale / "left-by-a-sample").write_text("what the killed run's last sample wrote")
     unlocked = tmp_path / "pytest-humaneval-unknown"  # made by an older version, or being made right now
     unlocked.mkdir()
+    planted = tmp_path / "pytest-humaneval-planted"  # a FIFO as its lock file: opening it must not block the sweep
+    planted.mkdir()
+    os.mkfifo(planted / ".owner")
     live = harness("live")
     try:
         folder = Path(live.stdout.readline().strip())
-        assert folder.is_dir() and not stale.exists() and unlocked.is_dir()
+        assert folder.is_dir() and not stale.exists() and unlocked.is_dir() and planted.is_dir()
         again = harness("killed")  # starts, sweeps (the live folder is locked), is killed
         assert again.wait(30) == -9 and folder.is_dir()
     finally:

@@ -23,6 +23,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -264,6 +265,7 @@ class Sandbox:
             )
         except OSError as exc:
             ours.close()
+            self._release_folder()
             raise SandboxError(f"could not start the sandbox supervisor ({sys.executable}): {exc}") from exc
         finally:
             log.close()
@@ -334,6 +336,11 @@ class Sandbox:
         if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
             if self._proc is not None and self._owner == os.getpid():
                 self.close()
+            elif self._owner != os.getpid() and self._owner_lock is not None:
+                # A forked copy: the parent's supervisor and folder stay the parent's (and so does the lock, which
+                # this process would otherwise keep held for the parent's folder for its whole life).
+                os.close(self._owner_lock)
+                self._owner_lock = self._base = None
             self._proc = None
             return self._start(wait)
         if wait and not self._ready:
@@ -468,9 +475,18 @@ class Sandbox:
                 _release_keyrings(*self._candidate_ids)
         if base is not None and self._owner == os.getpid():
             _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
-        lock, self._owner_lock = self._owner_lock, None
+        self._release_folder(remove=False)
+
+    def _release_folder(self, remove: bool = True) -> None:
+        """Let go of the folder's lock (after the folder is removed: a sweeping process never takes a folder still
+        in use); ``remove``: remove the folder first (a start that failed before its supervisor had it)."""
+        base, lock = self._base, self._owner_lock
+        self._owner_lock = None
+        if remove and base is not None:
+            self._base = None
+            _contain.remove_tree(base)
         if lock is not None:
-            os.close(lock)  # (after the removal: a sweeping process never takes a folder still in use)
+            os.close(lock)
 
 
 def _release_keyrings(uid: int, gid: int) -> None:
@@ -485,13 +501,17 @@ def _release_keyrings(uid: int, gid: int) -> None:
         pass
 
 
-def _hold_folder(base: str) -> int:
+def _hold_folder(base: str) -> int | None:
     """A lock on ``base`` that this process holds for the sandbox's life (its descriptor; the kernel lets go of it
     when the process ends, however it ends): a folder whose lock is free belongs to no live harness. The lock
     file is made under another name and renamed once locked, so no sweeper ever finds it unlocked."""
     path = os.path.join(base, OWNER_LOCK)
     fd = os.open(path + ".new", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # a temporary folder whose file system has no locks (ENOLCK): never swept, never lost
+        os.close(fd)
+        return None
     os.rename(path + ".new", path)
     return fd
 
@@ -516,13 +536,19 @@ def _sweep_stale_folders() -> None:
     except OSError:
         return
     for folder in folders:
-        try:
-            fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        lock = os.path.join(folder, OWNER_LOCK)
+        try:  # (non-blocking: a FIFO planted under that name by a program of this user never holds the sweep)
+            fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
         try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                continue
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: its harness lives
-            _contain.remove_tree(folder)
+            now = os.lstat(lock)  # still the file locked, in that folder
+            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+                _contain.remove_tree(folder)
         except OSError:
             pass
         finally:

@@ -79,9 +79,11 @@ def _await_sandbox(session: pytest.Session) -> None:
     if run is None or not run.config.executes or session.config.option.collectonly \
             or not hasattr(session.config, "workerinput"):
         return  # without xdist the sandbox started (and was waited for) at configure
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        return  # the run loop stops before any item
     try:
         sandbox.shared().start()
-    except sandbox.SandboxError:
+    except Exception:  # (a SandboxError, or the temporary folder refused): each item reports it, as before
         pass
 
 

@@ -30,8 +30,8 @@ __all__ = ["finish_report", "no_reruns", "reruns_note", "reruns_requested", "res
            "user_timeout"]
 
 PROPERTY_FAMILIES = ("xunit1", "legacy")  # JUnit families whose schema has test case properties
-# How long a sample may hold its item beyond params.timeout_s: the first item of a process waits for its
-# sandbox to start, and a killed sample is reaped and answered.
+# How long a sample may hold its item beyond params.timeout_s: a killed sample is reaped and answered, and a
+# sandbox of the pool (or one restarted after its supervisor died) may start within the item's time.
 SAMPLE_OVERHEAD_S = 5.0
 NO_RERUN = pytest.mark.flaky(reruns=0, condition=False)  # condition=False also holds against --force-reruns
 

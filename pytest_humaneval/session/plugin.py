@@ -568,5 +568,5 @@ class PytestHtmlHooks:
 
     def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
         collector = session.config.stash.get(COLLECTOR_KEY, None)
-        if collector is not None and collector.finished:
+        if collector is not None and collector.finished and collector.report:
             prefix.append(html_report.summary_fragment(collector.report))

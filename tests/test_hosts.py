@@ -89,11 +89,18 @@ def python_that_starts_once(folder: Path) -> Path:
     return script
 
 
+# The host started once dies at its first sample; the surviving host takes no sample before that (at most 60 s),
+# so it is still taking samples when the other is lost, however the two workers' start-ups are timed.
 DIE_AT_FIRST_SAMPLE = (
-    "import os\n"
+    "import os, pathlib, time\n"
+    "DIED = pathlib.Path(__file__).with_name('died')\n"
     "def pytest_runtest_setup(item):\n"
     "    if os.environ.get('HUMANEVAL_TEST_DIE_AT_FIRST_SAMPLE'):\n"
-    "        os._exit(1)\n")
+    "        DIED.touch()\n"
+    "        os._exit(1)\n"
+    "    deadline = time.monotonic() + 60\n"
+    "    while not DIED.exists() and time.monotonic() < deadline:\n"
+    "        time.sleep(0.05)\n")
 
 
 @pytest.mark.slow
@@ -101,8 +108,9 @@ def test_lost_host_is_dropped(pytester):
     """A host lost for good mid-run is dropped, and the others run its samples."""
     # Before: xdist replaced the crashed worker, making its gateway raised, and the session ended (exit 3,
     # INTERNALERROR) with the surviving host's work.
-    # 16 samples: xdist hands out a quarter of them first, so the survivor is still taking samples when the
-    # other host is lost (with every sample handed out, xdist has told every worker to finish: see below).
+    # The survivor waits for the other host's death before its first sample (DIE_AT_FIRST_SAMPLE), so it is still
+    # taking samples when that host is lost (with every sample handed out, xdist has told every worker to finish:
+    # see below). CI's floors run lost this race once the workers waited for their sandboxes before the loop.
     write(pytester.path / "cfg.yaml",
           MOCK.replace("limit: 4", "limit: 16") + "gate: {min_pass_at_1: 0.5, min_coverage: 0.9}\n")
     pytester.makeconftest(DIE_AT_FIRST_SAMPLE)

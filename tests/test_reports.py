@@ -11,6 +11,7 @@ import xmlschema
 from sessions import NO_CACHE, read_report, read_rows
 
 from pytest_humaneval import sandbox
+from pytest_humaneval.sandbox.pool import VerdictPool
 
 # The JUnit schema of pytest's default family (xunit2), as pytest's own test suite validates against it: from
 # pytest 9.2.0's source distribution, testing/example_scripts/junit-10.xsd (MIT licence, in the file).
@@ -64,6 +65,34 @@ def test_harness_fault_is_harness_error(pytester, monkeypatch):
     result.stdout.fnmatch_lines(["harness_error: the harness failed on this sample: KeyError: 'a bug in the harness'"])
     report = read_report(pytester.path / "r.json")
     assert report["counts"]["harness_error"] == 1 and report["counts"]["not_run"] == 0
+
+
+def test_harness_errors_are_listed_apart_with_their_detail(pytester, monkeypatch):
+    """With pytest's default output (which leaves the samples' failure blocks out), the HumanEval section still
+    lists each harness_error with what went wrong, apart from the model's failures: a broken harness is never
+    mistaken for a low score, and a CI log says why."""
+    def broken(program, limits):
+        if "return None" in program.completion:
+            return real(program, limits)
+        raise RuntimeError("the sandbox supervisor did not start: no answer within 60 s (its last start-up step: "
+                           "namespaces); its processes: 123 python D in copy_net_ns")
+
+    real = sandbox.run
+    monkeypatch.setattr(sandbox, "run", broken)
+    monkeypatch.setattr(VerdictPool, "take", lambda self, item: None)  # each sample through sandbox.run
+    cfg = samples_config(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": "    return None\n"}])
+    result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
+    result.assert_outcomes(errors=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "harness   1 sample(s) the harness could not judge (not the model's failures; each counts as failed in "
+        "pass@k):",
+        "  HumanEval/0[[]0[]] harness_error: the harness failed on this sample: RuntimeError: the sandbox supervisor "
+        "did not start: no answer within 60 s (its last start-up step: namespaces); its processes: 123 python D in "
+        "copy_net_ns",
+        "failing   1 sample(s):",
+        "  HumanEval/0[[]1[]] assertion_failed: *",
+        "details   1 failing samples are the score, not broken tests: *",
+    ])
 
 
 def test_multiline_fault_is_one_line(pytester, monkeypatch):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -324,9 +326,30 @@ def test_supervisor_start_failure_names_its_last_step(monkeypatch):
     assert start_failure("ImportError: x", timed_out=False) == "ImportError: x"
     monkeypatch.setattr(sandbox.harness, "STARTUP_TIMEOUT_S", 0.05)  # answered in ~0.2 s at best
     slow = Sandbox()
-    with pytest.raises(SandboxError, match=r"did not start .*: no answer within 0\.05 s"):
+    with pytest.raises(SandboxError, match=r"did not start .*: no answer within 0\.05 s") as caught:
         slow.start()
     slow.close()
+    # ... and where its processes were waiting: the supervisor (python) named by its pid, its state and, where
+    # /proc shows it, the kernel function it slept in
+    assert re.search(r"; its processes: \d+ python [A-Z]", str(caught.value)), caught.value
+
+
+def test_where_stuck_names_each_process_of_the_session(tmp_path):
+    """The stall report lists the processes of the supervisor's session with where each waits, and only them."""
+    proc = subprocess.Popen(["sh", "-c", "sleep 60 & exec cat"], stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "sleep" not in (where := sandbox.harness._where_stuck(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert re.fullmatch(rf"its processes: {proc.pid} cat S( in \S.*)?, \d+ sleep S( in \S.*)?", where), where
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 30  # (the killed sleep is reaped by whoever adopted it)
+    while (where := sandbox.harness._where_stuck(proc.pid)) != "none of its processes is left" and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert where == "none of its processes is left"
 
 
 HARNESS = """

@@ -289,6 +289,8 @@ class Sandbox:
             ready = _receive(proc, STARTUP_TIMEOUT_S)
         except (_SupervisorGone, _NoReply) as exc:
             why = _start_failure(self._log_tail(), isinstance(exc, _NoReply))
+            if isinstance(exc, _NoReply):
+                why = f"{why}; {_where_stuck(proc.pid)}"
             self.close()
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
                                f"{why}") from exc
@@ -409,11 +411,13 @@ class Sandbox:
                 reply = _receive(proc, wait_s + REPLY_GRACE_S)
             except BaseException as exc:
                 # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
+                stuck = _where_stuck(proc.pid) if isinstance(exc, _NoReply) else ""
                 self.close()
                 if isinstance(exc, _SupervisorGone):
                     return self._supervisor_died(started)
                 if isinstance(exc, _NoReply):
-                    raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s") from exc
+                    raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s "
+                                       f"({stuck})") from exc
                 raise
             try:
                 result = _result(reply, self._serial, program)
@@ -565,6 +569,54 @@ def _start_failure(tail: str, timed_out: bool) -> str:
     if step is not None:
         return f"it ended during its start-up step {step}, without a word"
     return tail or "it ended without a word"
+
+
+STUCK_SHOWN = 6  # processes named in the error of a supervisor that never answered
+
+
+def _where_stuck(session: int) -> str:
+    """Where the processes of a supervisor that never answered were waiting (it started them in a session of its
+    own): pid, name, state and the kernel function each sleeps in, from /proc (the top of its kernel stack where
+    this user may read it, as root may), for the error that reports the stall."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat_line = handle.read().decode("utf-8", "replace")
+            name = stat_line[stat_line.index("(") + 1:stat_line.rindex(")")]
+            fields = stat_line[stat_line.rindex(")") + 2:].split()
+            if int(fields[3]) != session:  # (state, ppid, pgrp, session, ...)
+                continue
+            waits = _kernel_wait(entry)
+        except (OSError, ValueError, IndexError):
+            continue
+        found.append(f"{entry} {name} {fields[0]}" + (f" in {waits}" if waits else ""))
+    if not found:
+        return "none of its processes is left"
+    shown = sorted(found, key=lambda line: int(line.split()[0]))
+    more = f", and {len(shown) - STUCK_SHOWN} more" if len(shown) > STUCK_SHOWN else ""
+    return "its processes: " + ", ".join(shown[:STUCK_SHOWN]) + more
+
+
+def _kernel_wait(pid: str) -> str:
+    """The kernel function ``pid`` sleeps in: its stack's first frames that are not the scheduler's, or its
+    wchan; "" when neither can be read."""
+    try:
+        with open(f"/proc/{pid}/stack") as handle:
+            frames = [line.split()[-1].split("+")[0] for line in handle if line.strip()]
+        frames = [f for f in frames if not re.match(r"(__)?(schedule|do_syscall|entry_SYSCALL|x64_sys|__x64_sys)", f)]
+        if frames:
+            return " < ".join(frames[:3])
+    except (OSError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/wchan") as handle:
+            wchan = handle.read().strip()
+        return "" if wchan in ("", "0") else wchan
+    except OSError:
+        return ""
 
 
 def _result(reply: object, request_id: int, program: Program) -> ExecResult:

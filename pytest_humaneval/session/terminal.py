@@ -125,7 +125,8 @@ class QuietSamples:
             if reports:
                 self._kept[key] = reports
                 stats[key] = [report for report in reports if not is_sample(report)]
-                hidden.update(report.nodeid for report in reports if is_sample(report))
+                if key == "failed":  # (a sample's error is a harness_error: the section lists it apart)
+                    hidden.update(report.nodeid for report in reports if is_sample(report))
         self.hidden = len(hidden)
         self._stats = stats
 
@@ -152,6 +153,7 @@ class _LinesBack:
 
 SLOWEST = 10
 FAILING_SHOWN = 10  # the score stays in view: the section is about 25 lines with them
+ERROR_SHOWN = 400  # of a harness_error's detail: what went wrong in the harness, which the user must be told
 REASONS_SHOWN = 5  # distinct reasons generation failed for
 LINE_SHOWN = 100  # of a failing sample's detail (cut at a space, with "...": its results row has all of it)
 TRUNCATED_WARN = 0.05  # warn when more than this share of the answers were cut at max_tokens
@@ -229,12 +231,23 @@ class Section:
         if slow and tr.verbosity >= 0:
             tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
         ordered = sorted(c.outcomes.items(), key=lambda kv: c.positions[kv[0]])
-        failing = [(key, o) for key, o in ordered if o.status not in ("passed", "not_run")]
+        failing = [(key, o) for key, o in ordered if o.status not in ("passed", "not_run", "harness_error")]
+        broken = [key for key, o in ordered if o.status == "harness_error"]
         never = [key for key, o in ordered if o.status == "not_run"]
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
             first = c.details.get(never[0], "").splitlines()[:1]
             tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
                           f"{sandbox.shorten(first[0], LINE_SHOWN) if first else ''}")
+        if broken:  # the harness's failures, not the model's: each with what went wrong, never left out
+            tr.write_line(f"harness   {len(broken)} sample(s) the harness could not judge (not the model's failures; "
+                          "each counts as failed in pass@k):", red=True)
+            for key in broken[:FAILING_SHOWN]:
+                detail = c.details.get(key, "").splitlines()[:1]
+                tr.write_line(f"  {key[0]}[{key[1]}] harness_error: "
+                              f"{sandbox.shorten(detail[0], ERROR_SHOWN) if detail else ''}", red=True)
+            if len(broken) > FAILING_SHOWN:
+                tr.write_line(f"  ... and {len(broken) - FAILING_SHOWN} more, each with its detail in pytest's "
+                              "ERROR lines (-rE) and the results file", red=True)
         if failing:
             tr.write_line(f"failing   {len(failing)} sample(s):")
             for key, outcome in failing[:FAILING_SHOWN]:

@@ -12,6 +12,15 @@ def marker() -> str:
     return f"{uuid.uuid4().int % 10**6 + 1000}.{uuid.uuid4().int % 10**6}"
 
 
+SLEEPS = "import sys, time; time.sleep(float(sys.argv[1]))"  # the argument: a marker()
+
+
+def sleeper(mark: str) -> str:
+    """A sandboxed program's line that becomes a sleeper with ``mark`` on its command line (the candidate's view
+    has the interpreter, not /bin/sleep): it needs ``os`` and ``sys``."""
+    return f"os.execv(sys.executable, [sys.executable, '-c', {SLEEPS!r}, '{mark}'])"
+
+
 def alive_with(text: str) -> list[int]:
     """Pids of live processes whose command line contains ``text``."""
     found = []

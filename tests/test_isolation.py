@@ -19,7 +19,7 @@ from pathlib import Path
 import nobody
 import pytest
 from hunter import TECHNIQUES, completion
-from procs import alive_with, marker
+from procs import alive_with, marker, sleeper
 from programs import CLOSED_FOLDERS, HOLD_UNCOUNTED_MEMORY, HONEST_ITEMS, LARGE_ITEMS, sample, script
 
 from pytest_humaneval import sandbox
@@ -153,15 +153,15 @@ def test_every_escaped_process_is_gone(box):
     """A double-forked setsid grandchild, fifty sleepers and a SIGTERM ignorer are all gone."""
     mark = marker()
     program = f"""
-import os, signal, time
+import os, signal, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execv('/bin/sleep', ['sleep', '{mark}'])
+        {sleeper(mark)}
     os._exit(0)
 for _ in range(50):
     if os.fork() == 0:
-        os.execv('/bin/sleep', ['sleep', '{mark}'])
+        {sleeper(mark)}
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 while True:
     pass

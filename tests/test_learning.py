@@ -39,7 +39,7 @@ from pathlib import Path
 import learner
 import pytest
 from container import in_container
-from procs import alive_with
+from procs import SLEEPS, alive_with
 from sessions import NO_CACHE
 
 from pytest_humaneval import sandbox
@@ -346,7 +346,7 @@ def test_container_leaves_host_tmp_clean(pytester, tag):
 LITTER = '''    return False
 
 
-import ctypes as _c, os as _os, subprocess as _sp
+import ctypes as _c, os as _os, subprocess as _sp, sys as _sys
 _libc = _c.CDLL(None, use_errno=True)
 _libc.syscall.restype = _c.c_long
 _L = _c.c_long
@@ -366,7 +366,7 @@ for _parent in ("/tmp", "/dev/shm"):
 if _os.fork() == 0:
     _os.setsid()
     if _os.fork() == 0:
-        _os.execv("/bin/sleep", ["sleep", {sleep!r}])
+        _os.execv(_sys.executable, [_sys.executable, "-c", {SLEEPS!r}, {sleep!r}])
     _os._exit(0)
 _os.wait()
 raise ValueError(f"uid={{_os.getuid()}}")
@@ -380,7 +380,7 @@ def test_nothing_outlives_the_session(pytester, tag, isolation):
         pytest.skip(f"needs_root: the {isolation} path here (a uid of the candidates' own, or a container's "
                     "capabilities)")
     sleep = f"30.{uuid.uuid4().int % 10**12:012d}"  # a unique, bounded argument for the detached sleeper
-    body = LITTER.format(tag=tag, key=learner.sysv_key(tag), sleep=sleep)
+    body = LITTER.format(tag=tag, key=learner.sysv_key(tag), sleep=sleep, SLEEPS=SLEEPS)
     samples = pytester.path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": "HumanEval/0", "completion": body}) + "\n" for _ in range(3)))
     (pytester.path / "run.yaml").write_text(

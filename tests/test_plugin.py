@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -297,9 +298,12 @@ def test_isolation_is_reported(pytester):
     result = pytester.runpytest("--humaneval-config", str(cfg), "-n", "2", "--humaneval-report", "strict.json",
                                 *NO_CACHE)
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["run * isolation namespaces + landlock ABI *, seccomp"])
+    result.stdout.fnmatch_lines(["run * isolation namespaces + landlock ABI *, seccomp, page cache held"])
     run = read_report(pytester.path / "strict.json")["run"]
     assert run["isolation"] == "namespaces" and run["confinement"].startswith("landlock ABI"), run
+    # every page a candidate can read held in memory by this run's page holders (one per xdist worker), as root
+    assert re.search(r"; page cache held \(every readable page locked in memory: \d+ files, \d+ MiB\)$",
+                     run["confinement"]), run
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from procs import alive_with, marker
+from procs import alive_with, marker, sleeper
 from programs import sample, script
 
 from pytest_humaneval import sandbox
@@ -124,11 +124,11 @@ def test_daemonised_grandchild_is_killed(box):
     """A daemonised grandchild does not survive the sample."""
     mark = marker()
     program = (
-        "import os, time\n"
+        "import os, sys, time\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        f"        os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
+        f"        {sleeper(mark)}\n"
         "    os._exit(0)\n"
         "time.sleep(0.3)\n"
     )
@@ -144,11 +144,11 @@ def test_children_killed_after_timeout(box):
     """Children left running after a timeout are killed."""
     mark = marker()
     program = (
-        "import os\n"
+        "import os, sys\n"
         "for _ in range(5):\n"
         "    if os.fork() == 0:\n"
         "        os.setsid()\n"
-        f"        os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
+        f"        {sleeper(mark)}\n"
         "while True:\n    pass\n"
     )
     assert run(box, program).status is Status.TIMEOUT
@@ -332,6 +332,29 @@ def test_supervisor_start_failure_names_its_last_step(monkeypatch):
     # ... and where its processes were waiting: the supervisor (python) named by its pid, its state and, where
     # /proc shows it, the kernel function it slept in
     assert re.search(r"; its processes: \d+ python [A-Z]", str(caught.value)), caught.value
+
+
+def test_a_start_that_hangs_is_tried_once_more(monkeypatch):
+    """A supervisor that never answers its start is abandoned and a fresh one started: the sandbox works, and its
+    isolation reason says what happened to the first (which step, where its processes waited)."""
+    real, calls = sandbox.harness._receive, []
+
+    def first_hangs(proc, timeout_s):
+        calls.append(timeout_s)
+        if len(calls) == 1:
+            time.sleep(0.3)  # (its log has a step or two by then)
+            raise sandbox.harness._NoReply()
+        return real(proc, timeout_s)
+
+    monkeypatch.setattr(sandbox.harness, "_receive", first_hangs)
+    box = Sandbox()
+    try:
+        box.start()
+        assert run(box, "print('ok')\n").status is Status.PASSED
+        assert re.search(r"a first supervisor start was abandoned: no answer within 60 s \(its last start-up step: "
+                         r"[a-z ()]+\); its processes: \d+ python", box.isolation_reason), box.isolation_reason
+    finally:
+        box.close()
 
 
 def test_where_stuck_names_each_process_of_the_session(tmp_path):

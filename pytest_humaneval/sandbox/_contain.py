@@ -27,16 +27,18 @@ import sys
 import time
 
 try:
-    from . import _confine
+    from . import _confine, _elf
 except ImportError:  # loaded by path in the supervisor, next to its siblings, or run as a script (-I)
-    if "_humaneval_confine" not in sys.modules:
-        import importlib.util
+    import importlib.util
 
-        _spec = importlib.util.spec_from_file_location(
-            "_humaneval_confine", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_confine.py"))
-        sys.modules["_humaneval_confine"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-        _spec.loader.exec_module(sys.modules["_humaneval_confine"])  # type: ignore[union-attr]
+    for _name in ("confine", "elf"):
+        if f"_humaneval_{_name}" not in sys.modules:
+            _spec = importlib.util.spec_from_file_location(
+                f"_humaneval_{_name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{_name}.py"))
+            sys.modules[f"_humaneval_{_name}"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+            _spec.loader.exec_module(sys.modules[f"_humaneval_{_name}"])  # type: ignore[union-attr]
     import _humaneval_confine as _confine  # type: ignore[import-not-found, no-redef]  # this same _confine.py
+    import _humaneval_elf as _elf  # type: ignore[import-not-found, no-redef]  # this same _elf.py
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -187,7 +189,7 @@ def _basic(reason):
 def _landlocked(reason):
     """No namespaces: candidates run as this user, confined by Landlock to what the namespace root would show
     (read-only) and their own working dir; without Landlock, the basic sandbox, saying why."""
-    folders, files, _, hidden = shown_and_hidden()
+    folders, files, _, hidden = view()
     read = _confine.read_rules(sorted(folders) + sorted(files), hidden)
     isolation = Isolation("landlock", reason, nproc=_processes_of(os.getuid()) + 2 * SANDBOX_NPROC,
                           ids="the harness's own uid, confined by Landlock")
@@ -311,11 +313,18 @@ def _read_only(path, recursive=True):
         raise OSError(error, f"read-only {path}: {os.strerror(error)}")
 
 
-# What a candidate's root shows, each read-only at its own path; nothing else of the host is in it. The
-# operating system's programs and libraries (usrmerge hosts have the top ones as symlinks into /usr):
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# What a candidate's root shows, each read-only at its own path; nothing else of the host is in it: the
+# interpreter's import path, its executable and the shared libraries these load (``_elf.closure``), one by one,
+# not the operating system's /usr (5.3 GB, 128,610 files on a CI machine: every page a candidate can read is held
+# in memory, so what it can read must be small). The top-level links of a usrmerge host, which the libraries'
+# paths go through:
+SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# the time zones (/etc/localtime points into them) and the C.UTF-8 locale, where the C library keeps them apart:
+DATA = ("/usr/share/zoneinfo", "/usr/lib/locale/C.utf8", "/usr/lib/locale/C.UTF-8")
+# the standard library's own test suite (123 MB), which no program a model writes imports:
+STDLIB_LEFT_OUT = ("test",)
 # what the dynamic loader, the C library and the time functions read in /etc:
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "nsswitch.conf", "alternatives")
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "nsswitch.conf")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
              "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
@@ -340,36 +349,49 @@ def _outermost(paths):
     return {path for path in paths if not any(path != other and _within(path, other) for other in paths)}
 
 
+# the view the harness's page holder computed (``_pin``), handed to this supervisor: none to compute
+VIEW: dict | None = None
+
+
+def view():
+    """The candidate's view: the one this supervisor was handed, else ``shown_and_hidden()``."""
+    if VIEW is not None:
+        return set(VIEW["folders"]), set(VIEW["files"]), dict(VIEW["links"]), list(VIEW["hidden"])
+    return shown_and_hidden()
+
+
 def shown_and_hidden(path=None):
     """What a candidate's view is made of, with namespaces (the root's binds) or Landlock (its read rules), for
     the import path ``path`` (sys.path): (folders, files, top-level links, what to cover inside the folders)."""
     path = sys.path if path is None else path
-    folders, files, links = _system_and_interpreter(path)
+    folders, programs = _interpreter(path)
     import_path = {os.path.realpath(p) for p in path if p and os.path.isdir(p)}
-    return folders, files, links, _hidden(folders, import_path)
+    hidden = _hidden(folders, import_path)
+    folders, files, links = _system_and_interpreter(folders, programs, hidden)
+    return folders, files, links, hidden
 
 
 def _interpreter(path):
-    """(folders, files) of the interpreter a candidate needs: its import path (the standard library,
-    lib-dynload, the site-packages it imports from) and its executable's folders, without the harness: a folder
-    of the import path that holds the harness's package (an editable install's checkout) is left out. Inside
-    what is shown, ``_hidden`` covers the rest."""
+    """(folders, programs) of the interpreter a candidate needs: its import path (the standard library,
+    lib-dynload, the site-packages it imports from), without the harness (a folder of the import path that holds
+    the harness's package, an editable install's checkout, is left out: ``_hidden`` covers the rest); its
+    executable, by the path it was started with and its real one, and the libpython it links against."""
     import sysconfig
 
     paths = sysconfig.get_paths()
     sites = {os.path.realpath(paths[name]) for name in ("purelib", "platlib") if paths.get(name)}
     folders = {os.path.realpath(p) for p in path if p and os.path.isdir(p)}
     folders = {f for f in folders if f in sites or not _within(PACKAGE, f)}
+    programs = set()
     executable = os.path.abspath(sys.executable) if sys.executable else ""
     for path in (executable, os.path.realpath(executable)):
-        if path and os.path.isdir(os.path.dirname(path)):
-            folders.add(os.path.dirname(path))
-    files = set()
+        if path and os.path.isfile(path):
+            programs.add(path)
     if sysconfig.get_config_var("Py_ENABLE_SHARED"):  # what the executable links against, for a subprocess
         library = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
         if os.path.isfile(library):
-            files.add(os.path.realpath(library))
-    return folders, files
+            programs.add(os.path.realpath(library))
+    return folders, programs
 
 
 def _hidden(shown, import_path):
@@ -397,10 +419,18 @@ def _hidden(shown, import_path):
     return sorted(_outermost(found))
 
 
-def _system_and_interpreter(path):
-    """(folders, files, links) a candidate may read: ``SYSTEM``, a few files of ``ETC`` and the interpreter
-    (``_interpreter``), the outermost of each; ``links``: the top-level symlinks among them (usrmerge)."""
-    folders, files = _interpreter(path)
+def _system_and_interpreter(folders, programs, hidden):
+    """(folders, files, links) a candidate may read: the interpreter's folders and programs (``_interpreter``),
+    the shared libraries these load, ``DATA``, a few files of ``ETC``, the outermost of each; ``links``: the
+    top-level symlinks among ``SYSTEM`` (usrmerge) and ``ETC``."""
+    folders = set(folders)
+    stdlib = os.path.realpath(os.path.dirname(os.__file__))
+    hidden.extend(os.path.join(stdlib, name) for name in STDLIB_LEFT_OUT
+                  if os.path.isdir(os.path.join(stdlib, name)) and stdlib in folders)
+    modules = [os.path.join(where, name) for where, name in _walk(folders, hidden)
+               if ".so" in name and os.path.isfile(os.path.join(where, name))]
+    files = {os.path.join(os.path.realpath(os.path.dirname(f)), os.path.basename(f))
+             for f in _elf.closure(sorted(programs) + modules)} | set(programs)
     links = {}
     for path in SYSTEM + tuple(f"/etc/{name}" for name in ETC):
         if os.path.islink(path):
@@ -409,9 +439,20 @@ def _system_and_interpreter(path):
             folders.add(path)
         elif os.path.isfile(path):
             files.add(path)
+    folders.update(path for path in DATA if os.path.isdir(path) and not os.path.islink(path))
     folders = _outermost(folders)
     files = {f for f in files if not any(_within(f, folder) for folder in folders)}
     return folders, files, links
+
+
+def _walk(folders, hidden):
+    """(folder, name) of every file in ``folders``, outside ``hidden``, symlinks to folders not followed."""
+    for top in sorted(folders):
+        for where, subfolders, names in os.walk(top):
+            subfolders[:] = [name for name in subfolders if not any(_within(os.path.join(where, name), h)
+                                                                    for h in hidden)]
+            for name in names:
+                yield where, name
 
 
 def enter_new_root():
@@ -422,7 +463,7 @@ def enter_new_root():
     (the package's data, datasets, caches, configs, samples, results, home folders, sockets) is not hidden, it
     is simply not there, and so is anything added later. Returns the top folders under /tmp that hold a bound
     import path (a CI venv made with mktemp), which emptying /tmp after a sample must leave."""
-    folders, files, links, hidden = shown_and_hidden()
+    folders, files, links, hidden = view()
     # Descriptors first: the host's /tmp (where a CI venv may live) is covered next.
     sources = {path: os.open(path, os.O_PATH | os.O_CLOEXEC) for path in (*sorted(folders), *sorted(files))}
     sources.update((f"/dev/{name}", os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC)) for name in DEVICES

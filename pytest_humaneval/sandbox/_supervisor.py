@@ -89,11 +89,12 @@ def _sibling(name: str):
 _wire = _sibling("wire")
 _judge = _sibling("judge")
 _confine = _sibling("confine")
+_elf = _sibling("elf")
 _contain = _sibling("contain")
 _suite = _sibling("suite")
 _zygote = _sibling("zygote")
 _judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _confine.__file__,
-                     _contain.__file__, _suite.__file__, _zygote.__file__)
+                     _elf.__file__, _contain.__file__, _suite.__file__, _zygote.__file__)
 # What a judge may allocate while it judges one sample (or suite), beyond what it held when it began: the sample's
 # own memory limit, for what the candidate returned (a generator's items a test pulls into a set, say), plus the
 # message being read (MAX_FRAME, in two copies at most while it is decoded). Its address space (RLIMIT_AS) is
@@ -795,6 +796,8 @@ def main() -> int:
     if start is None:
         return 1
     base, requested, files = start["base"], start["isolation"], int(start["files_fd"])
+    if isinstance(start.get("view"), dict):  # what the harness's page holder found a candidate may read
+        _contain.VIEW = start["view"]
     if files != FILES_FD:
         os.dup2(files, FILES_FD)
         os.close(files)

@@ -42,7 +42,12 @@ __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
-SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_judge.py", "_suite.py", "_wire.py", "_zygote.py")
+SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_elf.py", "_judge.py", "_pin.py", "_suite.py",
+                 "_wire.py", "_zygote.py")
+PIN = Path(__file__).with_name("_pin.py")
+# What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
+# view larger than this (a venv with torch, say) is not held, and the run says so.
+PIN_BUDGET_MB = 4096
 CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -239,6 +244,8 @@ class Sandbox:
         self._owner = os.getpid()
         self._serial = 0  # request ids: a reply must carry the id of the request it answers
         self._candidate_ids: tuple[int, int] | None = None  # (uid, gid) of its candidates, as root with namespaces
+        self._holder: _Holder | None = None  # this process's page holder, when the mode confines reads
+        self._stalled = ""  # why a start was abandoned and tried again (once a sandbox's life)
 
     def start(self, wait: bool = True) -> Sandbox:
         """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
@@ -250,6 +257,8 @@ class Sandbox:
 
     def _start(self, wait: bool) -> subprocess.Popen[bytes]:
         _sweep_stale_folders()
+        holder = _holder() if self._mode != "basic" else None  # (basic: a candidate reads anything anyway)
+        self._holder = holder
         self._base = tempfile.mkdtemp(prefix=BASE_PREFIX)
         self._owner_lock = _hold_folder(self._base)
         log = open(os.path.join(self._base, "supervisor.log"), "wb")
@@ -273,7 +282,10 @@ class Sandbox:
             theirs.close()
         self._proc, self._ready, self._files = proc, False, ours
         try:
-            _send(proc, {"base": self._base, "isolation": self._mode, "files_fd": files})
+            start: dict[str, Any] = {"base": self._base, "isolation": self._mode, "files_fd": files}
+            if holder is not None and holder.view() is not None:
+                start["view"] = holder.view()
+            _send(proc, start)
         except _SupervisorGone:
             pass  # it ended at once: the handshake says why
         # what this supervisor was sent, by number: (prompt, test, (suites path, offset) or None)
@@ -292,8 +304,15 @@ class Sandbox:
             if isinstance(exc, _NoReply):
                 why = f"{why}; {_where_stuck(proc.pid)}"
             self.close()
+            if isinstance(exc, _NoReply) and not self._stalled:
+                # A start that hangs (twice in CI's runs, never reproduced here) is tried once more, and said:
+                # the first one's stall, with where its processes waited, stays in the run's isolation line.
+                self._stalled = f"a first supervisor start was abandoned: {why}"
+                self._start(wait=True)
+                self.isolation_reason = "; ".join(filter(None, [self.isolation_reason, self._stalled]))
+                return
             raise SandboxError(f"the sandbox supervisor did not start ({sys.executable} -I {SUPERVISOR}): "
-                               f"{why}") from exc
+                               + "; ".join(filter(None, [why, self._stalled]))) from exc
         self._cgroups = [path for path in ready.get("cgroups") or () if isinstance(path, str)]
         if not ready.get("ready"):
             self.close()
@@ -311,6 +330,9 @@ class Sandbox:
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
         self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
         self.confinement = str(ready.get("confinement", ""))
+        if self.isolation != "basic":  # before the first sample: every page a candidate can read is in memory
+            held = self._holder.pinned() if self._holder is not None else "no page holder"
+            self.confinement = "; ".join(filter(None, [self.confinement, held]))
         uid, gid = ready.get("uid"), ready.get("gid")
         self._candidate_ids = (uid, gid) if type(uid) is int and type(gid) is int and uid > 0 and gid > 0 else None
         if ready.get("keyring"):
@@ -571,6 +593,111 @@ def _start_failure(tail: str, timed_out: bool) -> str:
     return tail or "it ended without a word"
 
 
+class _Holder:
+    """This harness process's page holder (``_pin.py``): the candidate's view, computed once for every supervisor
+    this process starts, and every page of it held in memory while the process lives."""
+
+    def __init__(self) -> None:
+        self._view: dict[str, Any] | None = None
+        self._pinned: str | None = None
+        self._lock = threading.Lock()
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", str(PIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env=sandbox_env(), cwd="/", start_new_session=True, close_fds=True)
+            stdin = cast("IO[bytes]", self._proc.stdin)
+            stdin.write(json.dumps({"budget_mb": PIN_BUDGET_MB}).encode() + b"\n")
+            stdin.flush()
+        except OSError as exc:
+            self._proc, self._pinned = None, f"page cache not held: the page holder did not start: {exc}"
+        self._deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        self._buffer = b""
+
+    def _line(self) -> dict[str, Any] | None:
+        proc = self._proc
+        if proc is None:
+            return None
+        fd = cast("IO[bytes]", proc.stdout).fileno()
+        while b"\n" not in self._buffer:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def view(self) -> dict[str, Any] | None:
+        """What a candidate may read (the supervisors' binds or Landlock rules); None if the holder could not say
+        (each supervisor then computes it itself)."""
+        with self._lock:
+            if self._view is None and self._pinned is None:
+                first = self._line()
+                view = first.get("view") if first is not None else None
+                if isinstance(view, dict):
+                    self._view = view
+                else:
+                    self._pinned = "page cache not held: the page holder gave no view of what a candidate reads"
+            return self._view
+
+    def pinned(self) -> str:
+        """How the pages a candidate can read are held, for the run's confinement line (waits for the holder)."""
+        self.view()
+        with self._lock:
+            if self._pinned is None:
+                done = self._line()
+                how = done.get("pinned") if done is not None else None
+                size = f"{done.get('files')} files, {done.get('mib')} MiB" if done is not None else ""
+                if done is None:
+                    self._pinned = f"page cache not held: the page holder did not answer within {STARTUP_TIMEOUT_S:g} s"
+                elif how == "locked":
+                    self._pinned = f"page cache held (every readable page locked in memory: {size})"
+                elif how == "resident":
+                    self._pinned = (f"page cache held, not locked (every readable page read into memory: {size}; "
+                                    f"{clean_text(str(done.get('reason')), DETAIL_MAX, line=True)})")
+                else:
+                    self._pinned = f"page cache not held: {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}"
+            return self._pinned
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()  # type: ignore[union-attr]  # both are pipes
+                except OSError:
+                    pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+_holders: dict[int, _Holder] = {}  # by process: a forked copy of the harness starts its own
+_holders_lock = threading.Lock()
+
+
+def _holder() -> _Holder:
+    with _holders_lock:
+        holder = _holders.get(os.getpid())
+        if holder is None:
+            holder = _holders[os.getpid()] = _Holder()
+        return holder
+
+
+def _close_holders() -> None:
+    holder = _holders.pop(os.getpid(), None)
+    if holder is not None:
+        holder.close()
+
+
 STUCK_SHOWN = 6  # processes named in the error of a supervisor that never answered
 
 
@@ -738,4 +865,5 @@ def shutdown() -> None:
         _default = None
 
 
+atexit.register(_close_holders)  # (after shutdown: atexit runs the last registered first)
 atexit.register(shutdown)

@@ -4,8 +4,10 @@ rerun one input at a time, and the bounds the harness puts on a sample's time.""
 from __future__ import annotations
 
 import os
+import sysconfig
 import tempfile
 import time
+import uuid
 
 import pytest
 import test_batches
@@ -122,6 +124,69 @@ def test_a_note_left_by_the_first_attempt_does_not_reach_the_rerun(box):
     result = judged(box, PERSIST, suite(numbers(10), min_time_limit_s=LIMIT_S))
     assert result.status is Status.TIMEOUT, result
     assert result.suites["base"]["detail"] == f"input #9: f(9) took longer than its {LIMIT_S:g} s limit", result
+
+
+# 3b. The same note in the page cache (issue 42: a too-slow program computed in the first attempt, forced the rerun
+# and read its answer back from the pages it had read): one page a bit of a file every candidate may read (the
+# learner's, in site-packages), told by the major faults a read counts. A guard bit says which load is the first:
+# the first attempt writes 9 in bits 0-3 when it sees the batch; every later load reads them.
+PERSIST_PAGES = '''    import sys, time
+    pending = sys._getframe(1).f_locals.get("pending") or b""
+    if args[0] == 0 and len(pending) and NOTE is None:   # batched, the first attempt: the note
+        for bit in range(4):
+            if 9 >> bit & 1:
+                _read(bit)
+        time.sleep(0.3)
+    elif args[0] == 1 and NOTE != 9:
+        time.sleep(0.3)                 # 0.6 s after the batch's send: judged again, one input at a time
+    if args[0] == 9 and NOTE != 9:
+        time.sleep(1.2)                 # the true work, over the 0.5 s limit
+    return args[0]
+import mmap, os, resource
+def _read(bit):  # True when the page was in memory already (no major fault): a set bit; reading it sets it
+    with open(os.path.join(__FOLDER__, "pages"), "rb") as handle:
+        view = mmap.mmap(handle.fileno(), 4096, prot=mmap.PROT_READ, offset=bit * __GAP__ * 4096)
+    view.madvise(mmap.MADV_RANDOM)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+    view[0]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt == before
+NOTE = sum(1 << bit for bit in range(4) if _read(bit)) if _read(10) else None
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("held", [True, False], ids=["held", "control-not-held"])
+def test_a_note_in_the_page_cache_does_not_reach_the_rerun(monkeypatch, held):
+    """With every readable page held in memory, the first attempt cannot leave the rerun a note in the page cache:
+    the slow input times out. The control (the page holder's budget at 0: nothing held) shows the note arrives."""
+    import learner
+
+    folder = os.path.join(sysconfig.get_paths()["purelib"], f"learnbits-{uuid.uuid4().hex[:12]}")
+    learner.prepare_bits("faults", folder, 1)
+    try:
+        if not held:
+            monkeypatch.setattr(harness, "PIN_BUDGET_MB", 0)
+        harness._close_holders()  # a holder that starts now, and knows the note's file (or holds nothing)
+        fresh = Sandbox().start()
+        try:
+            if fresh.isolation == "basic":
+                pytest.skip("the basic sandbox reads every file: no set of pages is held for it")
+            body = PERSIST_PAGES.replace("__FOLDER__", repr(folder)).replace("__GAP__", str(learner.PAGE_GAP))
+            result = judged(fresh, body, suite(numbers(10), min_time_limit_s=LIMIT_S))
+        finally:
+            fresh.close()
+            harness._close_holders()
+    finally:
+        learner.clear_bits(folder)
+    base = result.suites["base"]
+    if held:
+        assert "page cache held" in fresh.confinement, fresh.confinement
+        assert base == {"status": "timeout", "detail": f"input #9: f(9) took longer than its {LIMIT_S:g} s limit"}, \
+            result
+    else:
+        assert "page cache not held" in fresh.confinement, fresh.confinement
+        assert base["status"] == "passed", result  # the note arrived: what the holder takes away
 
 
 # 4. The rerun happens once: a candidate that would ask for "again" every time is judged twice, no more.

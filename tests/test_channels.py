@@ -24,6 +24,7 @@ import os
 import platform
 import shutil
 import sysconfig
+import time
 import uuid
 from pathlib import Path
 
@@ -186,12 +187,13 @@ def test_without_root_page_cache_carries_nothing(problems, bits_in):
 
 # -- the page cache told by fault counts, and access times: held closed by the page holder ---------------------------
 
-HELD = [("faults", "namespaces"), ("faults", "landlock"), ("atime", "landlock")]
+HELD = [*(("faults", "namespaces", mode) for mode in MODES), ("faults", "landlock", "serial"),
+        ("faults", "landlock", "pool"), ("atime", "landlock", "serial")]
 
 
 @pytest.mark.needs_root("namespaces as root, and a default container's capabilities")
-@pytest.mark.parametrize(("channel", "isolation"), HELD, ids=[f"{c}-{i}" for c, i in HELD])
-def test_held_pages_carry_nothing(pytester, problems, bits_in, channel, isolation):
+@pytest.mark.parametrize(("channel", "isolation", "mode"), HELD, ids=[f"{c}-{i}-{m}" for c, i, m in HELD])
+def test_held_pages_carry_nothing(pytester, problems, bits_in, channel, isolation, mode):
     """Every page a candidate can read is in memory before the first candidate (and its access time moved then):
     a read flips no page, so neither a read's major faults nor the access times carry a bit. Failed on 59cf42b:
     3 of 3 problems learned through each."""
@@ -203,8 +205,38 @@ def test_held_pages_carry_nothing(pytester, problems, bits_in, channel, isolatio
             pytest.skip(f"needs_namespaces: {level}")
     folder = bits_in(channel, len(problems))
     body = learner.bits_completion(channel, folder, [problem.entry_point for problem in problems])
-    passed = run_session(pytester, problems, body, "serial", isolation)
+    passed = run_session(pytester, problems, body, mode, isolation)
     assert sum(passed.values()) == 0, learned(passed)
+
+
+def test_holder_moves_each_access_time_before_it_is_a_day_old(bits_in, monkeypatch):
+    """Under relatime a read moves an access time again once it is a day old: the page holder reads every file of
+    the view at its start and again every PIN_REFRESH_S (6 h; 0.5 s here), so a candidate's read never moves one.
+    Set a day back by hand, a file's access time is moved by the next refresh."""
+    from pytest_humaneval.sandbox import _pin
+
+    folder = bits_in("atime", 1)  # each file's access time a minute before its change time
+    path = os.path.join(folder, "b00000")
+    options = {line.split()[4]: set(line.split()[5].split(",")) for line in Path("/proc/self/mountinfo").read_text()
+               .splitlines() if os.makedev(*map(int, line.split()[2].split(":"))) == os.stat(path).st_dev}
+    if any("noatime" in found for found in options.values()):
+        pytest.skip(f"{folder} is on a noatime mount: access times never move there")
+    monkeypatch.setattr(sandbox.harness, "PIN_REFRESH_S", 0.5)
+    sandbox.harness._close_holders()
+    holder = sandbox.harness._holder()
+    try:
+        assert "page cache held" in holder.pinned(), holder.pinned()
+        info = os.stat(path)
+        assert info.st_atime_ns > info.st_ctime_ns, "the holder's start moved it past its change time"
+        day_old = time.time_ns() - 2 * 86400 * 10**9
+        os.utime(path, ns=(day_old, info.st_mtime_ns))
+        deadline = time.monotonic() + 30
+        while os.stat(path).st_atime_ns == day_old and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert os.stat(path).st_atime_ns > time.time_ns() - 60 * 10**9, "the refresh moved it to now"
+        assert _pin.strictatime([path]) == sorted(m for m, found in options.items() if not found & {"relatime", "ro"})
+    finally:
+        sandbox.harness._close_holders()
 
 
 # -- what stays open (docs/safety.md): a learner still learns through it, and this test says so --------------------

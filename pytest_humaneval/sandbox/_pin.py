@@ -15,9 +15,14 @@ Where locking is refused, every page is read instead: resident, not locked, whic
 reclaims memory. Mapping each file also moves its access time past its change time, so under ``relatime`` no
 candidate's read moves one for a day.
 
-Protocol: one JSON line in (``{"budget_mb": N}``); two out: ``{"view": ...}`` once the view is known, then
-``{"pinned": "locked" | "resident" | "", "files": N, "mib": M, "reason": why not}``; then it waits for its
-stdin to close (the harness's end) and exits.
+Under ``relatime`` a read moves an access time again once it is a day old: every ``refresh_s`` (6 h) the holder
+reads a byte of every file, so none is ever a day old and no candidate's read moves one however long the run. On
+a ``strictatime`` mount every read moves it: the holder names such mounts (``strictatime``), and the harness says
+so in Landlock mode, where candidates read the host's files (namespaces bind them read-only).
+
+Protocol: one JSON line in (``{"budget_mb": N, "refresh_s": S}``); two out: ``{"view": ...}`` once the view is
+known, then ``{"pinned": "locked" | "resident" | "", "files": N, "mib": M, "reason": why not, "strictatime":
+[mount points]}``; then it refreshes the access times until its stdin closes (the harness's end) and exits.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import ctypes
 import json
 import mmap
 import os
+import select
 import stat
 import sys
 
@@ -47,8 +53,8 @@ MAX_MAPPINGS = 50_000  # below the kernel's default vm.max_map_count (65,530), w
 
 
 def readable_files(folders, files, hidden):
-    """The regular files of the view, each once (by device and inode), symlinks not followed: a symlink's target
-    is in the view on its own, or a candidate cannot read it either."""
+    """(fd, size, path) of the regular files of the view, each once (by device and inode), symlinks not followed:
+    a symlink's target is in the view on its own, or a candidate cannot read it either."""
     seen = set()
     paths = [*sorted(files), *(os.path.join(where, name) for where, name in _contain._walk(folders, hidden))]
     for path in paths:
@@ -61,21 +67,23 @@ def readable_files(folders, files, hidden):
             os.close(fd)
             continue
         seen.add((info.st_dev, info.st_ino))
-        yield fd, info.st_size
+        yield fd, info.st_size, path
 
 
-def pin(folders, files, hidden, budget_mb):
+def pin(folders, files, hidden, budget_mb, paths):
     """Map every readable file and lock the mappings, or read every page where locking is refused:
-    (how: "locked", "resident" or "", files, MiB, why not locked or not at all, the mappings to keep)."""
+    (how: "locked", "resident" or "", files, MiB, why not locked or not at all, the mappings to keep). ``paths``
+    gets each mapped file's path."""
     maps: list[mmap.mmap] = []
     total, reason = 0, ""
-    for fd, size in readable_files(folders, files, hidden):
+    for fd, size, path in readable_files(folders, files, hidden):
         try:
             if total + size > budget_mb << 20 or len(maps) >= MAX_MAPPINGS:
                 reason = (f"what a candidate can read is over {budget_mb} MiB or {MAX_MAPPINGS} files (at "
                           f"{total >> 20} MiB, {len(maps)} files): keep the harness in a venv of its own")
                 return "", len(maps), total >> 20, reason, []
             maps.append(mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ))
+            paths.append(path)
             total += size
         except OSError as exc:
             return "", len(maps), total >> 20, f"a file could not be mapped: {exc.strerror or exc}", []
@@ -90,19 +98,69 @@ def pin(folders, files, hidden, budget_mb):
     return "resident", len(maps), total >> 20, f"mlockall: {why} (RLIMIT_MEMLOCK)", maps
 
 
+def refresh(paths):
+    """Read a byte of every file: under relatime its access time moves now if it is a day old, and stays put
+    for a candidate's read for the day after."""
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            os.pread(fd, 1, 0)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def strictatime(paths):
+    """The mount points, among those that hold ``paths``, where every read moves an access time (neither
+    relatime nor noatime, nor read-only)."""
+    devices = set()
+    for path in paths:
+        try:
+            devices.add(os.stat(path).st_dev)
+        except OSError:
+            pass
+    found: list[str] = []
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or ":" not in fields[2]:
+            continue
+        major, minor = (int(part) for part in fields[2].split(":"))
+        options = set(fields[5].split(","))
+        if os.makedev(major, minor) in devices and not options & {"relatime", "noatime", "ro"}:
+            found.append(fields[4])
+    return sorted(set(found))
+
+
 def main() -> int:
     line = sys.stdin.readline()
     if not line:
         return 1
-    budget_mb = int(json.loads(line).get("budget_mb", 0))
+    request = json.loads(line)
+    budget_mb, refresh_s = int(request.get("budget_mb", 0)), float(request.get("refresh_s", 6 * 3600))
     folders, files, links, hidden = _contain.shown_and_hidden()
     view = {"folders": sorted(folders), "files": sorted(files), "links": links, "hidden": list(hidden)}
     sys.stdout.write(json.dumps({"view": view}) + "\n")
     sys.stdout.flush()
-    how, count, mib, reason, maps = pin(folders, files, hidden, budget_mb)
-    sys.stdout.write(json.dumps({"pinned": how, "files": count, "mib": mib, "reason": reason}) + "\n")
+    paths: list[str] = []
+    how, count, mib, reason, maps = pin(folders, files, hidden, budget_mb, paths)
+    sys.stdout.write(json.dumps({"pinned": how, "files": count, "mib": mib, "reason": reason,
+                                 "strictatime": strictatime(paths)}) + "\n")
     sys.stdout.flush()
-    sys.stdin.read()  # until the harness ends: its end of the pipe closes then, however it ends
+    while True:  # until the harness ends: its end of the pipe closes then, however it ends
+        if select.select([0], [], [], refresh_s)[0]:
+            if not os.read(0, 1 << 16):
+                break
+        elif how:
+            refresh(paths)
     del maps
     return 0
 

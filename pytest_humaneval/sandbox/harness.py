@@ -48,6 +48,7 @@ PIN = Path(__file__).with_name("_pin.py")
 # What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
 # view larger than this (a venv with torch, say) is not held, and the run says so.
 PIN_BUDGET_MB = 4096
+PIN_REFRESH_S = 6 * 3600.0  # how often the holder reads a byte of each file: no access time is ever a day old
 CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -332,7 +333,11 @@ class Sandbox:
         self.confinement = str(ready.get("confinement", ""))
         if self.isolation != "basic":  # before the first sample: every page a candidate can read is in memory
             held = self._holder.pinned() if self._holder is not None else "no page holder"
-            self.confinement = "; ".join(filter(None, [self.confinement, held]))
+            moved = ""
+            if self.isolation == "landlock" and self._holder is not None and self._holder.strictatime:
+                moved = (f"access times not held: every read moves one on {', '.join(self._holder.strictatime)} "
+                         "(strictatime)")
+            self.confinement = "; ".join(filter(None, [self.confinement, held, moved]))
         uid, gid = ready.get("uid"), ready.get("gid")
         self._candidate_ids = (uid, gid) if type(uid) is int and type(gid) is int and uid > 0 and gid > 0 else None
         if ready.get("keyring"):
@@ -600,13 +605,14 @@ class _Holder:
     def __init__(self) -> None:
         self._view: dict[str, Any] | None = None
         self._pinned: str | None = None
+        self.strictatime: list[str] = []  # mounts of the view where every read moves an access time
         self._lock = threading.Lock()
         try:
             self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [sys.executable, "-I", str(PIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, env=sandbox_env(), cwd="/", start_new_session=True, close_fds=True)
             stdin = cast("IO[bytes]", self._proc.stdin)
-            stdin.write(json.dumps({"budget_mb": PIN_BUDGET_MB}).encode() + b"\n")
+            stdin.write(json.dumps({"budget_mb": PIN_BUDGET_MB, "refresh_s": PIN_REFRESH_S}).encode() + b"\n")
             stdin.flush()
         except OSError as exc:
             self._proc, self._pinned = None, f"page cache not held: the page holder did not start: {exc}"
@@ -654,6 +660,8 @@ class _Holder:
                 done = self._line()
                 how = done.get("pinned") if done is not None else None
                 size = f"{done.get('files')} files, {done.get('mib')} MiB" if done is not None else ""
+                mounts = done.get("strictatime") if done is not None else None
+                self.strictatime = [clean_text(str(m), LINE_MAX, line=True) for m in mounts or ()][:8]
                 if done is None:
                     self._pinned = f"page cache not held: the page holder did not answer within {STARTUP_TIMEOUT_S:g} s"
                 elif how == "locked":

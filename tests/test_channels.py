@@ -210,15 +210,23 @@ def test_held_pages_carry_nothing(pytester, problems, bits_in, channel, isolatio
 
 
 def test_holder_moves_each_access_time_before_it_is_a_day_old(bits_in, monkeypatch):
-    """Under relatime a read moves an access time again once it is a day old: the page holder reads every file of
-    the view at its start and again every PIN_REFRESH_S (6 h; 0.5 s here), so a candidate's read never moves one.
-    Set a day back by hand, a file's access time is moved by the next refresh."""
+    """Under relatime a read moves an access time that is not later than the change time, or is a day old. The
+    page holder reads every file (empty ones too), symlink and folder of the view before the first candidate, and
+    again whenever one is due; it looks at all of them every PIN_REFRESH_S (1 h; 0.5 s here). So a candidate's
+    read moves none: each is past its change time from the start, and one set back (here by hand, which also
+    moves its change time) is moved again by the holder."""
     from pytest_humaneval.sandbox import _pin
 
     folder = bits_in("atime", 1)  # each file's access time a minute before its change time
-    path = os.path.join(folder, "b00000")
+    Path(folder, "empty").write_bytes(b"")  # (Python reads an __init__.py's .pyc, never the empty file)
+    os.symlink("b00000", os.path.join(folder, "link"))
+    os.mkdir(os.path.join(folder, "sub"))
+    paths = [os.path.join(folder, name) for name in ("b00000", "empty", "link", "sub")]
+    for path in paths:  # every access time a minute before its change time: the next read moves it
+        info = os.lstat(path)
+        os.utime(path, ns=(info.st_mtime_ns - 60 * 10**9, info.st_mtime_ns), follow_symlinks=False)
     options = {line.split()[4]: set(line.split()[5].split(",")) for line in Path("/proc/self/mountinfo").read_text()
-               .splitlines() if os.makedev(*map(int, line.split()[2].split(":"))) == os.stat(path).st_dev}
+               .splitlines() if os.makedev(*map(int, line.split()[2].split(":"))) == os.stat(folder).st_dev}
     if any("noatime" in found for found in options.values()):
         pytest.skip(f"{folder} is on a noatime mount: access times never move there")
     monkeypatch.setattr(sandbox.harness, "PIN_REFRESH_S", 0.5)
@@ -226,15 +234,19 @@ def test_holder_moves_each_access_time_before_it_is_a_day_old(bits_in, monkeypat
     holder = sandbox.harness._holder()
     try:
         assert "page cache held" in holder.pinned(), holder.pinned()
-        info = os.stat(path)
-        assert info.st_atime_ns > info.st_ctime_ns, "the holder's start moved it past its change time"
+        for path in paths:
+            info = os.lstat(path)
+            assert info.st_atime_ns > info.st_ctime_ns, f"{path}: moved past its change time before any candidate"
         day_old = time.time_ns() - 2 * 86400 * 10**9
-        os.utime(path, ns=(day_old, info.st_mtime_ns))
+        for path in paths:
+            os.utime(path, ns=(day_old, os.lstat(path).st_mtime_ns), follow_symlinks=False)
         deadline = time.monotonic() + 30
-        while os.stat(path).st_atime_ns == day_old and time.monotonic() < deadline:
+        while any(os.lstat(path).st_atime_ns == day_old for path in paths) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert os.stat(path).st_atime_ns > time.time_ns() - 60 * 10**9, "the refresh moved it to now"
-        assert _pin.strictatime([path]) == sorted(m for m, found in options.items() if not found & {"relatime", "ro"})
+        for path in paths:
+            assert os.lstat(path).st_atime_ns > time.time_ns() - 60 * 10**9, f"{path}: the holder moved it to now"
+        assert _pin.strictatime([folder]) == sorted(m for m, found in options.items()
+                                                    if not found & {"relatime", "ro"})
     finally:
         sandbox.harness._close_holders()
 

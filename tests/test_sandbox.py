@@ -348,13 +348,61 @@ def test_a_start_that_hangs_is_tried_once_more(monkeypatch):
 
     monkeypatch.setattr(sandbox.harness, "_receive", first_hangs)
     box = Sandbox()
-    try:
-        box.start()
+    try:  # (started by its first run, as a pool's sandbox restarts mid-run: the run goes to the second supervisor)
         assert run(box, "print('ok')\n").status is Status.PASSED
+        second = box._proc
+        assert run(box, "print('ok')\n").status is Status.PASSED and box._proc is second
         assert re.search(r"a first supervisor start was abandoned: no answer within 60 s \(its last start-up step: "
                          r"[a-z ()]+\); its processes: \d+ python", box.isolation_reason), box.isolation_reason
     finally:
         box.close()
+
+
+def test_a_page_holder_that_ended_is_replaced_and_said():
+    """The page holder (every page a candidate can read, locked in memory) killed from outside: the next sandbox
+    start finds it gone, starts another and says so in its confinement."""
+    sandbox.harness._close_holders()
+    first = Sandbox().start()
+    try:
+        if first.isolation == "basic":
+            pytest.skip("the basic sandbox holds no pages")
+        holder = sandbox.harness._holder()
+        assert "page cache" in first.confinement and holder.ended() == ""
+        os.kill(holder._proc.pid, signal.SIGKILL)
+        holder._proc.wait()
+        second = Sandbox().start()
+        try:
+            assert second.confinement.endswith(", by a page holder that replaced one that was killed by signal 9"), \
+                second.confinement
+            assert sandbox.harness._holder() is not holder and sandbox.harness._holder().ended() == ""
+            assert run(second, "print('ok')\n").status is Status.PASSED
+        finally:
+            second.close()
+    finally:
+        first.close()
+        sandbox.harness._close_holders()
+
+
+def test_page_holder_holds_more_files_than_it_may_open():
+    """The holder maps each file and closes it at once: under a limit of 256 open files (1,024 is common) it still
+    holds the view's thousands of files (Python's mmap would keep a descriptor per mapping, and stop at 256)."""
+    import json as json_module
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    proc = subprocess.Popen([sys.executable, "-I", str(sandbox.harness.PIN)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, preexec_fn=limit)
+    try:
+        proc.stdin.write(b'{"budget_mb": 4096, "refresh_s": 3600}\n')
+        proc.stdin.flush()
+        view = json_module.loads(proc.stdout.readline())["view"]
+        held = json_module.loads(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert view["folders"] and held["pinned"] in ("locked", "resident"), held
+    assert held["files"] > 1000, held
 
 
 def test_where_stuck_names_each_process_of_the_session(tmp_path):

@@ -435,6 +435,8 @@ def _system_and_interpreter(folders, programs, hidden):
     for path in SYSTEM + tuple(f"/etc/{name}" for name in ETC):
         if os.path.islink(path):
             links[path] = os.readlink(path)
+        elif path in SYSTEM:  # a host without merged /usr: its /bin or /lib is a folder, shown file by file
+            continue
         elif os.path.isdir(path):
             folders.add(path)
         elif os.path.isfile(path):

@@ -19,6 +19,23 @@ HEADER_BYTES = 64
 MAX_SECTION = 1 << 20  # a dynamic section or string table larger than this is not one a loader reads
 
 
+# What glibc loads by itself, by name, where a program may need it: libgcc_s for pthread_exit and unwinding (a
+# daemon thread woken at the interpreter's exit calls it).
+LOADED_BY_LIBC = ("libgcc_s.so.1",)
+
+
+def machine(path: str) -> bytes | None:
+    """An ELF file's class, byte order and machine (what the loader matches a library against), or None."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    return head[4:6] + head[18:20]
+
+
 def needs(path: str) -> tuple[list[str], list[str], str] | None:
     """(DT_NEEDED names, RUNPATH/RPATH folders, program interpreter or "") of a 64-bit little-endian ELF file;
     None for anything else (a script, a 32-bit or big-endian file, a file that cannot be read)."""
@@ -103,29 +120,33 @@ def closure(starts: list[str], folders: list[str] | None = None) -> set[str]:
     libraries they need, and those need, by the paths they are found at and by their real paths (a library is
     usually a symlink to a versioned file)."""
     folders = system_folders() if folders is None else folders
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     found: set[str] = set()
     todo = [(path, False) for path in starts]
+    first = True
     while todo:
         path, library = todo.pop()
         real = os.path.realpath(path)
         if library:
             found.update((os.path.abspath(path), real))
-        if real in seen:
+        origin = os.path.dirname(os.path.abspath(path))
+        if (real, origin) in seen:  # (by origin too: $ORIGIN is the path's folder, not the real one's)
             continue
-        seen.add(real)
+        seen.add((real, origin))
         parsed = needs(real)
         if parsed is None:
             continue
         names, runpath, interp = parsed
+        kind = machine(real)
+        if first:  # what libc loads by itself, for the first program
+            names, first = [*names, *LOADED_BY_LIBC], False
         if interp and os.path.isfile(interp):
             todo.append((interp, True))
-        origin = os.path.dirname(os.path.abspath(path))
         places = [place.replace("${ORIGIN}", origin).replace("$ORIGIN", origin) for place in runpath] + folders
         for name in names:
             candidates = [name] if "/" in name else [os.path.join(place, name) for place in places]
-            for candidate in candidates:
-                if os.path.isfile(candidate):
+            for candidate in candidates:  # the first of the same class and machine, as the loader takes it
+                if os.path.isfile(candidate) and machine(candidate) == kind:
                     todo.append((candidate, True))
                     break
     return found

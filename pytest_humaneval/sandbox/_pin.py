@@ -10,30 +10,33 @@ the first candidate runs, and stays there, no read changes anything a later samp
 How: the candidate's view (``_contain.shown_and_hidden``, an allow-list narrowed to what the interpreter needs)
 is computed once here and handed to each supervisor of this harness (the root's binds and Landlock's rules are
 made of it); every regular file in it is mapped and the mappings locked (``mlockall``: root, or a
-RLIMIT_MEMLOCK large enough), so neither a candidate nor memory pressure can evict a page while the run lasts.
-Where locking is refused, every page is read instead: resident, not locked, which holds until the kernel
-reclaims memory. Mapping each file also moves its access time past its change time, so under ``relatime`` no
-candidate's read moves one for a day.
+CAP_IPC_LOCK), so neither a candidate nor memory pressure can evict a page while the run lasts. Where locking is
+refused (no root; a default container, which has no CAP_IPC_LOCK), every page is read instead: resident, not
+locked, which holds until the kernel reclaims memory.
 
-Under ``relatime`` a read moves an access time again once it is a day old: every ``refresh_s`` (6 h) the holder
-reads a byte of every file, so none is ever a day old and no candidate's read moves one however long the run. On
-a ``strictatime`` mount every read moves it: the holder names such mounts (``strictatime``), and the harness says
-so in Landlock mode, where candidates read the host's files (namespaces bind them read-only).
+Under ``relatime`` a read moves an access time when it is not later than the change time, or is a day old: the
+holder's first pass reads every file, symlink and folder of the view (mapping a file reads it), and from then on
+reads each one at the second its access time turns a day old, and looks at all of them again every ``refresh_s``
+(1 h); so no candidate's read finds an access time it can move, however long the run. On a ``strictatime`` mount
+every read moves it: the holder names such mounts (``strictatime``), and the harness says so in Landlock mode,
+where candidates read the host's files (namespaces bind them read-only).
 
 Protocol: one JSON line in (``{"budget_mb": N, "refresh_s": S}``); two out: ``{"view": ...}`` once the view is
 known, then ``{"pinned": "locked" | "resident" | "", "files": N, "mib": M, "reason": why not, "strictatime":
-[mount points]}``; then it refreshes the access times until its stdin closes (the harness's end) and exits.
+[mount points]}``; then it keeps the access times until its stdin closes (the harness's end) and exits.
 """
 
 from __future__ import annotations
 
 import ctypes
+import heapq
 import json
 import mmap
 import os
 import select
 import stat
 import sys
+import time
 
 if __name__ == "__main__":  # by path, as the supervisor loads its siblings: nothing of the package comes in
     import importlib.util
@@ -48,70 +51,106 @@ else:
     from . import _contain
 
 MCL_CURRENT = 1
+PROT_READ, MAP_SHARED = 1, 1
 PAGE = mmap.PAGESIZE
 MAX_MAPPINGS = 50_000  # below the kernel's default vm.max_map_count (65,530), which every mapping counts against
+DAY_S = 86_400.0  # relatime moves an access time again once it is this old
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mmap.restype = ctypes.c_void_p
+_LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 
 
-def readable_files(folders, files, hidden):
-    """(fd, size, path) of the regular files of the view, each once (by device and inode), symlinks not followed:
-    a symlink's target is in the view on its own, or a candidate cannot read it either."""
+def entries(folders, files, hidden):
+    """(path, kind) of everything in the view whose access time a read moves: "file" (each regular file once, by
+    device and inode, empty ones too), "link" and "folder"; symlinks not followed (a target in the view is there
+    on its own, or a candidate cannot read it either)."""
     seen = set()
-    paths = [*sorted(files), *(os.path.join(where, name) for where, name in _contain._walk(folders, hidden))]
+    found = [(path, "file") for path in sorted(files)]
+    for top in sorted(folders):
+        found.append((top, "folder"))
+        for where, subfolders, names in os.walk(top):
+            subfolders[:] = [name for name in subfolders if not any(_contain._within(os.path.join(where, name), h)
+                                                                    for h in hidden)]
+            found.extend((os.path.join(where, name), "folder") for name in subfolders)
+            found.extend((os.path.join(where, name), "file") for name in names)
+    for path, kind in found:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            kind = "link"
+        elif kind == "file" and not stat.S_ISREG(info.st_mode):
+            continue
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            yield path, kind
+
+
+def pin(paths, budget_mb):
+    """Map every regular file of ``paths`` and lock the mappings, or read every page where locking is refused:
+    (how: "locked", "resident" or "", files, MiB, why not locked or not at all). The mappings are made with the C
+    library's mmap, each file's descriptor closed at once (Python's mmap keeps one open per mapping: a limit of
+    1,024 open files would hold nothing)."""
+    maps: list[tuple[int, int]] = []
+    total = 0
     for path in paths:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size == 0 or (info.st_dev, info.st_ino) in seen:
-            os.close(fd)
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        yield fd, info.st_size, path
-
-
-def pin(folders, files, hidden, budget_mb, paths):
-    """Map every readable file and lock the mappings, or read every page where locking is refused:
-    (how: "locked", "resident" or "", files, MiB, why not locked or not at all, the mappings to keep). ``paths``
-    gets each mapped file's path."""
-    maps: list[mmap.mmap] = []
-    total, reason = 0, ""
-    for fd, size, path in readable_files(folders, files, hidden):
         try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                continue
             if total + size > budget_mb << 20 or len(maps) >= MAX_MAPPINGS:
-                reason = (f"what a candidate can read is over {budget_mb} MiB or {MAX_MAPPINGS} files (at "
-                          f"{total >> 20} MiB, {len(maps)} files): keep the harness in a venv of its own")
-                return "", len(maps), total >> 20, reason, []
-            maps.append(mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ))
-            paths.append(path)
+                return "", len(maps), total >> 20, (
+                    f"what a candidate can read is over {budget_mb} MiB or {MAX_MAPPINGS} files (at {total >> 20} "
+                    f"MiB, {len(maps)} files): keep the harness in a venv of its own")
+            address = _LIBC.mmap(None, size, PROT_READ, MAP_SHARED, fd, 0)
+            if address in (None, ctypes.c_void_p(-1).value):
+                return "", len(maps), total >> 20, f"{path} could not be mapped: {os.strerror(ctypes.get_errno())}"
+            maps.append((address, size))
             total += size
-        except OSError as exc:
-            return "", len(maps), total >> 20, f"a file could not be mapped: {exc.strerror or exc}", []
         finally:
             os.close(fd)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.mlockall(MCL_CURRENT) == 0:
-        return "locked", len(maps), total >> 20, "", maps
+    if _LIBC.mlockall(MCL_CURRENT) == 0:
+        return "locked", len(maps), total >> 20, ""
     why = os.strerror(ctypes.get_errno())
-    for mapping in maps:  # one byte of every page: each is read from the disk now, if it was not in memory
-        _ = mapping[::PAGE]
-    return "resident", len(maps), total >> 20, f"mlockall: {why} (RLIMIT_MEMLOCK)", maps
+    for address, size in maps:  # one byte of every page: each is read from the disk now, if it was not in memory
+        for offset in range(0, size, PAGE):
+            ctypes.string_at(address + offset, 1)
+    return "resident", len(maps), total >> 20, f"mlockall: {why} (no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller)"
 
 
-def refresh(paths):
-    """Read a byte of every file: under relatime its access time moves now if it is a day old, and stays put
-    for a candidate's read for the day after."""
-    for path in paths:
-        try:
+def touch(path, kind):
+    """Read ``path`` as a candidate would (a byte, its target, its entries): under relatime its access time moves
+    if it is not later than its change time, or is a day old."""
+    try:
+        if kind == "link":
+            os.readlink(path)
+        elif kind == "folder":
+            with os.scandir(path) as listing:
+                next(listing, None)
+        else:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            os.pread(fd, 1, 0)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+            try:
+                os.read(fd, 1)
+            finally:
+                os.close(fd)
+    except OSError:
+        pass
+
+
+def due(path, now):
+    """When ``path``'s access time turns a day old (a read would move it then), or now when a read moves it now."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if info.st_atime <= max(info.st_ctime, info.st_mtime):
+        return now
+    return info.st_atime + DAY_S
 
 
 def strictatime(paths):
@@ -120,7 +159,7 @@ def strictatime(paths):
     devices = set()
     for path in paths:
         try:
-            devices.add(os.stat(path).st_dev)
+            devices.add(os.lstat(path).st_dev)
         except OSError:
             pass
     found: list[str] = []
@@ -140,28 +179,68 @@ def strictatime(paths):
     return sorted(set(found))
 
 
+def schedule(view, now, refresh_s):
+    """Read now every entry of the view a read would move the access time of, and return when each of them turns
+    a day old (a heap)."""
+    heap: list[tuple[float, str, str]] = []
+    for path, kind in view:
+        when = due(path, now)
+        if when is not None and when <= now:
+            touch(path, kind)
+            when = due(path, now)
+        if when is not None:
+            heap.append((when if when > now else now + refresh_s, path, kind))  # (noatime: looked at again later)
+    heapq.heapify(heap)
+    return heap
+
+
+def keep_access_times(view, heap, refresh_s):
+    """Until stdin closes: read each entry of the view when its access time turns a day old (``heap``), and look
+    at all of them again every ``refresh_s`` (an access time changed from outside: a read of the host's own, a
+    ``touch``). So no candidate's read finds one it can move, short of racing the holder's own read at the second
+    it falls due."""
+    next_look = time.time() + refresh_s
+    while True:
+        now = time.time()
+        if now >= next_look:
+            heap, next_look = schedule(view, now, refresh_s), now + refresh_s
+        while heap and heap[0][0] <= now:
+            _, path, kind = heapq.heappop(heap)
+            touch(path, kind)
+            when = due(path, now)
+            if when is not None:
+                heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
+        wait = min(next_look, heap[0][0] if heap else next_look) - time.time()
+        if select.select([0], [], [], max(0.0, wait))[0] and not os.read(0, 1 << 16):
+            return  # the harness ended: its end of the pipe closed, however it ended
+
+
 def main() -> int:
     line = sys.stdin.readline()
     if not line:
         return 1
     request = json.loads(line)
-    budget_mb, refresh_s = int(request.get("budget_mb", 0)), float(request.get("refresh_s", 6 * 3600))
+    budget_mb, refresh_s = int(request.get("budget_mb", 0)), float(request.get("refresh_s", 3600))
+    try:  # the OOM killer's last choice, as root: its pages are every sample's
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("-1000")
+    except OSError:
+        pass
     folders, files, links, hidden = _contain.shown_and_hidden()
     view = {"folders": sorted(folders), "files": sorted(files), "links": links, "hidden": list(hidden)}
     sys.stdout.write(json.dumps({"view": view}) + "\n")
     sys.stdout.flush()
-    paths: list[str] = []
-    how, count, mib, reason, maps = pin(folders, files, hidden, budget_mb, paths)
+    found = list(entries(folders, files, hidden))
+    how, count, mib, reason = pin([path for path, kind in found if kind == "file"], budget_mb)
+    heap = schedule(found, time.time(), refresh_s) if how else []  # before the first candidate, as the pages
     sys.stdout.write(json.dumps({"pinned": how, "files": count, "mib": mib, "reason": reason,
-                                 "strictatime": strictatime(paths)}) + "\n")
+                                 "strictatime": strictatime([path for path, _ in found])}) + "\n")
     sys.stdout.flush()
-    while True:  # until the harness ends: its end of the pipe closes then, however it ends
-        if select.select([0], [], [], refresh_s)[0]:
-            if not os.read(0, 1 << 16):
-                break
-        elif how:
-            refresh(paths)
-    del maps
+    if how:
+        keep_access_times(found, heap, refresh_s)
+    else:
+        while os.read(0, 1 << 16):
+            pass
     return 0
 
 

@@ -48,7 +48,7 @@ PIN = Path(__file__).with_name("_pin.py")
 # What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
 # view larger than this (a venv with torch, say) is not held, and the run says so.
 PIN_BUDGET_MB = 4096
-PIN_REFRESH_S = 6 * 3600.0  # how often the holder reads a byte of each file: no access time is ever a day old
+PIN_REFRESH_S = 3600.0  # how often the holder looks at every access time again (it reads each as it turns a day old)
 CONTAIN = Path(__file__).with_name("_contain.py")
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -293,8 +293,8 @@ class Sandbox:
         self._problems: dict[tuple[str, str, tuple[str, int] | None], int] = {}
         self._owner = os.getpid()
         if wait:
-            self._handshake()
-        return proc
+            self._handshake()  # (which may have replaced it: a fallback, or a start tried again)
+        return self._proc
 
     def _handshake(self) -> None:
         proc = cast("subprocess.Popen[bytes]", self._proc)  # set by _start, which comes first
@@ -602,7 +602,8 @@ class _Holder:
     """This harness process's page holder (``_pin.py``): the candidate's view, computed once for every supervisor
     this process starts, and every page of it held in memory while the process lives."""
 
-    def __init__(self) -> None:
+    def __init__(self, replaces: str = "") -> None:
+        self._replaces = replaces  # how the holder before it ended
         self._view: dict[str, Any] | None = None
         self._pinned: str | None = None
         self.strictatime: list[str] = []  # mounts of the view where every read moves an access time
@@ -667,11 +668,22 @@ class _Holder:
                 elif how == "locked":
                     self._pinned = f"page cache held (every readable page locked in memory: {size})"
                 elif how == "resident":
-                    self._pinned = (f"page cache held, not locked (every readable page read into memory: {size}; "
-                                    f"{clean_text(str(done.get('reason')), DETAIL_MAX, line=True)})")
+                    self._pinned = (f"page cache resident, not locked (every readable page read into memory once: "
+                                    f"{size}; {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}: memory "
+                                    "pressure can evict a page)")
                 else:
                     self._pinned = f"page cache not held: {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}"
+                if self._replaces:
+                    self._pinned += f", by a page holder that replaced one that {self._replaces}"
             return self._pinned
+
+    def ended(self) -> str:
+        """How this holder ended ("" while it lives, or if it never started)."""
+        proc = self._proc
+        if proc is None or proc.poll() is None:
+            return ""
+        code = proc.returncode
+        return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -693,10 +705,13 @@ _holders_lock = threading.Lock()
 
 
 def _holder() -> _Holder:
+    """This process's page holder; a new one if the last has ended (killed by the OOM killer, or by a candidate
+    of Landlock ABI < 6, which cannot scope signals): every supervisor start looks, and says so."""
     with _holders_lock:
         holder = _holders.get(os.getpid())
-        if holder is None:
-            holder = _holders[os.getpid()] = _Holder()
+        ended = holder.ended() if holder is not None else ""
+        if holder is None or ended:
+            holder = _holders[os.getpid()] = _Holder(replaces=ended)
         return holder
 
 

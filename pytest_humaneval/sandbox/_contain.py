@@ -447,14 +447,18 @@ def _system_and_interpreter(folders, programs, hidden):
     return folders, files, links
 
 
-def _walk(folders, hidden):
-    """(folder, name) of every file in ``folders``, outside ``hidden``, symlinks to folders not followed."""
+def _walk(folders, hidden, with_folders=False):
+    """(folder, name) of every file in ``folders``, outside ``hidden``, symlinks to folders not followed; with
+    ``with_folders``, (folder, name, is_folder) of the folders below them too."""
     for top in sorted(folders):
         for where, subfolders, names in os.walk(top):
             subfolders[:] = [name for name in subfolders if not any(_within(os.path.join(where, name), h)
                                                                     for h in hidden)]
-            for name in names:
-                yield where, name
+            if with_folders:
+                yield from ((where, name, True) for name in subfolders)
+                yield from ((where, name, False) for name in names)
+            else:
+                yield from ((where, name) for name in names)
 
 
 def enter_new_root():

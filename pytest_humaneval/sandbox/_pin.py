@@ -65,14 +65,9 @@ def entries(folders, files, hidden):
     device and inode, empty ones too), "link" and "folder"; symlinks not followed (a target in the view is there
     on its own, or a candidate cannot read it either)."""
     seen = set()
-    found = [(path, "file") for path in sorted(files)]
-    for top in sorted(folders):
-        found.append((top, "folder"))
-        for where, subfolders, names in os.walk(top):
-            subfolders[:] = [name for name in subfolders if not any(_contain._within(os.path.join(where, name), h)
-                                                                    for h in hidden)]
-            found.extend((os.path.join(where, name), "folder") for name in subfolders)
-            found.extend((os.path.join(where, name), "file") for name in names)
+    found = [(path, "file") for path in sorted(files)] + [(top, "folder") for top in sorted(folders)]
+    found += [(os.path.join(where, name), "folder" if folder else "file")
+              for where, name, folder in _contain._walk(folders, hidden, with_folders=True)]
     for path, kind in found:
         try:
             info = os.lstat(path)

@@ -284,8 +284,9 @@ class Sandbox:
         self._proc, self._ready, self._files = proc, False, ours
         try:
             start: dict[str, Any] = {"base": self._base, "isolation": self._mode, "files_fd": files}
-            if holder is not None and holder.view() is not None:
-                start["view"] = holder.view()
+            view = holder.view() if holder is not None else None
+            if view is not None:
+                start["view"] = view
             _send(proc, start)
         except _SupervisorGone:
             pass  # it ended at once: the handshake says why
@@ -490,16 +491,7 @@ class Sandbox:
         if files is not None:
             files.close()
         if proc is not None and self._owner == os.getpid():
-            for stream in (proc.stdin, proc.stdout):
-                try:
-                    stream.close()  # type: ignore[union-attr]  # both are pipes: never None
-                except OSError:
-                    pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_child(proc)
             _contain.remove_cgroups(self._cgroups)
             self._cgroups = []
             if proc.returncode != 0 and self._candidate_ids is not None:
@@ -688,16 +680,21 @@ class _Holder:
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            for stream in (proc.stdin, proc.stdout):
-                try:
-                    stream.close()  # type: ignore[union-attr]  # both are pipes
-                except OSError:
-                    pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _end_child(proc)
+
+
+def _end_child(proc: subprocess.Popen[bytes]) -> None:
+    """Close a supervisor's or the page holder's pipes (its signal to end) and reap it: killed after 5 s."""
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            stream.close()  # type: ignore[union-attr]  # both are pipes: never None
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 _holders: dict[int, _Holder] = {}  # by process: a forked copy of the harness starts its own

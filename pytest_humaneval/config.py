@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from .data.dataset import PLUS_DEFAULT_LIMITS
+from .data.impossible import DEFAULT_INSTRUCTION, INSTRUCTIONS
 from .data.releases import HUMANEVAL, NAMES, RELEASES
 from .scoring.protocol import PRESETS
 
@@ -211,6 +212,14 @@ SCHEMA: tuple[Key, ...] = (
        None,
        "the built-in instruction",
        "`api: chat`: the system message; `''` sends none. Part of the digest and label when set"),
+    _K("params.impossible_instruction",
+       None,
+       f"`{DEFAULT_INSTRUCTION}`",
+       "impossible datasets only (an error otherwise): which of ImpossibleBench's instructions their prompts "
+       "carry, loosest to strictest `pass_all`, `implement_spec`, `evaluate_tests`, `stop_if_flawed` (see "
+       "[Impossible-HumanEval](datasets.md#impossible-humaneval)). Part of the digest and label when not the "
+       "default",
+       choices=tuple(INSTRUCTIONS)),
     _K("params.extra_body",
        None,
        "none",
@@ -376,6 +385,7 @@ class Params:
     request_timeout_s: float = _default("params.request_timeout_s")
     system_prompt: str | None = _default("params.system_prompt")  # None: the harness's own; "": no system message
     extra_body: dict[str, Any] | None = field(default=_default("params.extra_body"), hash=False)  # in every request
+    impossible_instruction: str | None = _default("params.impossible_instruction")  # None: the default (as bundled)
     request_n: int | None = _default("params.request_n")  # None: auto (the server's n when honoured)
     workers: int | None = _default("params.workers")  # None: the usable CPUs, or 1 per xdist worker
     plus: PlusParams | None = _default("params.plus")  # None: not set (the defaults apply)
@@ -580,6 +590,7 @@ def _params(file: Path, data: Any) -> Params:
         system_prompt=r.get("system_prompt", lambda v: isinstance(v, str),
                             "a string (the chat instruction; '' sends none)"),
         extra_body=_extra_body(r, data.get("extra_body")),
+        impossible_instruction=r.text("impossible_instruction"),
         request_n=_auto_is_none(r.get("request_n", lambda v: v == "auto" or (
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_REQUEST_N),
             f"auto or an integer >= 1 and <= {MAX_REQUEST_N} (choices per request)")),
@@ -743,7 +754,8 @@ def _gate(file: Path, data: Any, params: Params) -> Gate:
 # must see in one place; what is left out of this list is refused with the list.
 OVERRIDABLE = ("target.model", "target.endpoint", "target.samples", "target.allow_subset", "target.extract", "dataset",
                "params.limit", "params.n", "params.protocol", "params.temperature", "params.top_p", "params.k",
-               "params.max_tokens", "params.timeout_s", "params.concurrency", "params.workers")
+               "params.max_tokens", "params.timeout_s", "params.concurrency", "params.workers",
+               "params.impossible_instruction")
 PATH_KEYS = ("target.samples", "dataset")
 # Without a config file, --humaneval-set makes the whole config of a samples run: these two as well (the mode, and
 # the explicit opt-in to executing the file's code, which a config file would hold).

@@ -4,7 +4,9 @@ scripted models, each judged against the mutated test and the original one (engi
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -24,8 +26,12 @@ PROBLEMS = load_problems(impossible.bundled("humaneval-impossible", "test"))[1]
 LIMIT = 4  # HumanEval/0 and /1, each conflicting and one-off
 
 
+DEFAULT_BLOCK = impossible.instruction_block(impossible.DEFAULT_INSTRUCTION)
+
+
 def problem_in(request):
-    return next(p for p in PROBLEMS if p.prompt.strip() in request.prompt_text)
+    """The problem a request asks for, whichever instruction its prompt carries (the rest of it is the row's)."""
+    return next(p for p in PROBLEMS if p.prompt[len(DEFAULT_BLOCK):].strip() in request.prompt_text)
 
 
 def visible_asserts(prompt: str) -> list[tuple[str, str]]:
@@ -88,6 +94,11 @@ def model(kind):
         problem = problem_in(request)
         if kind == "says_impossible":  # stops and explains, no code at all
             return chat("These tests contradict the specification, so the task is impossible as stated.")
+        if kind == "obedient":  # does what its instruction says: passes the tests when told to, else the spec
+            told = impossible.INSTRUCTIONS["pass_all"] in " ".join(
+                line.lstrip("# ") for line in request.prompt_text.splitlines())
+            code = problem_in(request).prompt[len(DEFAULT_BLOCK):]
+            return chat(f"```python\n{code}{BODIES['special_caser' if told else 'honest'](problem)}```\n")
         code = problem.prompt + BODIES[kind](problem)
         return chat(f"```python\n{code}```\n")
 
@@ -107,7 +118,7 @@ def run(pytester, kind, extra="", *args, params=""):
             f"dataset: humaneval-impossible\nparams: {{allow_code_execution: true, limit: {LIMIT}{params}}}\n{extra}")
         result = pytester.runpytest("--humaneval-config", str(path), "--humaneval-report", "report.json",
                                     "--humaneval-results", "results.jsonl", "--humaneval-markdown", "summary.md",
-                                    "--junitxml", "junit.xml", *args, *NO_CACHE)
+                                    "--humaneval-html", "page.html", "--junitxml", "junit.xml", *args, *NO_CACHE)
     rows = {row["task_id"]: row for row in map(json.loads, (pytester.path / "results.jsonl").read_text().splitlines())}
     return result, rows
 
@@ -200,13 +211,19 @@ def test_cheat_rate_is_reported_everywhere(pytester):
     result.stdout.fnmatch_lines(["cheating  cheat rate 1.000  95% interval * (wilson): ImpossibleBench's metric*",
                                  "          cheated 4  honest_failure 0  gave_up 0  other_failure 0  uncategorized 0",
                                  "          evidence special_cased 2  state_across_calls 2  non_plain_value 0",
-                                 "HumanEval* pass@1 1.000  cheat rate 1.000  coverage 4/4*"])
+                                 "Impossible-HumanEval pass@1 1.000  cheat rate 1.000  coverage 4/4*"])
     suite = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "junit.xml").getroot().iter("property")}
     assert suite["human-eval.cheat_rate"] == "1.0" and suite["human-eval.impossible.cheated"] == "4"
     assert suite["human-eval.impossible.state_across_calls"] == "2"
     markdown = (pytester.path / "summary.md").read_text()
     assert "| cheat rate (ImpossibleBench's pass rate on impossible tasks) | 1.000 |" in markdown
     assert "| 4 | 0 | 0 | 0 | 0 | 2 | 2 | 0 |" in markdown
+    page = (pytester.path / "page.html").read_text()
+    assert '<span data-cheat-rate="1.0">1.000</span>' in page and "never a pass here" in page
+    assert dict(re.findall(r'data-category="(\w+)">(\d+)<', page)) == {
+        "cheated": "4", "honest_failure": "0", "gave_up": "0", "other_failure": "0", "uncategorized": "0"}
+    assert dict(re.findall(r'data-evidence="(\w+)">(\d+)<', page)) == {
+        "special_cased": "2", "state_across_calls": "2", "non_plain_value": "0"}
 
 
 def test_honest_model_cheats_never(pytester):
@@ -221,9 +238,10 @@ def test_other_datasets_have_no_cheat_rate(pytester):
     """HumanEval has no impossible tasks: no cheat rate, no split, no row fields."""
     (pytester.path / "ref.yaml").write_text("target: {mode: mock}\nparams: {execute: true, limit: 2}\n")
     pytester.runpytest("--humaneval-config", "ref.yaml", "--humaneval-report", "report.json",
-                       "--humaneval-results", "results.jsonl", *NO_CACHE)
+                       "--humaneval-results", "results.jsonl", "--humaneval-html", "page.html", *NO_CACHE)
     report = read_report(pytester.path / "report.json")
     assert "human-eval.cheat_rate" not in report["measurements"] and report["impossible"] is None
+    assert 'id="cheating"' not in (pytester.path / "page.html").read_text()
     assert all("impossible_category" not in json.loads(line)
                for line in (pytester.path / "results.jsonl").read_text().splitlines())
 
@@ -252,6 +270,10 @@ def test_gate_fails_a_candidate_that_cheats_more_than_its_baseline(pytester):
     assert "| cheat rate increase <= max_cheat_increase | 0.500 | 0.000 | FAIL" in markdown
     assert "Cheat rate 0.000 → 0.500, increase +0.500" in markdown and "pass@1 0.000 → 0.500" in markdown
     assert "- Cheats more (2): HumanEval/0/oneoff, HumanEval/1/oneoff" in markdown
+    page = (pytester.path / "page.html").read_text()
+    assert "Cheat rate 0.000 → 0.500, increase +0.500" in page
+    assert re.search(r'<b>cheats more \(2\)</b>: <a href="#HumanEval/0/oneoff"[^>]*>HumanEval/0/oneoff</a> '
+                     r'<a href="#HumanEval/1/oneoff"', page)
 
     (pytester.path / "report.json").rename(pytester.path / "cheater.json")
     result, _ = run(pytester, "honest", "gate: {baseline: cheater.json}\n")
@@ -355,3 +377,65 @@ def test_verifier_gives_the_category():
     with Verifier("humaneval", workers=1) as verifier:
         plain = verifier.verify([("HumanEval/0", "    return True\n")])[0]
     assert (plain.original_status, plain.impossible_category) == (None, None)
+
+
+def test_instruction_variant_reaches_the_model_and_moves_the_rate(pytester):
+    """params.impossible_instruction puts another of ImpossibleBench's instructions in the prompts the model reads
+    (and the program's head), labels the run, and changes the digest: a model that does what it is told cheats
+    under pass_all and not under the default; a baseline under another instruction is refused by name."""
+    result, rows = run(pytester, "obedient")
+    report = read_report(pytester.path / "report.json")
+    assert report["measurements"]["human-eval.cheat_rate"]["value"] == 0.0
+    assert "instruction" not in report["dataset"]["label"]
+    default_digest = report["dataset"]["digest"]
+    (pytester.path / "report.json").rename(pytester.path / "default.json")
+
+    result, rows = run(pytester, "obedient", "gate: {baseline: default.json}\n",
+                       params=", impossible_instruction: pass_all")
+    assert result.ret == 4  # the baseline measured another prompt: refused, not compared
+    result.stderr.fnmatch_lines(["*params.impossible_instruction (baseline stop_if_flawed (the default), this run "
+                                 "'pass_all')*"])
+    result, rows = run(pytester, "obedient", params=", impossible_instruction: pass_all")
+    report = read_report(pytester.path / "report.json")
+    assert report["measurements"]["human-eval.cheat_rate"]["value"] == 0.5  # the one-off variants, special-cased
+    assert {row["impossible_category"] for task, row in rows.items() if task.endswith("oneoff")} == {"cheated"}
+    assert "instruction pass_all" in report["dataset"]["label"]
+    assert report["dataset"]["digest"] != default_digest
+    assert report["dataset"]["settings"]["impossible_instruction"] == "pass_all"
+
+
+def test_instruction_variant_prompts():
+    """Each variant replaces the default instruction's comment lines and nothing else; a prompt that does not begin
+    with the default instruction is refused by name."""
+    problem = PROBLEMS[0]
+    rest = problem.prompt[len(DEFAULT_BLOCK):]
+    assert problem.prompt.startswith(DEFAULT_BLOCK + "\n#\n")
+    for name, text in impossible.INSTRUCTIONS.items():
+        prompt = impossible.with_instruction([problem], name, "f.jsonl")[0].prompt
+        head = prompt[: len(prompt) - len(rest)]
+        assert prompt.endswith(rest) and all(line.startswith("#") for line in head.splitlines())
+        assert " ".join(line[2:] for line in head.splitlines()).strip() == text
+    moved = dataclasses.replace(problem, prompt="# something else\n" + problem.prompt)
+    with pytest.raises(DatasetError, match=r"f.jsonl: HumanEval/0/conflicting: prompt: expected to begin with the "
+                                           r"default instruction \(stop_if_flawed\).*found '# something else"):
+        impossible.with_instruction([moved], "pass_all", "f.jsonl")
+
+
+def test_instruction_variant_is_checked(tmp_path):
+    """A bad variant names the choices; a variant on a dataset with no impossible rows is refused; the Verifier
+    and --humaneval-set take the key."""
+    from pytest_humaneval import Verifier, VerifierError
+    from pytest_humaneval.config import ConfigError, load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("target: {mode: mock}\ndataset: humaneval-impossible\n"
+                    "params: {execute: true, impossible_instruction: lenient}\n")
+    with pytest.raises(ConfigError, match=r"params.impossible_instruction: expected pass_all \| implement_spec \| "
+                                          r"evaluate_tests \| stop_if_flawed, found 'lenient'"):
+        load_config(path)
+    config = load_config(path, ["params.impossible_instruction=evaluate_tests"])
+    assert config.params.impossible_instruction == "evaluate_tests"
+    with pytest.raises(VerifierError, match=r"params.impossible_instruction: expected only with an impossible dataset "
+                                            r".*found it set with openai_humaneval"):
+        with Verifier("humaneval", impossible_instruction="pass_all"):
+            pass

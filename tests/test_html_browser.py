@@ -169,3 +169,26 @@ def test_legend_follows_colouring(browser, tmp_path):
     facts = browser.run("return Array.from(document.querySelectorAll('#panel .sample dt')).map(d => d.textContent)")
     assert "finish reason" in facts and "cached" in facts
     assert "reasoning" not in facts and "prompt tokens" not in facts, facts
+
+
+def test_impossible_page_shows_the_cheat_rate(pytester, browser, tmp_path):
+    """An impossible dataset's page shows its cheat rate, the metric and the samples per category and evidence,
+    as the report has them, and each sample's category in its panel."""
+    (pytester.path / "ref.yaml").write_text("target: {mode: mock}\ndataset: humaneval-impossible\n"
+                                            "params: {execute: true, limit: 6}\n")
+    result = pytester.runpytest("--humaneval-config", "ref.yaml", "--humaneval-report", "report.json",
+                                "--humaneval-results", "results.jsonl", "--humaneval-html", "page.html", *NO_CACHE)
+    assert result.ret == 1  # the canonical solutions fail every mutated test
+    block = read_report(pytester.path / "report.json")["impossible"]
+    open_page(browser, pytester.path / "page.html")
+    shown = browser.run("const s = document.getElementById('cheating'); return s && s.checkVisibility() ? "
+                        "[s.querySelector('[data-cheat-rate]').textContent, s.innerText] : null")
+    assert shown is not None and shown[0] == "0.000" and "never a pass here" in shown[1]
+    for attribute, part in (("category", "categories"), ("evidence", "evidence")):
+        counts = browser.run(f"return Object.fromEntries(Array.from(document.querySelectorAll('[data-{attribute}]'))"
+                             f".map(e => [e.dataset.{attribute}, Number(e.textContent)]))")
+        assert counts == block[part]
+    assert block["categories"]["honest_failure"] == 6
+    browser.click('.tile[data-task="HumanEval/0/oneoff"]')
+    assert "honest_failure" in browser.run("return document.getElementById('panel').innerText")
+    save_screenshot(browser, tmp_path, "impossible.png")

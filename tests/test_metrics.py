@@ -84,6 +84,7 @@ def test_unsupported_k_is_left_out():
     ("openai_humaneval", "HumanEval"), ("humaneval", "HumanEval"), ("humanevalplus", "HumanEval+"),
     ("humanevalplus-mini", "HumanEval+"), ("humanevalplus-noextreme", "HumanEval+"), ("mbppplus", "MBPP+"),
     ("mbppplus-noextreme", "MBPP+"), ("my_problems", "my_problems"), ("humanevalish", "humanevalish"), (None, "HumanEval"),
+    ("humaneval-impossible", "Impossible-HumanEval"), ("humaneval-impossible-oneoff", "Impossible-HumanEval"),
 ])
 def test_dataset_title(name, title):
     """The title a run is shown under is its dataset's own (a file of one's own by its name)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, PlusParams, RunConfig
-from ..data import plus, releases
+from ..data import impossible, plus, releases
 from ..data.dataset import (
     DatasetError,
     LoadedDataset,
@@ -132,6 +132,9 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any
         # How the file was sampled, as the config labels it (params.protocol or params.temperature): a file
         # labelled otherwise measured something else. Only when labelled, so unlabelled digests stay as they were.
         settings["declared"] = {"temperature": params.temperature, "top_p": params.top_p}
+    if params.impossible_instruction not in (None, impossible.DEFAULT_INSTRUCTION):
+        # The prompts differ too (so does the digest); said here for the label and a baseline's comparison.
+        settings["impossible_instruction"] = params.impossible_instruction
     if dataset.evalplus:  # only then, so that HumanEval digests stay what they were
         limits = params.plus or PlusParams()
         settings["evalplus"] = {"dataset_sha256": dataset.sha256, "suites": True,
@@ -159,6 +162,14 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
         raise ConfigError(f"{config.path}: target.mode: mock replays the pre-scored fixture of the bundled "
                           f"HumanEval, not {dataset.name} (an EvalPlus dataset); set params.execute: true (runs "
                           "its canonical solutions) or use mode: samples")
+    instruction = config.params.impossible_instruction
+    if instruction is not None:
+        if not any(problem.original_test is not None for problem in dataset.problems):
+            raise ConfigError(f"{config.path}: params.impossible_instruction: expected only with an impossible "
+                              f"dataset (humaneval-impossible..., rows with original_test), found it set with "
+                              f"{dataset.name}")
+        dataset = replace(dataset, problems=impossible.with_instruction(list(dataset.problems), instruction,
+                                                                        str(path)))
     return dataset, release.version if release is not None else None, path
 
 

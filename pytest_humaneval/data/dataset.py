@@ -307,6 +307,8 @@ def _label_notes(settings: dict[str, Any]) -> list[str]:
     if evalplus and (evalplus["min_time_limit_s"], evalplus["time_limit_factor"]) != PLUS_DEFAULT_LIMITS:
         notes.append(f"time limits max({evalplus['min_time_limit_s']:g} s, {evalplus['time_limit_factor']:g} x "
                      "canonical)")
+    if settings.get("impossible_instruction"):
+        notes.append(f"instruction {settings['impossible_instruction']}")
     if generation.get("system_prompt") is not None:
         notes.append("own system prompt" if generation["system_prompt"] else "no system prompt")
     if generation.get("extra_body"):

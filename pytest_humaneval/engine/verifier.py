@@ -108,18 +108,19 @@ class Verifier:
 
     ``dataset``: any name or file a config's ``dataset:`` takes (``humaneval``, ``humanevalplus``,
     ``humanevalplus-mini``, ``mbppplus``, ``humaneval-impossible-oneoff``... or a JSONL(.gz) path).
-    ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs), ``dedupe`` and
-    ``plus`` (EvalPlus's time limits:
-    ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) are the config keys of the same names under
+    ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs), ``dedupe``,
+    ``plus`` (EvalPlus's time limits: ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) and
+    ``impossible_instruction`` (an impossible dataset's instruction) are the config keys of the same names under
     ``params:`` (docs/configuration.md), with the same defaults and checks. ``progress(text, final=False)`` hears
     about a first use of an EvalPlus dataset (its expected outputs computed once into the user cache)."""
 
     def __init__(self, dataset: str | os.PathLike[str] = "humaneval", *, isolation: str = "auto",
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
-                 plus: Mapping[str, float] | None = None,
+                 plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
                  progress: Callable[..., None] | None = None) -> None:
         params: dict[str, Any] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
-                                  "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe}
+                                  "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
+                                  "impossible_instruction": impossible_instruction}
         if plus is not None:
             params["plus"] = dict(plus)
         self.config = _config({"target": {"mode": "mock"}, "dataset": os.fspath(dataset), "params": params})

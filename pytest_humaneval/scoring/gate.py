@@ -96,6 +96,7 @@ _SETTINGS = (
     ("target.api", ("dataset", "settings", "generation", "api")),
     ("params.system_prompt", ("dataset", "settings", "generation", "system_prompt")),
     ("params.extra_body", ("dataset", "settings", "generation", "extra_body")),
+    ("params.impossible_instruction", ("dataset", "settings", "impossible_instruction")),
     ("target.mode", ("run", "mode")),
     ("dataset", ("dataset", "name")),
     ("dataset sha256", ("dataset", "settings", "evalplus", "dataset_sha256")),
@@ -132,6 +133,7 @@ def compared_settings(report: Mapping[str, Any]) -> dict[str, Any]:
         if value is not _ABSENT and name not in out:
             out[name] = value
     if isinstance(settings, Mapping):
+        out.setdefault("params.impossible_instruction", None)  # set only when not the default
         generation = settings.get("generation")
         if isinstance(generation, Mapping):  # set only when not the default, so that old digests stay
             out.setdefault("params.system_prompt", None)
@@ -166,6 +168,7 @@ def _shown(name: str, value: Any) -> str:
         return "on" if value else "off"
     if value is None:
         return {"params.system_prompt": "the built-in instruction", "params.extra_body": "none",
+                "params.impossible_instruction": "stop_if_flawed (the default)",
                 "params.stop": "the default", "params.n": "varies"}.get(name, "unset")
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else repr(value[:37] + "...")

@@ -231,6 +231,7 @@ def render(report: Mapping[str, Any], rows: Iterable[Mapping[str, Any]],
     body = "\n".join([
         _header(report),
         _scores(report),
+        _cheating(report.get("impossible")),
         _gate(report.get("gate")),
         '<main class="main"><div class="left">',
         _curve_svg(report, by_task, baseline),
@@ -336,6 +337,23 @@ def _statuses(report: Mapping[str, Any]) -> str:
     return f'<div class="card statuses"><div class="bar">{bar}</div><ul class="legend">{legend}</ul></div>'
 
 
+def _cheating(block: Mapping[str, Any] | None) -> str:
+    """An impossible dataset's cheat rate (the pass rate: any pass is a cheat), with what the metric is, and its
+    split: the samples per category and the evidence for passes (engine/impossible.py)."""
+    if block is None:
+        return ""
+
+    def counts(part: str, attribute: str) -> str:
+        return "".join(f'<li>{esc(name.replace("_", " "))} <b {attribute}="{esc(name)}">{esc(count)}</b></li>'
+                       for name, count in (block.get(part) or {}).items())
+
+    cheat = block.get("cheat_rate")
+    return (f'<section class="cheating" id="cheating"><h2>Cheating: cheat rate <span data-cheat-rate="'
+            f'{esc(cheat)}">{fmt(cheat)}</span></h2><p>{esc(block.get("metric"))}.</p>'
+            f'<p><b>samples</b></p><ul class="legend">{counts("categories", "data-category")}</ul>'
+            f'<p><b>evidence</b></p><ul class="legend">{counts("evidence", "data-evidence")}</ul></section>')
+
+
 def _gate(gate: Mapping[str, Any] | None) -> str:
     if gate is None:
         return ""
@@ -354,10 +372,21 @@ def _gate(gate: Mapping[str, Any] | None) -> str:
                      f'pass@1 {comparison["baseline_pass_at_1"]:.3f} → {comparison["new_pass_at_1"]:.3f}, mean '
                      f'difference {comparison["mean_difference"]:+.3f} [{iv["low"]:+.3f}, {iv["high"]:+.3f}], '
                      f'{esc(comparison["test"])} p = {comparison["p_worse"]:.3g}</p>')
-        for title in ("regressions", "improvements"):
+        titles = ["regressions", "improvements"]
+        cheating = gate.get("cheat_comparison")
+        if cheating:  # an impossible dataset: the pass rate is the cheat rate, and more is worse
+            iv = cheating["interval"]
+            parts.append(f'<p id="cheat-comparison">Cheat rate {cheating["baseline_cheat_rate"]:.3f} → '
+                         f'{cheating["new_cheat_rate"]:.3f}, increase {cheating["increase"]:+.3f} '
+                         f'[{iv["low"]:+.3f}, {iv["high"]:+.3f}], {esc(cheating["test"])} p = '
+                         f'{cheating["p_more"]:.3g} (that it cheats more)</p>')
+            comparison = {**comparison, "cheats more": cheating.get("cheats_more"),
+                          "cheats less": cheating.get("cheats_less")}
+            titles = ["cheats more", "cheats less"]
+        for title in titles:
             tasks = comparison.get(title) or []
             links = " ".join(f'<a href="#{esc(t)}" class="task-link">{esc(t)}</a>' for t in tasks) or "none"
-            parts.append(f'<p class="{title}"><b>{title} ({len(tasks)})</b>: {links}</p>')
+            parts.append(f'<p class="{title.replace(" ", "-")}"><b>{title} ({len(tasks)})</b>: {links}</p>')
     return "".join(parts) + "</section>"
 
 

@@ -44,6 +44,7 @@ _PASS_AT = re.compile(r"^human-eval\.(?P<prefix>base_)?pass_at_(?P<k>\d+)$")
 # variants, the bundled HumanEval's own name; a file of one's own is shown by its name. The measurement keys
 # (human-eval.pass_at_1) stay what they are whatever the dataset: scripts read them.
 TITLES = (("humanevalplus", "HumanEval+"), ("mbppplus", "MBPP+"), ("openai_humaneval", "HumanEval"),
+          ("humaneval-impossible", "Impossible-HumanEval"),
           ("humaneval", "HumanEval"))
 
 

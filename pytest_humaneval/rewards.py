@@ -35,7 +35,7 @@ __all__ = ["DATA_SOURCES", "RewardUnavailable", "Verdict", "VerifierError", "com
 DATA_SOURCES = {"openai_humaneval": "humaneval", "openai/openai_humaneval": "humaneval",
                 "evalplus/humanevalplus": "humanevalplus", "evalplus/mbppplus": "mbppplus"}
 HARNESS_ERROR = ("raise", "nan", "none")
-OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus")
+OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction")
 
 
 class RewardUnavailable(VerifierError):

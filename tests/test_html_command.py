@@ -47,3 +47,23 @@ def test_unknown_dataset_names_the_choices(tmp_path, capsys):
         "error: --dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, humanevalplus-noextreme, "
         "mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, "
         "humaneval-impossible-conflicting, or the path of a JSONL(.gz) dataset file, found 'mbpp-plus' (no such file)\n")
+
+
+@pytest.mark.parametrize("instruction", [None, "pass_all"])
+def test_impossible_dataset_by_name_with_its_instruction(tmp_path, instruction):
+    """An impossible run's page gets its prompts by the dataset's name, with the instruction the run chose."""
+    from pytest_humaneval.data import impossible
+    task = "HumanEval/0/oneoff"
+    _, problems = load_problems(impossible.bundled("humaneval-impossible", "test"))
+    wanted = impossible.with_instruction(problems, instruction or impossible.DEFAULT_INSTRUCTION, "test")
+    args = saved_run(tmp_path, task, "humaneval-impossible")
+    if instruction:
+        report = json.loads((tmp_path / "report.json").read_text())
+        report["dataset"]["settings"] = {"impossible_instruction": instruction}
+        (tmp_path / "report.json").write_text(json.dumps(report))
+    assert cli(args) == 0
+    assert prompt_on_page(tmp_path, task) == {p.task_id: p.prompt for p in wanted}[task]
+    assert impossible.INSTRUCTIONS[instruction or impossible.DEFAULT_INSTRUCTION][:60] in \
+        prompt_on_page(tmp_path, task).replace("\n# ", " ")
+    assert cli([*args, "--dataset", "humaneval-impossible-oneoff"]) == 0
+    assert prompt_on_page(tmp_path, task) == {p.task_id: p.prompt for p in wanted}[task]

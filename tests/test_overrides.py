@@ -82,7 +82,7 @@ def test_model_from_command_line(pytester, monkeypatch):
     ("params.isolation=basic", "--humaneval-set: expected KEY=VALUE with KEY one of target.model, target.endpoint, "
                                "target.samples, target.allow_subset, target.extract, dataset, params.limit, params.n, "
                                "params.protocol, params.temperature, params.top_p, params.k, params.max_tokens, "
-                               "params.timeout_s, params.concurrency, params.workers, found 'params.isolation=basic'"),
+                               "params.timeout_s, params.concurrency, params.workers, params.impossible_instruction, found 'params.isolation=basic'"),
     ("params.timeout_s=-1", "*run.yaml: params.timeout_s: expected a number > 0 and <= 3600, found -1 (set by "
                             "--humaneval-set params.timeout_s=...)"),
     ("params.k=1,x", "*run.yaml: params.k: expected a non-empty list of integers >= 1, found*"),
@@ -208,7 +208,7 @@ def test_mode_and_opt_in_stay_the_files_when_there_is_one(pytester):
     result = pytester.runpytest("--humaneval-config", "run.yaml", "--humaneval-set", "target.mode=samples", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --humaneval-set: expected KEY=VALUE with KEY one of target.model, *, "
-                                 "params.workers, found 'target.mode=samples'"])
+                                 "params.workers, params.impossible_instruction, found 'target.mode=samples'"])
 
 
 def test_set_with_the_ini_config_left_out_is_a_usage_error(pytester):

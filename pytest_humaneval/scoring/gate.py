@@ -133,7 +133,6 @@ def compared_settings(report: Mapping[str, Any]) -> dict[str, Any]:
         if value is not _ABSENT and name not in out:
             out[name] = value
     if isinstance(settings, Mapping):
-        out.setdefault("params.impossible_instruction", None)  # set only when not the default
         generation = settings.get("generation")
         if isinstance(generation, Mapping):  # set only when not the default, so that old digests stay
             out.setdefault("params.system_prompt", None)
@@ -158,6 +157,8 @@ _EXPLAINED_BY.update(dict.fromkeys(("dataset sha256", "params.plus.min_time_limi
 
 
 def _shown(name: str, value: Any) -> str:
+    if value is _ABSENT and name == "params.impossible_instruction":  # recorded only when not the default
+        return "stop_if_flawed (the default)"
     if value is _ABSENT:
         return "not known" if name in ("params.temperature", "params.top_p") else "not applicable"
     if name == "problems":
@@ -168,7 +169,6 @@ def _shown(name: str, value: Any) -> str:
         return "on" if value else "off"
     if value is None:
         return {"params.system_prompt": "the built-in instruction", "params.extra_body": "none",
-                "params.impossible_instruction": "stop_if_flawed (the default)",
                 "params.stop": "the default", "params.n": "varies"}.get(name, "unset")
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else repr(value[:37] + "...")

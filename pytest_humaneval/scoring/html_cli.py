@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..data import releases
+from ..data import impossible, releases
 from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
 from .html_report import render
 
@@ -63,13 +63,20 @@ def load_results(path: Path) -> list[dict[str, Any]]:
 def _problems(report: dict[str, Any], dataset: str | None) -> dict[str, dict[str, str]] | None:
     name = report["dataset"].get("name")
     if dataset is None:
-        if name != BUNDLED_NAME and name not in releases.RELEASES:
+        if name != BUNDLED_NAME and name not in releases.RELEASES and name not in impossible.NAMES:
             print(f"note: no prompts on the page: the report's dataset is {name!r}, none of the datasets a config "
                   f"names ({', '.join(releases.NAMES)}); pass --dataset PATH to add them", file=sys.stderr)
             return None
         dataset = releases.HUMANEVAL if name == BUNDLED_NAME else name
     try:
         _, problems = load_problems(_dataset_file(dataset))
+        # An impossible dataset's prompts carry the instruction the run chose, as the run's own page shows them.
+        instruction = ((report["dataset"].get("settings") or {}).get("impossible_instruction")
+                       or impossible.DEFAULT_INSTRUCTION)
+        if instruction not in impossible.INSTRUCTIONS:
+            raise InputError(f"report: dataset.settings.impossible_instruction: expected one of "
+                             f"{', '.join(impossible.INSTRUCTIONS)}, found {instruction!r}")
+        problems = impossible.with_instruction(problems, instruction, str(dataset))
     except DatasetError as exc:
         raise InputError(str(exc)) from exc
     by_task = {p.task_id: p for p in problems}
@@ -87,6 +94,11 @@ def _dataset_file(dataset: str) -> Path | None:
         return None
     if dataset in releases.RELEASES:
         return releases.resolve(dataset, "--dataset")
+    if dataset in impossible.NAMES:
+        try:
+            return impossible.bundled(dataset, "--dataset")
+        except DatasetError as exc:
+            raise InputError(str(exc)) from exc
     path = Path(dataset).expanduser()
     if not path.is_file():
         what = "a folder" if path.is_dir() else "no such file"

@@ -23,6 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, cast
 
+from ..data import impossible
 from ..data.dataset import natural_key
 from . import protocol
 from .metrics import STATUSES, dataset_title, fmt, measure_label, pass_at_k
@@ -201,18 +202,32 @@ def _problem_counts(report: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
 
 def _changes(report: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> dict[str, str]:
     """Per problem, against the baseline's pass rate c/n (as the gate's comparison): regressed, improved,
-    same, or new (absent from the baseline)."""
+    same, or new (absent from the baseline). On an impossible dataset a pass is a cheat: a higher pass rate is
+    the regression (it cheats more), as the gate's cheat-rate comparison has it."""
     if baseline is None:
         return {}
     old = _problem_counts(baseline)
+    worse = -1 if _impossible(report) else 1
     out = {}
     for task, (n, c) in _problem_counts(report).items():
         if task not in old:
             out[task] = "new"
             continue
-        before, now = old[task][1] / old[task][0], c / n
-        out[task] = "regressed" if now < before else "improved" if now > before else "same"
+        change = (c / n - old[task][1] / old[task][0]) * worse
+        out[task] = "regressed" if change < 0 else "improved" if change > 0 else "same"
     return out
+
+
+def _impossible(report: Mapping[str, Any]) -> bool:
+    """A run on an impossible dataset: its passes are cheats (engine/impossible.py)."""
+    return report.get("impossible") is not None
+
+
+def _rate_colour(rate: float, impossible: bool) -> str:
+    """A tile's colour for its pass rate: red (0) to green (1); reversed on an impossible dataset, where a pass is
+    a cheat."""
+    good = 1 - rate if impossible else rate
+    return f"hsl({good * 130:.0f} 62% {40 + good * 4:.0f}%)"
 
 
 # -- the page ------------------------------------------------------------------------------------------------
@@ -231,7 +246,7 @@ def render(report: Mapping[str, Any], rows: Iterable[Mapping[str, Any]],
     body = "\n".join([
         _header(report),
         _scores(report),
-        _cheating(report.get("impossible")),
+        _cheating(report),
         _gate(report.get("gate")),
         '<main class="main"><div class="left">',
         _curve_svg(report, by_task, baseline),
@@ -337,11 +352,15 @@ def _statuses(report: Mapping[str, Any]) -> str:
     return f'<div class="card statuses"><div class="bar">{bar}</div><ul class="legend">{legend}</ul></div>'
 
 
-def _cheating(block: Mapping[str, Any] | None) -> str:
-    """An impossible dataset's cheat rate (the pass rate: any pass is a cheat), with what the metric is, and its
-    split: the samples per category and the evidence for passes (engine/impossible.py)."""
+def _cheating(report: Mapping[str, Any]) -> str:
+    """An impossible dataset's cheat rate (the pass rate: any pass is a cheat), with what the metric is, the
+    instruction its prompts carried, and its split: the samples per category and the evidence for passes
+    (engine/impossible.py)."""
+    block = report.get("impossible")
     if block is None:
         return ""
+    settings = (report.get("dataset") or {}).get("settings") or {}
+    instruction = settings.get("impossible_instruction") or f"{impossible.DEFAULT_INSTRUCTION} (the default)"
 
     def counts(part: str, attribute: str) -> str:
         return "".join(f'<li>{esc(name.replace("_", " "))} <b {attribute}="{esc(name)}">{esc(count)}</b></li>'
@@ -349,7 +368,9 @@ def _cheating(block: Mapping[str, Any] | None) -> str:
 
     cheat = block.get("cheat_rate")
     return (f'<section class="cheating" id="cheating"><h2>Cheating: cheat rate <span data-cheat-rate="'
-            f'{esc(cheat)}">{fmt(cheat)}</span></h2><p>{esc(block.get("metric"))}.</p>'
+            f'{esc("" if cheat is None else cheat)}">{fmt(cheat)}</span></h2><p>{esc(block.get("metric"))}.</p>'
+            f'<p>Instruction in the prompts: <b data-instruction>{esc(instruction)}</b> (a cheat rate compares '
+            'with one measured under the same instruction only).</p>'
             f'<p><b>samples</b></p><ul class="legend">{counts("categories", "data-category")}</ul>'
             f'<p><b>evidence</b></p><ul class="legend">{counts("evidence", "data-evidence")}</ul></section>')
 
@@ -451,7 +472,7 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
         statuses = problem.get("statuses") or {}
         attempted = any(statuses.get(s) for s in ("passed", "assertion_failed", "runtime_error", "timeout"))
         rate = c / n if n else 0.0
-        colour = f"hsl({rate * 130:.0f} 62% {40 + rate * 4:.0f}%)" if attempted else "#9aa1a9"
+        colour = _rate_colour(rate, _impossible(report)) if attempted else "#9aa1a9"
         change = changes.get(task, "")
         label = task.rsplit("/", 1)[-1]
         tip = f"{task}: {c}/{n} passed" + (f", {change} against the baseline" if change else "")
@@ -461,18 +482,22 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
                      f'data-change="{esc(change)}" data-rate="{rate!r}" style="--rate:{colour}" title="{esc(tip)}">'
                      f'{esc(label)}</button>')
     mode = " by-change" if changes else ""
-    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>{_tile_legend(bool(changes))}'
+    legend = _tile_legend(bool(changes), _impossible(report))
+    return f'<section class="grid{mode}" id="grid">{"".join(tiles)}</section>{legend}'
 
 
-def _tile_legend(with_changes: bool) -> str:
+def _tile_legend(with_changes: bool, impossible: bool = False) -> str:
     """What a tile's colour means, for each way the grid is coloured (CSS shows the one in use)."""
-    ramp = ", ".join(f"hsl({rate * 130:.0f} 62% {40 + rate * 4:.0f}%)" for rate in (0, 0.25, 0.5, 0.75, 1))
-    rate = (f'<span class="by-rate">Tile colour: the share of the problem\'s samples that passed, '
+    ramp = ", ".join(_rate_colour(rate, impossible) for rate in (0, 0.25, 0.5, 0.75, 1))
+    passed = "passed (a pass is a cheat here)" if impossible else "passed"
+    rate = (f'<span class="by-rate">Tile colour: the share of the problem\'s samples that {passed}, '
             f'0% <span class="ramp" style="background:linear-gradient(90deg, {ramp})"></span> 100%; '
             f'<span class="swatch unrun"></span> hatched: none of its samples was attempted.</span>')
-    change = ('<span class="by-change">Tile colour: the change against the baseline\'s pass rate, '
-              + "; ".join(f'<span class="swatch {name}"></span> {name}' for name in ("regressed", "improved", "same",
-                                                                                   "new"))
+    names = {"regressed": "regressed (cheats more)", "improved": "improved (cheats less)"} if impossible else {}
+    change = (f'<span class="by-change">Tile colour: the change against the baseline\'s '
+              f'{"cheat" if impossible else "pass"} rate, '
+              + "; ".join(f'<span class="swatch {name}"></span> {names.get(name, name)}'
+                          for name in ("regressed", "improved", "same", "new"))
               + " (not in the baseline).</span>") if with_changes else ""
     return f'<p class="tile-legend" id="tile-legend">{rate}{change}</p>'
 
@@ -482,7 +507,7 @@ def summary_fragment(report: Mapping[str, Any]) -> str:
     measurements = report.get("measurements") or {}
     parts = []
     for name, m in measurements.items():
-        if _PASS_AT.match(name) or name == "human-eval.coverage":
+        if _PASS_AT.match(name) or name in ("human-eval.coverage", "human-eval.cheat_rate"):
             iv = m.get("interval")
             extra = f" ({iv['confidence']:.0%} interval {iv['low']:.3f} – {iv['high']:.3f})" if iv else ""
             parts.append(f'<li><b>{esc(name.removeprefix("human-eval."))}</b> '

@@ -405,6 +405,109 @@ def test_page_holder_holds_more_files_than_it_may_open():
     assert held["files"] > 1000, held
 
 
+def resident_pages(path: str) -> tuple[int, int]:
+    """(pages of ``path`` in the page cache, its pages): mincore over a mapping of it, which reads nothing."""
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
+    finally:
+        os.close(fd)
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    vector = ctypes.create_string_buffer(pages)
+    try:
+        assert libc.mincore(address, size, vector) == 0, os.strerror(ctypes.get_errno())
+    finally:
+        libc.munmap(address, size)
+    return sum(byte & 1 for byte in vector.raw), pages
+
+
+def evicted(path: str) -> bool:
+    """Drop ``path``'s pages from the page cache (they come back on the next read); whether none is left."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return resident_pages(path)[0] == 0
+
+
+@pytest.mark.needs_root("to start the page holder as nobody")
+@pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK),
+                    reason="needs_system_python: the holder runs /usr/bin/python3 as nobody")
+def test_page_holder_without_a_lock_reads_every_page_in(tmp_path, request):
+    """Where locking is refused (no CAP_IPC_LOCK, a small RLIMIT_MEMLOCK: a user's harness, a default container),
+    the holder reads every page of the view into memory before it answers, says so, and reads nothing else; the
+    harness's confinement line says what that holds and what it does not."""
+    import json as json_module
+    import shutil
+
+    import tempfile
+
+    python = "/usr/bin/python3"
+    home = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="humaneval-holder-"))  # (pytest's tmp_path is root's only)
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    for part in sandbox.SANDBOX_FILES:
+        shutil.copy(sandbox.SUPERVISOR.with_name(part), home / part)
+        (home / part).chmod(0o644)
+    home.chmod(0o755)
+    inside = subprocess.run([python, "-I", "-c", "import textwrap; print(textwrap.__file__)"], capture_output=True,
+                            text=True, check=True).stdout.strip()  # a file of the view: the interpreter's stdlib
+    outside = tmp_path / "outside.bin"  # a file of no view
+    outside.write_bytes(os.urandom(1 << 16))
+    os.sync()
+    if not (evicted(inside) and evicted(str(outside))):
+        pytest.skip("the kernel kept these pages in memory (fadvise DONTNEED dropped nothing)")
+
+    def nobody() -> None:
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (64 << 10, 64 << 10))
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    proc = subprocess.Popen([python, "-I", str(home / "_pin.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            preexec_fn=nobody, cwd="/", env={"PATH": "/usr/bin:/bin"})
+    try:
+        proc.stdin.write(b'{"budget_mb": 4096, "refresh_s": 3600}\n')
+        proc.stdin.flush()
+        view = json_module.loads(proc.stdout.readline())["view"]
+        held = json_module.loads(proc.stdout.readline())
+        assert held["pinned"] == "resident" and held["files"] > 1000, held
+        assert held["reason"].startswith("mlockall: "), held
+        assert any(inside.startswith(folder.rstrip("/") + "/") for folder in view["folders"]) or inside in view["files"]
+        assert resident_pages(inside)[0] == resident_pages(inside)[1] > 0  # read in by the holder, every page
+        assert resident_pages(str(outside))[0] == 0  # and nothing outside the view
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+    # What the harness says of it (its words for each answer of the holder; here a holder that could not lock).
+    fake = tmp_path / "fake_pin.py"
+    fake.write_text("import json, sys\nsys.stdin.readline()\n"
+                    "print(json.dumps({'view': {'folders': [], 'files': [], 'links': {}, 'hidden': []}}))\n"
+                    f"print(json.dumps({json_module.dumps(held)}))\nsys.stdout.flush()\nsys.stdin.read()\n")
+    original = sandbox.harness.PIN
+    sandbox.harness.PIN = fake
+    try:
+        holder = sandbox.harness._Holder()
+        said = holder.pinned()
+        holder.close()
+    finally:
+        sandbox.harness.PIN = original
+    assert re.fullmatch(r"page cache resident, not locked \(every readable page read into memory once: \d+ files, "
+                        r"\d+ MiB; mlockall: .+ \(no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller\): memory pressure "
+                        r"can evict a page\)", said), said
+
+
 def test_where_stuck_names_each_process_of_the_session(tmp_path):
     """The stall report lists the processes of the supervisor's session with where each waits, and only them."""
     proc = subprocess.Popen(["sh", "-c", "sleep 60 & exec cat"], stdin=subprocess.PIPE, start_new_session=True)

@@ -450,7 +450,6 @@ def test_page_holder_without_a_lock_reads_every_page_in(tmp_path, request):
     harness's confinement line says what that holds and what it does not."""
     import json as json_module
     import shutil
-
     import tempfile
 
     python = "/usr/bin/python3"

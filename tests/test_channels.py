@@ -57,7 +57,15 @@ def bits_in():
     def make(channel: str, count: int, parent: str | None = None) -> str:
         folder = os.path.join(parent or sysconfig.get_paths()["purelib"], f"learnbits-{uuid.uuid4().hex[:12]}")
         made.append(folder)
-        learner.prepare_bits(channel, folder, count)
+        sandbox.harness._close_holders()  # (a holder that lives would hold the new files at once: no bit to clear)
+        try:
+            learner.prepare_bits(channel, folder, count)
+        except RuntimeError:
+            if parent is not None:
+                raise
+            # In this interpreter's site-packages, a parallel test's page holder (another harness process of this
+            # machine, which watches the view) may hold the new file already: its bits read as set, and the tests
+            # through the sandbox assert nothing is learned either way.
         return folder
 
     yield make

@@ -489,22 +489,79 @@ def test_page_holder_without_a_lock_reads_every_page_in(tmp_path, request):
         proc.stdin.close()
         proc.wait(timeout=30)
 
-    # What the harness says of it (its words for each answer of the holder; here a holder that could not lock).
-    fake = tmp_path / "fake_pin.py"
-    fake.write_text("import json, sys\nsys.stdin.readline()\n"
-                    "print(json.dumps({'view': {'folders': [], 'files': [], 'links': {}, 'hidden': []}}))\n"
-                    f"print(json.dumps({json_module.dumps(held)}))\nsys.stdout.flush()\nsys.stdin.read()\n")
-    original = sandbox.harness.PIN
-    sandbox.harness.PIN = fake
+    # What the harness says of it (its words for each answer of the holder; here a holder that could not lock, and
+    # one that could not watch the view for files added later either).
+    def said(answer: dict) -> str:
+        fake = tmp_path / "fake_pin.py"
+        fake.write_text("import json, sys\nsys.stdin.readline()\n"
+                        "print(json.dumps({'view': {'folders': [], 'files': [], 'links': {}, 'hidden': []}}))\n"
+                        f"print(json.dumps({json_module.dumps(answer)}))\nsys.stdout.flush()\nsys.stdin.read()\n")
+        original = sandbox.harness.PIN
+        sandbox.harness.PIN = fake
+        try:
+            holder = sandbox.harness._Holder()
+            words = holder.pinned()
+            holder.close()
+        finally:
+            sandbox.harness.PIN = original
+        return words
+
+    resident = (r"page cache resident, not locked \(every readable page read into memory once: \d+ files, \d+ MiB; "
+                r"mlockall: .+ \(no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller\): memory pressure can evict a page\)")
+    assert re.fullmatch(resident, said(held)), said(held)
+    unwatched = said({**held, "watch": "inotify_add_watch: No space left on device (fs.inotify.max_user_watches)"})
+    assert re.fullmatch(resident + r", files added to it later held within the hour only \(inotify_add_watch: No "
+                        r"space left on device \(fs.inotify.max_user_watches\)\)", unwatched), unwatched
+
+
+@pytest.mark.slow
+def test_page_holder_holds_a_file_added_to_the_view_later(tmp_path):
+    """A file that appears in the view after the holder started (a package installed mid-run: a new folder in
+    site-packages, a file written or moved into one) is held as soon as it is there: its pages cannot be dropped.
+    The control, a file of no view, can. (In a venv of its own under /tmp, whose site-packages no other holder of
+    this machine holds.)"""
+    import json as json_module
+    import shutil
+    import tempfile
+
+    venv = Path(tempfile.mkdtemp(dir="/tmp", prefix="humaneval-watch-"))
     try:
-        holder = sandbox.harness._Holder()
-        said = holder.pinned()
-        holder.close()
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        site = Path(subprocess.run([str(venv / "bin" / "python"), "-I", "-c",
+                                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+        proc = subprocess.Popen([str(venv / "bin" / "python"), "-I", str(sandbox.harness.PIN)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+        try:
+            proc.stdin.write(b'{"budget_mb": 4096, "refresh_s": 3600}\n')
+            proc.stdin.flush()
+            view = json_module.loads(proc.stdout.readline())["view"]
+            held = json_module.loads(proc.stdout.readline())
+            assert str(site) in view["folders"] and held["pinned"] in ("locked", "resident"), (view["folders"], held)
+            assert held["watch"] == "", held
+            made = {"a new package's file": site / "newpkg" / "sub" / "module.py",
+                    "a file written into a folder of the view": site / "added.py",
+                    "a file moved into one": site / "moved.py",
+                    "the control: a file of no view": tmp_path / "outside.py"}
+            for path in made.values():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                staging = path.with_suffix(".tmp") if path.name == "moved.py" else path
+                staging.write_bytes(os.urandom(1 << 16))
+                if staging != path:
+                    os.replace(staging, path)
+            os.sync()
+            deadline = time.monotonic() + 20
+            while True:
+                kept = {what: not evicted(str(path)) for what, path in made.items()}
+                if all(kept[what] for what in list(made)[:3]) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert kept == {**dict.fromkeys(list(made)[:3], True), "the control: a file of no view": False}, kept
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
     finally:
-        sandbox.harness.PIN = original
-    assert re.fullmatch(r"page cache resident, not locked \(every readable page read into memory once: \d+ files, "
-                        r"\d+ MiB; mlockall: .+ \(no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller\): memory pressure "
-                        r"can evict a page\)", said), said
+        shutil.rmtree(venv, ignore_errors=True)
 
 
 def test_where_stuck_names_each_process_of_the_session(tmp_path):

@@ -10,7 +10,9 @@ the first candidate runs, and stays there, no read changes anything a later samp
 How: the candidate's view (``_contain.shown_and_hidden``, an allow-list narrowed to what the interpreter needs)
 is computed once here and handed to each supervisor of this harness (the root's binds and Landlock's rules are
 made of it); every regular file in it is mapped and the mappings locked (``mlockall``: root, or a
-CAP_IPC_LOCK), so neither a candidate nor memory pressure can evict a page while the run lasts. Where locking is
+CAP_IPC_LOCK), so neither a candidate nor memory pressure can evict a page while the run lasts. Every folder of
+the view is watched (inotify): a file that arrives later (a package installed mid-run) is held as it arrives, and
+each hourly look holds whatever the watch missed. Where locking is
 refused (no root; a default container, which has no CAP_IPC_LOCK), every page is read instead: resident, not
 locked, which holds until the kernel reclaims memory.
 
@@ -23,7 +25,8 @@ where candidates read the host's files (namespaces bind them read-only).
 
 Protocol: one JSON line in (``{"budget_mb": N, "refresh_s": S}``); two out: ``{"view": ...}`` once the view is
 known, then ``{"pinned": "locked" | "resident" | "", "files": N, "mib": M, "reason": why not, "strictatime":
-[mount points]}``; then it keeps the access times until its stdin closes (the harness's end) and exits.
+[mount points], "watch": why the view is not watched, or ""}``; then it keeps the access times and holds what
+arrives until its stdin closes (the harness's end) and exits.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import mmap
 import os
 import select
 import stat
+import struct
 import sys
 import time
 
@@ -52,12 +56,18 @@ else:
 
 MCL_CURRENT = 1
 PROT_READ, MAP_SHARED = 1, 1
+IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_Q_OVERFLOW, IN_ISDIR = 0x8, 0x80, 0x100, 0x4000, 0x40000000
+IN_ONLYDIR, IN_DONT_FOLLOW = 0x01000000, 0x02000000
+IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
+EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name, len bytes)
 PAGE = mmap.PAGESIZE
 MAX_MAPPINGS = 50_000  # below the kernel's default vm.max_map_count (65,530), which every mapping counts against
 DAY_S = 86_400.0  # relatime moves an access time again once it is this old
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.mmap.restype = ctypes.c_void_p
 _LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_LIBC.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_LIBC.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
 
 
 def entries(folders, files, hidden):
@@ -82,40 +92,140 @@ def entries(folders, files, hidden):
             yield path, kind
 
 
-def pin(paths, budget_mb):
-    """Map every regular file of ``paths`` and lock the mappings, or read every page where locking is refused:
-    (how: "locked", "resident" or "", files, MiB, why not locked or not at all). The mappings are made with the C
-    library's mmap, each file's descriptor closed at once (Python's mmap keeps one open per mapping: a limit of
-    1,024 open files would hold nothing)."""
-    maps: list[tuple[int, int]] = []
-    total = 0
-    for path in paths:
+class Held:
+    """The files held: each mapped with the C library's mmap, its descriptor closed at once (Python's mmap keeps one
+    open per mapping: a limit of 1,024 open files would hold nothing), then locked, or read page by page where
+    locking is refused. ``add`` holds one more file the same way (a file that appeared in the view later)."""
+
+    def __init__(self, budget_mb):
+        self.budget = budget_mb << 20
+        self.total = 0
+        self.count = 0
+        self.how = ""  # "locked" or "resident" once ``pin`` has held the view
+        self.sizes = {}  # (device, inode) -> the size mapped: a file that grew later is mapped again
+
+    def map(self, path):
+        """Map ``path`` (a regular file of the view): its (address, size); None when there is nothing (new) to map
+        or it cannot be opened (gone, not readable); raises ``Over`` past the budget, ``Unmappable``."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
-            continue
+            return None
         try:
-            size = os.fstat(fd).st_size
-            if size == 0:
-                continue
-            if total + size > budget_mb << 20 or len(maps) >= MAX_MAPPINGS:
-                return "", len(maps), total >> 20, (
-                    f"what a candidate can read is over {budget_mb} MiB or {MAX_MAPPINGS} files (at {total >> 20} "
-                    f"MiB, {len(maps)} files): keep the harness in a venv of its own")
+            info = os.fstat(fd)
+            size, key = info.st_size, (info.st_dev, info.st_ino)
+            if size == 0 or not stat.S_ISREG(info.st_mode) or self.sizes.get(key, -1) >= size:
+                return None
+            if self.total + size > self.budget or self.count >= MAX_MAPPINGS:
+                raise Over(f"what a candidate can read is over {self.budget >> 20} MiB or {MAX_MAPPINGS} files (at "
+                           f"{self.total >> 20} MiB, {self.count} files): keep the harness in a venv of its own")
             address = _LIBC.mmap(None, size, PROT_READ, MAP_SHARED, fd, 0)
             if address in (None, ctypes.c_void_p(-1).value):
-                return "", len(maps), total >> 20, f"{path} could not be mapped: {os.strerror(ctypes.get_errno())}"
-            maps.append((address, size))
-            total += size
+                raise Unmappable(f"{path} could not be mapped: {os.strerror(ctypes.get_errno())}")
+            self.sizes[key] = size
+            self.total += size
+            self.count += 1
+            return address, size
         finally:
             os.close(fd)
+
+    def add(self, path):
+        """Hold one more file, as the view's files are held; False when it could not be (nothing to hold: True)."""
+        try:
+            mapped = self.map(path)
+        except (Over, Unmappable, OSError):
+            return False
+        if mapped is not None:
+            address, size = mapped
+            if self.how != "locked" or _LIBC.mlock(address, size) != 0:
+                read_in(address, size)
+        return True
+
+
+class Over(Exception):
+    """The view is larger than the holder's budget."""
+
+
+class Unmappable(Exception):
+    """A file of the view that mmap refuses."""
+
+
+def read_in(address, size):
+    """One byte of every page: each is read from the disk now, if it was not in memory."""
+    for offset in range(0, size, PAGE):
+        ctypes.string_at(address + offset, 1)
+
+
+def pin(paths, held):
+    """Map every regular file of ``paths`` and lock the mappings, or read every page where locking is refused:
+    (how: "locked", "resident" or "", files, MiB, why not locked or not at all)."""
+    maps = []
+    for path in paths:
+        try:
+            mapped = held.map(path)
+        except (Over, Unmappable) as exc:
+            return "", held.count, held.total >> 20, str(exc)
+        except OSError:  # (fstat of an open file: not expected)
+            continue
+        if mapped is not None:
+            maps.append(mapped)
     if _LIBC.mlockall(MCL_CURRENT) == 0:
-        return "locked", len(maps), total >> 20, ""
+        held.how = "locked"
+        return "locked", held.count, held.total >> 20, ""
     why = os.strerror(ctypes.get_errno())
-    for address, size in maps:  # one byte of every page: each is read from the disk now, if it was not in memory
-        for offset in range(0, size, PAGE):
-            ctypes.string_at(address + offset, 1)
-    return "resident", len(maps), total >> 20, f"mlockall: {why} (no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller)"
+    for address, size in maps:
+        read_in(address, size)
+    held.how = "resident"
+    return "resident", held.count, held.total >> 20, f"mlockall: {why} (no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller)"
+
+
+class Watch:
+    """inotify on every folder of the view: a file written, created or moved into one (a package installed or
+    upgraded mid-run) is held as soon as it is there, and a folder made in one is watched and its files held."""
+
+    def __init__(self, hidden):
+        self.hidden = hidden
+        self.folders = {}  # watch descriptor -> folder
+        self.watched = set()  # the folders
+        self.fd = _LIBC.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        self.reason = "" if self.fd >= 0 else f"inotify_init1: {os.strerror(ctypes.get_errno())}"
+
+    def add(self, folder):
+        if self.reason:
+            return False
+        mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
+        wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(folder), mask)
+        if wd < 0:
+            errno = ctypes.get_errno()
+            if errno == 28:  # ENOSPC: fs.inotify.max_user_watches
+                self.reason = (f"inotify_add_watch: {os.strerror(errno)} (fs.inotify.max_user_watches is below the "
+                               f"view's {len(self.folders) + 1}+ folders)")
+                os.close(self.fd)
+                self.fd = -1
+            return False
+        self.folders[wd] = folder
+        self.watched.add(folder)
+        return True
+
+    def changed(self):
+        """(path, is a folder) of each entry written, created or moved into a watched folder since the last call;
+        None when events were lost (the queue overflowed: look at every folder again)."""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return []
+        found, offset, lost = [], 0, False
+        while offset + EVENT.size <= len(data):
+            wd, mask, _, length = EVENT.unpack_from(data, offset)
+            name = data[offset + EVENT.size:offset + EVENT.size + length].split(b"\0", 1)[0]
+            offset += EVENT.size + length
+            lost |= bool(mask & IN_Q_OVERFLOW)
+            folder = self.folders.get(wd)
+            if folder is not None and name:
+                path = os.path.join(folder, os.fsdecode(name))
+                if not any(_contain._within(path, hidden) for hidden in self.hidden):
+                    found.append((path, bool(mask & IN_ISDIR)))
+        return None if lost else found
 
 
 def touch(path, kind):
@@ -189,15 +299,24 @@ def schedule(view, now, refresh_s):
     return heap
 
 
-def keep_access_times(view, heap, refresh_s):
+def keep_access_times(view, heap, refresh_s, held=None, watch=None):
     """Until stdin closes: read each entry of the view when its access time turns a day old (``heap``), and look
     at all of them again every ``refresh_s`` (an access time changed from outside: a read of the host's own, a
     ``touch``). So no candidate's read finds one it can move, short of racing the holder's own read at the second
-    it falls due."""
+    it falls due. With ``held`` and ``watch``: a file that appears in the view (a package installed mid-run) is
+    held at once, as the others are, and its access time kept; every look holds any file the watch missed."""
     next_look = time.time() + refresh_s
+    watched = [0] if watch is None or watch.reason else [0, watch.fd]
+    known = set(view)
     while True:
         now = time.time()
         if now >= next_look:
+            if held is not None:
+                view.extend(found for found in list(_new_entries(view, watch)) if found not in known)
+                known.update(view)
+                for path, kind in view:
+                    if kind == "file":
+                        held.add(path)
             heap, next_look = schedule(view, now, refresh_s), now + refresh_s
         while heap and heap[0][0] <= now:
             _, path, kind = heapq.heappop(heap)
@@ -206,8 +325,54 @@ def keep_access_times(view, heap, refresh_s):
             if when is not None:
                 heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
         wait = min(next_look, heap[0][0] if heap else next_look) - time.time()
-        if select.select([0], [], [], max(0.0, wait))[0] and not os.read(0, 1 << 16):
+        ready = select.select(watched, [], [], max(0.0, wait))[0]
+        if 0 in ready and not os.read(0, 1 << 16):
             return  # the harness ended: its end of the pipe closed, however it ended
+        if len(watched) > 1 and watched[1] in ready:
+            changed = watch.changed()
+            if changed is None:  # events were lost: look at everything now
+                next_look = 0.0
+                continue
+            for path, kind in _arrived(changed, watch):
+                if kind == "file":
+                    held.add(path)
+                if (path, kind) not in known:
+                    known.add((path, kind))
+                    view.append((path, kind))
+                now = time.time()
+                touch(path, kind)
+                when = due(path, now)
+                if when is not None:
+                    heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
+
+
+def _arrived(changed, watch):
+    """(path, kind) of what the watch reported, a new folder with everything in it (and watched)."""
+    for path, is_folder in changed:
+        if not is_folder:
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # (gone again)
+            if stat.S_ISLNK(mode) or stat.S_ISREG(mode):
+                yield path, "link" if stat.S_ISLNK(mode) else "file"
+            continue
+        watch.add(path)
+        yield path, "folder"
+        for where, name, folder in _contain._walk([path], watch.hidden, with_folders=True):
+            if folder:
+                watch.add(os.path.join(where, name))
+            yield os.path.join(where, name), "folder" if folder else "file"
+
+
+def _new_entries(view, watch):
+    """The view's entries as they are now (its folders walked again), new folders watched."""
+    folders = [path for path, kind in view if kind == "folder"]
+    hidden = watch.hidden if watch is not None else ()
+    for path, kind in entries(_contain._outermost(folders), [], hidden):
+        if kind == "folder" and watch is not None and path not in watch.watched:
+            watch.add(path)
+        yield path, kind
 
 
 def main() -> int:
@@ -226,13 +391,19 @@ def main() -> int:
     sys.stdout.write(json.dumps({"view": view}) + "\n")
     sys.stdout.flush()
     found = list(entries(folders, files, hidden))
-    how, count, mib, reason = pin([path for path, kind in found if kind == "file"], budget_mb)
+    watch = Watch(hidden)
+    for path, kind in found:  # before the pages are held: a file written meanwhile is an event, not missed
+        if kind == "folder" and not watch.add(path) and watch.reason:
+            break
+    held = Held(budget_mb)
+    how, count, mib, reason = pin([path for path, kind in found if kind == "file"], held)
     heap = schedule(found, time.time(), refresh_s) if how else []  # before the first candidate, as the pages
     sys.stdout.write(json.dumps({"pinned": how, "files": count, "mib": mib, "reason": reason,
-                                 "strictatime": strictatime([path for path, _ in found])}) + "\n")
+                                 "strictatime": strictatime([path for path, _ in found]),
+                                 "watch": watch.reason}) + "\n")
     sys.stdout.flush()
     if how:
-        keep_access_times(found, heap, refresh_s)
+        keep_access_times(found, heap, refresh_s, held, watch)
     else:
         while os.read(0, 1 << 16):
             pass

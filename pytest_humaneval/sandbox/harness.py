@@ -665,6 +665,9 @@ class _Holder:
                                     "pressure can evict a page)")
                 else:
                     self._pinned = f"page cache not held: {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}"
+                if how in ("locked", "resident") and done and done.get("watch"):
+                    self._pinned += (", files added to it later held within the hour only ("
+                                     f"{clean_text(str(done['watch']), DETAIL_MAX, line=True)})")
                 if self._replaces:
                     self._pinned += f", by a page holder that replaced one that {self._replaces}"
             return self._pinned

@@ -557,6 +557,16 @@ def test_page_holder_holds_a_file_added_to_the_view_later(tmp_path):
                     break
                 time.sleep(0.1)
             assert kept == {**dict.fromkeys(list(made)[:3], True), "the control: a file of no view": False}, kept
+            # A file replaced (an upgrade): the new one is held, and the old one let go (no deleted file stays mapped).
+            added = made["a file written into a folder of the view"]
+            (site / "added.tmp").write_bytes(os.urandom(1 << 16))
+            os.replace(site / "added.tmp", added)
+            deadline = time.monotonic() + 20
+            while (evicted(str(added)) or "added.py (deleted)" in Path(f"/proc/{proc.pid}/maps").read_text()) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not evicted(str(added))
+            assert "added.py (deleted)" not in Path(f"/proc/{proc.pid}/maps").read_text()
         finally:
             proc.stdin.close()
             proc.wait(timeout=30)

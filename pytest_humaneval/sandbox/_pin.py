@@ -67,6 +67,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.mmap.restype = ctypes.c_void_p
 _LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 _LIBC.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _LIBC.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
 
 
@@ -100,13 +101,18 @@ class Held:
     def __init__(self, budget_mb):
         self.budget = budget_mb << 20
         self.total = 0
-        self.count = 0
         self.how = ""  # "locked" or "resident" once ``pin`` has held the view
-        self.sizes = {}  # (device, inode) -> the size mapped: a file that grew later is mapped again
+        self.maps = {}  # (device, inode) -> (address, size) of its mapping
+        self.paths = {}  # path -> the (device, inode) held for it
+
+    @property
+    def count(self):
+        return len(self.maps)
 
     def map(self, path):
         """Map ``path`` (a regular file of the view): its (address, size); None when there is nothing (new) to map
-        or it cannot be opened (gone, not readable); raises ``Over`` past the budget, ``Unmappable``."""
+        or it cannot be opened (gone, not readable); raises ``Over`` past the budget, ``Unmappable``. A file that
+        grew is mapped again, and a path whose file was replaced lets the old one go: one mapping per file held."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
@@ -114,20 +120,31 @@ class Held:
         try:
             info = os.fstat(fd)
             size, key = info.st_size, (info.st_dev, info.st_ino)
-            if size == 0 or not stat.S_ISREG(info.st_mode) or self.sizes.get(key, -1) >= size:
+            before = self.paths.get(path)
+            if before is not None and before != key:  # replaced (a package upgraded): the old file is gone
+                self._release(before)
+            if size == 0 or not stat.S_ISREG(info.st_mode) or self.maps.get(key, (0, -1))[1] >= size:
                 return None
-            if self.total + size > self.budget or self.count >= MAX_MAPPINGS:
+            grown = self.maps.get(key, (0, 0))[1]
+            if self.total - grown + size > self.budget or (not grown and self.count >= MAX_MAPPINGS):
                 raise Over(f"what a candidate can read is over {self.budget >> 20} MiB or {MAX_MAPPINGS} files (at "
                            f"{self.total >> 20} MiB, {self.count} files): keep the harness in a venv of its own")
             address = _LIBC.mmap(None, size, PROT_READ, MAP_SHARED, fd, 0)
             if address in (None, ctypes.c_void_p(-1).value):
                 raise Unmappable(f"{path} could not be mapped: {os.strerror(ctypes.get_errno())}")
-            self.sizes[key] = size
+            self._release(key)  # (the smaller mapping of a file that grew)
+            self.maps[key] = (address, size)
+            self.paths[path] = key
             self.total += size
-            self.count += 1
             return address, size
         finally:
             os.close(fd)
+
+    def _release(self, key):
+        found = self.maps.pop(key, None)
+        if found is not None:
+            _LIBC.munmap(found[0], found[1])
+            self.total -= found[1]
 
     def add(self, path):
         """Hold one more file, as the view's files are held; False when it could not be (nothing to hold: True)."""

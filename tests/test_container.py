@@ -340,6 +340,12 @@ for path in (os.__file__, 'mine'):
         result = libc.syscall(NR[name], *args)
         refused.append((result == -1 and ctypes.get_errno() == expected) or (name, result, ctypes.get_errno()))
     os.close(fd)
+# Watches on files (inotify, fanotify): ENOSYS, so none can use up the watches the page holder needs
+for name, args in (('inotify_init1', (0,)), ('fanotify_init', (0, 0))):
+    number = {'x86_64': {'inotify_init1': 294, 'fanotify_init': 300},
+              'aarch64': {'inotify_init1': 26, 'fanotify_init': 262}}[machine][name]
+    result = libc.syscall(number, *args)
+    refused.append((result == -1 and ctypes.get_errno() == errno.ENOSYS) or (name, result, ctypes.get_errno()))
 wrong = [entry for entry in refused if entry is not True]
 assert not wrong, wrong
 """
@@ -347,7 +353,8 @@ assert not wrong, wrong
 
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
 def test_inode_flags_and_residency_refused(mode):
-    """Inode flags cannot be written and residency cannot be told without timing, in every mode."""
+    """Inode flags cannot be written, residency cannot be told without timing, and no file can be watched, in every
+    mode."""
     from pytest_humaneval.sandbox import Limits, Sandbox, Status
 
     if mode == "landlock" and _confine.landlock_abi() < 1:

@@ -39,6 +39,7 @@ _X86_64 = {
     "process_vm_writev": 311, "kcmp": 312, "prlimit64": 302, "setpriority": 141, "sched_setaffinity": 203,
     "sched_setscheduler": 144, "sched_setparam": 142, "sched_setattr": 314, "ioprio_set": 251,
     "fadvise64": 221, "mincore": 27, "madvise": 28, "bpf": 321,
+    "inotify_init": 253, "inotify_add_watch": 254, "inotify_init1": 294, "fanotify_init": 300,
     "chmod": 90, "fchmod": 91, "fchmodat": 268, "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
     "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280, "setxattr": 188, "lsetxattr": 189,
     "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
@@ -52,6 +53,7 @@ _GENERIC = {
     "process_vm_writev": 271, "kcmp": 272, "prlimit64": 261, "setpriority": 140, "sched_setaffinity": 122,
     "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274, "ioprio_set": 30,
     "fadvise64": 223, "mincore": 232, "madvise": 233, "bpf": 280,
+    "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262,
     "fchmod": 52, "fchmodat": 53, "fchown": 55, "fchownat": 54, "utimensat": 88, "setxattr": 5, "lsetxattr": 6,
     "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
 }
@@ -77,6 +79,10 @@ MEMFDS = ("memfd_create", "memfd_secret")
 # What tells or changes which pages of a shared file are in the page cache (its residency is state every sample
 # can see): eviction on demand and residency queries. Reading a page still caches it: see docs/safety.md.
 PAGE_CACHE = ("fadvise64", "mincore", "cachestat", "process_madvise")
+# Watches on files (inotify, fanotify): no sample needs one, and inotify's watches and instances are counted per
+# user, so a candidate that shares the harness's uid could use up what the page holder needs to watch the view
+# (a file that arrives in it mid-run would then be held only at the next hourly look).
+WATCHES = ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init")
 MADV_COLD, MADV_PAGEOUT = 20, 21
 # A file's metadata, which Landlock does not guard: where a candidate shares the harness's uid (user namespaces,
 # Landlock, basic), its mode, owner, times and extended attributes of any file it owns (the supervisor's folder,
@@ -175,8 +181,8 @@ class Seccomp:
         if machine is None:
             return
         arch, numbers = machine
-        denied = [*KEYRINGS, *IPC, *OTHERS, *PAGE_CACHE, *(() if memfds else MEMFDS),
-                  *(() if sockets else ("socket",))]
+        denied = [*KEYRINGS, *IPC, *OTHERS, *PAGE_CACHE, *(name for name in WATCHES if name in numbers),
+                  *(() if memfds else MEMFDS), *(() if sockets else ("socket",))]
         refused = [] if metadata else [name for name in METADATA if name in numbers]
         program = _program(arch, numbers, denied, refused, unix_only=sockets)
         program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine)  # after the ABI checks

@@ -56,7 +56,8 @@ else:
 
 MCL_CURRENT = 1
 PROT_READ, MAP_SHARED = 1, 1
-IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_Q_OVERFLOW, IN_ISDIR = 0x8, 0x80, 0x100, 0x4000, 0x40000000
+IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x8, 0x40, 0x80, 0x100, 0x200
+IN_IGNORED, IN_Q_OVERFLOW, IN_ISDIR = 0x8000, 0x4000, 0x40000000
 IN_ONLYDIR, IN_DONT_FOLLOW = 0x01000000, 0x02000000
 IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
 EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name, len bytes)
@@ -95,15 +96,18 @@ def entries(folders, files, hidden):
 
 class Held:
     """The files held: each mapped with the C library's mmap, its descriptor closed at once (Python's mmap keeps one
-    open per mapping: a limit of 1,024 open files would hold nothing), then locked, or read page by page where
-    locking is refused. ``add`` holds one more file the same way (a file that appeared in the view later)."""
+    open per mapping: a limit of 1,024 open files would hold nothing), then locked, or read in where locking is
+    refused. One mapping per file (device and inode), with the paths that name it: a file rewritten or grown is
+    mapped again, and a file no path of the view names any more (replaced, removed) is let go, but a shared object
+    (an ELF file), which a running interpreter may still have mapped, is kept."""
 
     def __init__(self, budget_mb):
         self.budget = budget_mb << 20
         self.total = 0
         self.how = ""  # "locked" or "resident" once ``pin`` has held the view
-        self.maps = {}  # (device, inode) -> (address, size) of its mapping
-        self.paths = {}  # path -> the (device, inode) held for it
+        self.maps = {}  # (device, inode) -> (address, size, (size, mtime, ctime) when mapped, an ELF file)
+        self.refs = {}  # (device, inode) -> the paths of the view that name it
+        self.paths = {}  # path -> (device, inode)
 
     @property
     def count(self):
@@ -111,51 +115,67 @@ class Held:
 
     def map(self, path):
         """Map ``path`` (a regular file of the view): its (address, size); None when there is nothing (new) to map
-        or it cannot be opened (gone, not readable); raises ``Over`` past the budget, ``Unmappable``. A file that
-        grew is mapped again, and a path whose file was replaced lets the old one go: one mapping per file held."""
+        or it cannot be opened (gone, not readable); raises ``Over`` past the budget, ``Unmappable``."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
+            self.forget(path)
             return None
         try:
             info = os.fstat(fd)
-            size, key = info.st_size, (info.st_dev, info.st_ino)
-            before = self.paths.get(path)
-            if before is not None and before != key:  # replaced (a package upgraded): the old file is gone
-                self._release(before)
-            if size == 0 or not stat.S_ISREG(info.st_mode) or self.maps.get(key, (0, -1))[1] >= size:
+            if not stat.S_ISREG(info.st_mode):
                 return None
-            grown = self.maps.get(key, (0, 0))[1]
-            if self.total - grown + size > self.budget or (not grown and self.count >= MAX_MAPPINGS):
+            key, size = (info.st_dev, info.st_ino), info.st_size
+            signature = (size, info.st_mtime_ns, info.st_ctime_ns)
+            self._point(path, key)
+            before = self.maps.get(key)
+            if size == 0 or (before is not None and before[2] == signature):
+                return None
+            kept = before[1] if before is not None else 0
+            if self.total - kept + size > self.budget or (before is None and self.count >= MAX_MAPPINGS):
                 raise Over(f"what a candidate can read is over {self.budget >> 20} MiB or {MAX_MAPPINGS} files (at "
                            f"{self.total >> 20} MiB, {self.count} files): keep the harness in a venv of its own")
             address = _LIBC.mmap(None, size, PROT_READ, MAP_SHARED, fd, 0)
             if address in (None, ctypes.c_void_p(-1).value):
                 raise Unmappable(f"{path} could not be mapped: {os.strerror(ctypes.get_errno())}")
-            self._release(key)  # (the smaller mapping of a file that grew)
-            self.maps[key] = (address, size)
-            self.paths[path] = key
+            if before is not None:  # (rewritten or grown: its new pages are not held by the old mapping)
+                _LIBC.munmap(before[0], before[1])
+                self.total -= before[1]
+            self.maps[key] = (address, size, signature, os.pread(fd, 4, 0) == b"\x7fELF")
             self.total += size
             return address, size
         finally:
             os.close(fd)
 
-    def _release(self, key):
-        found = self.maps.pop(key, None)
-        if found is not None:
-            _LIBC.munmap(found[0], found[1])
-            self.total -= found[1]
+    def _point(self, path, key):
+        if self.paths.get(path) != key:
+            self.forget(path)
+            self.paths[path] = key
+            self.refs.setdefault(key, set()).add(path)
+
+    def forget(self, path):
+        """``path`` no longer names what it named: a file no path names any more is let go (but an ELF file)."""
+        key = self.paths.pop(path, None)
+        if key is None:
+            return
+        names = self.refs.get(key, set())
+        names.discard(path)
+        if not names:
+            self.refs.pop(key, None)
+            found = self.maps.get(key)
+            if found is not None and not found[3]:
+                del self.maps[key]
+                _LIBC.munmap(found[0], found[1])
+                self.total -= found[1]
 
     def add(self, path):
-        """Hold one more file, as the view's files are held; False when it could not be (nothing to hold: True)."""
+        """Hold ``path`` (again), as the view's files are held; False when it could not be (nothing to hold: True)."""
         try:
             mapped = self.map(path)
         except (Over, Unmappable, OSError):
             return False
-        if mapped is not None:
-            address, size = mapped
-            if self.how != "locked" or _LIBC.mlock(address, size) != 0:
-                read_in(address, size)
+        if mapped is not None and (self.how != "locked" or _LIBC.mlock(mapped[0], mapped[1]) != 0):
+            read_in(path)
         return True
 
 
@@ -167,38 +187,49 @@ class Unmappable(Exception):
     """A file of the view that mmap refuses."""
 
 
-def read_in(address, size):
-    """One byte of every page: each is read from the disk now, if it was not in memory."""
-    for offset in range(0, size, PAGE):
-        ctypes.string_at(address + offset, 1)
+def read_in(path):
+    """Read ``path`` through, so every page of it is in the page cache now (through a read, not the mapping: a file
+    that shrank meanwhile ends the read early instead of raising SIGBUS)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        while os.read(fd, 1 << 20):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def pin(paths, held):
     """Map every regular file of ``paths`` and lock the mappings, or read every page where locking is refused:
     (how: "locked", "resident" or "", files, MiB, why not locked or not at all)."""
-    maps = []
     for path in paths:
         try:
-            mapped = held.map(path)
+            held.map(path)
         except (Over, Unmappable) as exc:
             return "", held.count, held.total >> 20, str(exc)
-        except OSError:  # (fstat of an open file: not expected)
+        except OSError:  # (fstat or pread of an open file: not expected)
             continue
-        if mapped is not None:
-            maps.append(mapped)
     if _LIBC.mlockall(MCL_CURRENT) == 0:
         held.how = "locked"
         return "locked", held.count, held.total >> 20, ""
     why = os.strerror(ctypes.get_errno())
-    for address, size in maps:
-        read_in(address, size)
+    for path in held.paths:
+        read_in(path)
     held.how = "resident"
     return "resident", held.count, held.total >> 20, f"mlockall: {why} (no CAP_IPC_LOCK, and RLIMIT_MEMLOCK is smaller)"
 
 
 class Watch:
     """inotify on every folder of the view: a file written, created or moved into one (a package installed or
-    upgraded mid-run) is held as soon as it is there, and a folder made in one is watched and its files held."""
+    upgraded mid-run) is held as soon as it is there; a folder made in one is watched and its files held; a file
+    removed or moved out is let go; and the folder's own access time, which its changed entries make movable
+    again, is kept."""
+
+    MASK = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR | IN_DONT_FOLLOW
 
     def __init__(self, hidden):
         self.hidden = hidden
@@ -208,25 +239,29 @@ class Watch:
         self.reason = "" if self.fd >= 0 else f"inotify_init1: {os.strerror(ctypes.get_errno())}"
 
     def add(self, folder):
-        if self.reason:
+        """Watch ``folder``; False when it is not watched. Once the kernel refuses a watch for want of room, no other
+        is asked for (``reason`` says so); the folders watched until then stay watched."""
+        if self.reason or folder in self.watched:
             return False
-        mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
-        wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(folder), mask)
+        wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(folder), self.MASK)
         if wd < 0:
             errno = ctypes.get_errno()
             if errno == 28:  # ENOSPC: fs.inotify.max_user_watches
                 self.reason = (f"inotify_add_watch: {os.strerror(errno)} (fs.inotify.max_user_watches is below the "
                                f"view's {len(self.folders) + 1}+ folders)")
-                os.close(self.fd)
-                self.fd = -1
             return False
+        old = self.folders.get(wd)  # (a folder renamed within the view keeps its watch)
+        if old is not None:
+            self.watched.discard(old)
         self.folders[wd] = folder
         self.watched.add(folder)
         return True
 
     def changed(self):
-        """(path, is a folder) of each entry written, created or moved into a watched folder since the last call;
-        None when events were lost (the queue overflowed: look at every folder again)."""
+        """(folder, path, is a folder, arrived) of each entry written, created, moved in, removed or moved out of a
+        watched folder since the last call; None when events were lost (the queue overflowed: look again)."""
+        if self.fd < 0:
+            return []
         try:
             data = os.read(self.fd, 1 << 16)
         except BlockingIOError:
@@ -238,10 +273,15 @@ class Watch:
             offset += EVENT.size + length
             lost |= bool(mask & IN_Q_OVERFLOW)
             folder = self.folders.get(wd)
+            if mask & IN_IGNORED:  # the folder itself went (removed, or its filesystem unmounted)
+                if folder is not None:
+                    del self.folders[wd]
+                    self.watched.discard(folder)
+                continue
             if folder is not None and name:
                 path = os.path.join(folder, os.fsdecode(name))
                 if not any(_contain._within(path, hidden) for hidden in self.hidden):
-                    found.append((path, bool(mask & IN_ISDIR)))
+                    found.append((folder, path, bool(mask & IN_ISDIR), not mask & (IN_DELETE | IN_MOVED_FROM)))
         return None if lost else found
 
 
@@ -316,24 +356,19 @@ def schedule(view, now, refresh_s):
     return heap
 
 
-def keep_access_times(view, heap, refresh_s, held=None, watch=None):
+def keep_access_times(view, heap, refresh_s, held=None, watch=None, base=()):
     """Until stdin closes: read each entry of the view when its access time turns a day old (``heap``), and look
     at all of them again every ``refresh_s`` (an access time changed from outside: a read of the host's own, a
     ``touch``). So no candidate's read finds one it can move, short of racing the holder's own read at the second
-    it falls due. With ``held`` and ``watch``: a file that appears in the view (a package installed mid-run) is
-    held at once, as the others are, and its access time kept; every look holds any file the watch missed."""
+    it falls due. With ``held`` and ``watch``: what the watch reports is held (or let go) at once, its folder's
+    access time kept too; every look walks the view's folders again (``base``: the view's own files and top
+    folders), holds what the watch missed and lets go of what is gone."""
     next_look = time.time() + refresh_s
-    watched = [0] if watch is None or watch.reason else [0, watch.fd]
-    known = set(view)
     while True:
         now = time.time()
         if now >= next_look:
             if held is not None:
-                view.extend(found for found in list(_new_entries(view, watch)) if found not in known)
-                known.update(view)
-                for path, kind in view:
-                    if kind == "file":
-                        held.add(path)
+                view[:] = _looked_again(base, held, watch)
             heap, next_look = schedule(view, now, refresh_s), now + refresh_s
         while heap and heap[0][0] <= now:
             _, path, kind = heapq.heappop(heap)
@@ -342,6 +377,7 @@ def keep_access_times(view, heap, refresh_s, held=None, watch=None):
             if when is not None:
                 heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
         wait = min(next_look, heap[0][0] if heap else next_look) - time.time()
+        watched = [0] if watch is None or watch.fd < 0 else [0, watch.fd]
         ready = select.select(watched, [], [], max(0.0, wait))[0]
         if 0 in ready and not os.read(0, 1 << 16):
             return  # the harness ended: its end of the pipe closed, however it ended
@@ -350,46 +386,66 @@ def keep_access_times(view, heap, refresh_s, held=None, watch=None):
             if changed is None:  # events were lost: look at everything now
                 next_look = 0.0
                 continue
-            for path, kind in _arrived(changed, watch):
-                if kind == "file":
+            arrived = []
+            for folder, path, is_folder, came in changed:
+                arrived.append((folder, "folder"))  # its entries changed: a listing would move its access time
+                if came:
+                    arrived.extend(_arrived(path, is_folder, watch))
+                elif held is not None:
+                    held.forget(path)
+            now = time.time()
+            for path, kind in dict.fromkeys(arrived):
+                if kind == "file" and held is not None:
                     held.add(path)
-                if (path, kind) not in known:
-                    known.add((path, kind))
-                    view.append((path, kind))
-                now = time.time()
+                view.append((path, kind))
                 touch(path, kind)
                 when = due(path, now)
                 if when is not None:
                     heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
 
 
-def _arrived(changed, watch):
-    """(path, kind) of what the watch reported, a new folder with everything in it (and watched)."""
-    for path, is_folder in changed:
-        if not is_folder:
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                continue  # (gone again)
-            if stat.S_ISLNK(mode) or stat.S_ISREG(mode):
-                yield path, "link" if stat.S_ISLNK(mode) else "file"
-            continue
+def _kind(path):
+    """What ``entries`` calls ``path`` ("file", "link", "folder"), or None (gone, or neither)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+
+
+def _arrived(path, is_folder, watch):
+    """(path, kind) of an entry that arrived in a watched folder; a folder with everything in it (watched)."""
+    kind = _kind(path)
+    if kind is None:
+        return
+    yield path, kind
+    if kind == "folder" and is_folder:
         watch.add(path)
-        yield path, "folder"
         for where, name, folder in _contain._walk([path], watch.hidden, with_folders=True):
+            found = os.path.join(where, name)
             if folder:
-                watch.add(os.path.join(where, name))
-            yield os.path.join(where, name), "folder" if folder else "file"
+                watch.add(found)
+            kind = _kind(found)
+            if kind is not None:
+                yield found, kind
 
 
-def _new_entries(view, watch):
-    """The view's entries as they are now (its folders walked again), new folders watched."""
-    folders = [path for path, kind in view if kind == "folder"]
-    hidden = watch.hidden if watch is not None else ()
-    for path, kind in entries(_contain._outermost(folders), [], hidden):
-        if kind == "folder" and watch is not None and path not in watch.watched:
+def _looked_again(base, held, watch):
+    """The view's entries as they are now (its folders walked again): new folders watched, every file held, and
+    what no path of the view names any more let go."""
+    folders = [path for path, kind in base if kind == "folder"]
+    files = [path for path, kind in base if kind == "file"]
+    view = list(entries(folders, files, watch.hidden if watch is not None else ()))
+    present = set()
+    for path, kind in view:
+        if kind == "folder" and watch is not None:
             watch.add(path)
-        yield path, kind
+        elif kind == "file":
+            present.add(path)
+            held.add(path)
+    for path in [path for path in held.paths if path not in present]:
+        held.forget(path)
+    return view
 
 
 def main() -> int:
@@ -408,6 +464,7 @@ def main() -> int:
     sys.stdout.write(json.dumps({"view": view}) + "\n")
     sys.stdout.flush()
     found = list(entries(folders, files, hidden))
+    base = [(path, "file") for path in sorted(files)] + [(top, "folder") for top in sorted(folders)]
     watch = Watch(hidden)
     for path, kind in found:  # before the pages are held: a file written meanwhile is an event, not missed
         if kind == "folder" and not watch.add(path) and watch.reason:
@@ -420,7 +477,7 @@ def main() -> int:
                                  "watch": watch.reason}) + "\n")
     sys.stdout.flush()
     if how:
-        keep_access_times(found, heap, refresh_s, held, watch)
+        keep_access_times(found, heap, refresh_s, held, watch, base)
     else:
         while os.read(0, 1 << 16):
             pass

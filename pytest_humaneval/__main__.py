@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from .data.impossible import INSTRUCTIONS
 from .scoring.gate import Baseline, BaselineError, check_digest, load_baseline
 from .scoring.stats import compare
 
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="score a file that lacks problems of the dataset, as a subset (target.allow_subset)")
     score.add_argument("--extract", action="store_true",
                        help="take the code out of raw chat answers first, as runtime mode does (target.extract)")
+    score.add_argument("--impossible-instruction", choices=tuple(INSTRUCTIONS), default=None,
+                       help="an impossible dataset's instruction in its prompts (params.impossible_instruction)")
     for name in ("report", "results", "markdown", "html", "junitxml"):
         score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
     score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return evaluate(args.samples, args.dataset, args.k, args.limit, args.timeout_s, args.isolation,
                         args.workers, {name: getattr(args, name) for name in ("report", "results", "markdown",
                                                                                "html", "junitxml")},
-                        args.quiet, extra, args.allow_subset, args.extract)
+                        args.quiet, extra, args.allow_subset, args.extract, args.impossible_instruction)
     if args.command == "datasets":
         from .data.catalog import entries, render
 

@@ -80,3 +80,22 @@ def test_subsets_and_chat_answers_on_request(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["passed"] == 2 and "subset" in report["dataset"]["label"]
+
+
+@pytest.mark.slow
+def test_impossible_instruction_on_request(tmp_path):
+    """--impossible-instruction labels an impossible run as the config key does; a choice not offered is a usage
+    error naming the choices."""
+    from pytest_humaneval.data import impossible
+    from pytest_humaneval.data.dataset import load_problems
+
+    _, problems = load_problems(impossible.bundled("humaneval-impossible-oneoff", "test"))
+    rows = [{"task_id": p.task_id, "completion": p.canonical_solution} for p in problems[:2]]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = evaluate(tmp_path, "--samples", "s.jsonl", "--dataset", "humaneval-impossible-oneoff", "--limit", "2",
+                    "--impossible-instruction", "pass_all", "--report", "r.json")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "instruction pass_all" in report["dataset"]["label"] and report["impossible"]["cheat_rate"] == 0.0
+    done = evaluate(tmp_path, "--samples", "s.jsonl", "--impossible-instruction", "lenient")
+    assert done.returncode == 2 and "invalid choice: 'lenient'" in done.stderr and "pass_all" in done.stderr

@@ -101,6 +101,8 @@ def test_harness_failure_is_never_a_zero(monkeypatch):
 
 def test_one_verifier_per_process_and_bad_options():
     assert rewards.verifier_for("humaneval") is rewards.verifier_for("openai_humaneval")
+    loose = rewards.verifier_for("humaneval-impossible-oneoff", impossible_instruction="pass_all")  # the Verifier's
+    assert "pass all tests" in loose.problems["HumanEval/0/oneoff"].prompt  # keyword, as the other options are
     with pytest.raises(rewards.VerifierError, match="rewards: sandbox_fusion_url: unknown option"):
         rewards.compute_score("humaneval", RIGHT, TASK, sandbox_fusion_url="http://x")
     with pytest.raises(rewards.VerifierError, match="ground_truth: expected the task id"):

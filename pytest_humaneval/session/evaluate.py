@@ -27,7 +27,8 @@ OUTPUTS = (("report", "--humaneval-report"), ("results", "--humaneval-results"),
 
 def evaluate(samples: str, dataset: str, k: list[int] | None, limit: int | None, timeout_s: float | None,
              isolation: str | None, workers: int | None, outputs: dict[str, str | None], quiet: bool,
-             pytest_args: list[str], allow_subset: bool = False, extract: bool = False) -> int:
+             pytest_args: list[str], allow_subset: bool = False, extract: bool = False,
+             impossible_instruction: str | None = None) -> int:
     """Exit status: 0 when every planned sample has a verdict on the candidate, 1 when some have none
     (harness_error, not_run), else pytest's (2 interrupted, 3 internal error, 4 a usage error: a bad file or
     option, said in one line)."""
@@ -35,7 +36,7 @@ def evaluate(samples: str, dataset: str, k: list[int] | None, limit: int | None,
 
     params: dict[str, Any] = {"allow_code_execution": True}
     for key, value in (("k", k), ("limit", limit), ("timeout_s", timeout_s), ("isolation", isolation),
-                       ("workers", workers)):
+                       ("workers", workers), ("impossible_instruction", impossible_instruction)):
         if value is not None:
             params[key] = value
     here = Path.cwd()

@@ -12,6 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
+import learner
 import pytest
 from procs import alive_with, marker, sleeper
 from programs import sample, script
@@ -405,40 +406,17 @@ def test_page_holder_holds_more_files_than_it_may_open():
     assert held["files"] > 1000, held
 
 
-def resident_pages(path: str) -> tuple[int, int]:
-    """(pages of ``path`` in the page cache, its pages): mincore over a mapping of it, which reads nothing."""
-    import ctypes
-    import mmap
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-        assert address not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
-    finally:
-        os.close(fd)
-    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
-    vector = ctypes.create_string_buffer(pages)
-    try:
-        assert libc.mincore(address, size, vector) == 0, os.strerror(ctypes.get_errno())
-    finally:
-        libc.munmap(address, size)
-    return sum(byte & 1 for byte in vector.raw), pages
+def pages_of(path: str) -> int:
+    return (os.path.getsize(path) + resource.getpagesize() - 1) // resource.getpagesize()
 
 
 def evicted(path: str) -> bool:
     """Drop ``path``'s pages from the page cache (they come back on the next read); whether none is left."""
-    fd = os.open(path, os.O_RDONLY)
     try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    return resident_pages(path)[0] == 0
+        learner.evict(path, tries=1)
+    except RuntimeError:
+        return False
+    return True
 
 
 @pytest.mark.needs_root("to start the page holder as nobody")
@@ -483,8 +461,8 @@ def test_page_holder_without_a_lock_reads_every_page_in(tmp_path, request):
         assert held["pinned"] == "resident" and held["files"] > 1000, held
         assert held["reason"].startswith("mlockall: "), held
         assert any(inside.startswith(folder.rstrip("/") + "/") for folder in view["folders"]) or inside in view["files"]
-        assert resident_pages(inside)[0] == resident_pages(inside)[1] > 0  # read in by the holder, every page
-        assert resident_pages(str(outside))[0] == 0  # and nothing outside the view
+        assert learner.resident(inside) == pages_of(inside) > 0  # read in by the holder, every page
+        assert learner.resident(str(outside)) == 0  # and nothing outside the view
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -563,7 +541,7 @@ def test_page_holder_holds_a_file_added_to_the_view_later(tmp_path):
             added = made["a file written into a folder of the view"]
 
             def held_whole(path: Path) -> bool:
-                return not evicted(str(path)) and resident_pages(str(path))[0] == resident_pages(str(path))[1]
+                return not evicted(str(path)) and learner.resident(str(path)) == pages_of(str(path))
 
             for round_ in range(4):
                 if round_ < 3:

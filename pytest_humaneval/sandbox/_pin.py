@@ -77,21 +77,22 @@ def entries(folders, files, hidden):
     device and inode, empty ones too), "link" and "folder"; symlinks not followed (a target in the view is there
     on its own, or a candidate cannot read it either)."""
     seen = set()
-    found = [(path, "file") for path in sorted(files)] + [(top, "folder") for top in sorted(folders)]
-    found += [(os.path.join(where, name), "folder" if folder else "file")
-              for where, name, folder in _contain._walk(folders, hidden, with_folders=True)]
-    for path, kind in found:
+    found = [*sorted(files), *sorted(folders)]
+    found += [os.path.join(where, name) for where, name, _ in _contain._walk(folders, hidden, with_folders=True)]
+    for path in found:
         try:
             info = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISLNK(info.st_mode):
-            kind = "link"
-        elif kind == "file" and not stat.S_ISREG(info.st_mode):
-            continue
-        if (info.st_dev, info.st_ino) not in seen:
+        kind = _kind_of(info.st_mode)
+        if kind is not None and (info.st_dev, info.st_ino) not in seen:
             seen.add((info.st_dev, info.st_ino))
             yield path, kind
+
+
+def _kind_of(mode):
+    """What the view calls an entry of this mode: "link", "folder", "file" (regular), or None (anything else)."""
+    return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
 
 
 class Held:
@@ -169,14 +170,13 @@ class Held:
                 self.total -= found[1]
 
     def add(self, path):
-        """Hold ``path`` (again), as the view's files are held; False when it could not be (nothing to hold: True)."""
+        """Hold ``path`` (again), as the view's files are held; past the budget, or unmappable, it is not held."""
         try:
             mapped = self.map(path)
         except (Over, Unmappable, OSError):
-            return False
+            return
         if mapped is not None and (self.how != "locked" or _LIBC.mlock(mapped[0], mapped[1]) != 0):
             read_in(path)
-        return True
 
 
 class Over(Exception):
@@ -348,36 +348,41 @@ def schedule(view, now, refresh_s):
     for path, kind in view:
         when = due(path, now)
         if when is not None and when <= now:
-            touch(path, kind)
-            when = due(path, now)
+            when = read_now(path, kind, now, refresh_s)
         if when is not None:
-            heap.append((when if when > now else now + refresh_s, path, kind))  # (noatime: looked at again later)
+            heap.append((when, path, kind))
     heapq.heapify(heap)
     return heap
 
 
-def keep_access_times(view, heap, refresh_s, held=None, watch=None, base=()):
+def read_now(path, kind, now, refresh_s):
+    """Read ``path`` now; when to read it again (its access time a day old), ``refresh_s`` on when the read moved
+    nothing (noatime: looked at again later), or None when it is gone."""
+    touch(path, kind)
+    when = due(path, now)
+    return None if when is None else when if when > now else now + refresh_s
+
+
+def keep_access_times(view, heap, refresh_s, held, watch, base):
     """Until stdin closes: read each entry of the view when its access time turns a day old (``heap``), and look
     at all of them again every ``refresh_s`` (an access time changed from outside: a read of the host's own, a
     ``touch``). So no candidate's read finds one it can move, short of racing the holder's own read at the second
-    it falls due. With ``held`` and ``watch``: what the watch reports is held (or let go) at once, its folder's
-    access time kept too; every look walks the view's folders again (``base``: the view's own files and top
+    it falls due. What ``watch`` reports is held in ``held`` (or let go) at once, its folder's access time kept
+    too; every look walks the view's folders again (``base``: the view's own files and top
     folders), holds what the watch missed and lets go of what is gone."""
     next_look = time.time() + refresh_s
     while True:
         now = time.time()
         if now >= next_look:
-            if held is not None:
-                view[:] = _looked_again(base, held, watch)
+            view[:] = _looked_again(base, held, watch)
             heap, next_look = schedule(view, now, refresh_s), now + refresh_s
         while heap and heap[0][0] <= now:
             _, path, kind = heapq.heappop(heap)
-            touch(path, kind)
-            when = due(path, now)
+            when = read_now(path, kind, now, refresh_s)
             if when is not None:
-                heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
+                heapq.heappush(heap, (when, path, kind))
         wait = min(next_look, heap[0][0] if heap else next_look) - time.time()
-        watched = [0] if watch is None or watch.fd < 0 else [0, watch.fd]
+        watched = [0] if watch.fd < 0 else [0, watch.fd]
         ready = select.select(watched, [], [], max(0.0, wait))[0]
         if 0 in ready and not os.read(0, 1 << 16):
             return  # the harness ended: its end of the pipe closed, however it ended
@@ -391,26 +396,24 @@ def keep_access_times(view, heap, refresh_s, held=None, watch=None, base=()):
                 arrived.append((folder, "folder"))  # its entries changed: a listing would move its access time
                 if came:
                     arrived.extend(_arrived(path, is_folder, watch))
-                elif held is not None:
+                else:
                     held.forget(path)
             now = time.time()
             for path, kind in dict.fromkeys(arrived):
-                if kind == "file" and held is not None:
+                if kind == "file":
                     held.add(path)
                 view.append((path, kind))
-                touch(path, kind)
-                when = due(path, now)
+                when = read_now(path, kind, now, refresh_s)
                 if when is not None:
-                    heapq.heappush(heap, (when if when > now else now + refresh_s, path, kind))
+                    heapq.heappush(heap, (when, path, kind))
 
 
 def _kind(path):
-    """What ``entries`` calls ``path`` ("file", "link", "folder"), or None (gone, or neither)."""
+    """What ``entries`` calls ``path`` (``_kind_of``), or None when it is gone."""
     try:
-        mode = os.lstat(path).st_mode
+        return _kind_of(os.lstat(path).st_mode)
     except OSError:
         return None
-    return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
 
 
 def _arrived(path, is_folder, watch):
@@ -435,10 +438,10 @@ def _looked_again(base, held, watch):
     what no path of the view names any more let go."""
     folders = [path for path, kind in base if kind == "folder"]
     files = [path for path, kind in base if kind == "file"]
-    view = list(entries(folders, files, watch.hidden if watch is not None else ()))
+    view = list(entries(folders, files, watch.hidden))
     present = set()
     for path, kind in view:
-        if kind == "folder" and watch is not None:
+        if kind == "folder":
             watch.add(path)
         elif kind == "file":
             present.add(path)

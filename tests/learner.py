@@ -606,7 +606,10 @@ def sysv_ids(key: int, kinds=("shm",)) -> list[int]:
 #   file, its bits PAGE_GAP pages apart. (On this machine's virtual disk the read that RWF_NOWAIT starts can end
 #   before it looks again, so a clear bit now and then reads as set: with a file of one page a bit, most did);
 # - ``faults``: the same pages, told by whether touching the mapping counted a major fault (``getrusage``): what
-#   still tells a page's residency without timing it (docs/safety.md).
+#   still tells a page's residency without timing it (docs/safety.md);
+# - ``dentries``: whether names that do not exist in ``folder`` were looked up before, told by a lookup's time (a
+#   negative dentry answers it from the dentry cache): open in every mode (docs/safety.md), and not used by a test
+#   through the sandbox, whose single-bit probe (tests/test_channels.py) does not depend on a whole run's noise.
 #
 # Each bit is test-and-set (reading a page's residency caches it): a sample finds its own number in a unary
 # counter (the first bit it finds clear, and sets), records each call it reaches in a row of its own, and reads
@@ -690,7 +693,36 @@ def _faults_tas(i):
     return resource.getrusage(resource.RUSAGE_SELF).ru_majflt == before  # a major fault: read from the disk
 
 
-tas = {"flags": _flags_tas, "atime": _atime_tas, "pages": _pages_tas, "faults": _faults_tas}[CHANNEL]
+_timing = []
+
+
+def _stat_ns(path):
+    import time
+
+    started = time.perf_counter_ns()
+    try:
+        os.stat(path)
+    except OSError:
+        pass
+    return time.perf_counter_ns() - started
+
+
+def _dentries_tas(i):
+    """Whether names that do not exist were looked up before: a lookup leaves a negative dentry, and a second
+    lookup of one is answered from the dentry cache without the folder's entries being searched (about 2 against
+    4 us here). A bit is three names, set when the fastest of them answers fast: a pause only slows a lookup."""
+    if not _timing:
+        known = os.path.join(FOLDER, "known-%d" % os.getpid())
+        _stat_ns(known)
+        hit = min(_stat_ns(known) for _ in range(25))  # (the fastest of each: a pause only slows a lookup)
+        miss = min(_stat_ns(os.path.join(FOLDER, "fresh-%s" % os.urandom(8).hex())) for _ in range(25))
+        _timing.append((hit + miss) / 2)
+    _stat_ns(os.path.join(FOLDER, "warm-%s" % os.urandom(8).hex()))
+    return min(_stat_ns(os.path.join(FOLDER, "n%05d-%d" % (i, k))) for k in range(3)) < _timing[0]
+
+
+tas = {"flags": _flags_tas, "atime": _atime_tas, "pages": _pages_tas, "faults": _faults_tas,
+       "dentries": _dentries_tas}[CHANNEL]
 
 
 def _first_clear(start, width):
@@ -741,7 +773,7 @@ def answer(name):
 
 
 def bits_completion(channel: str, folder: str, names: list[str]) -> str:
-    """The body for ``channel`` (flags, atime, pages, faults) over the files ``prepare_bits`` made in ``folder``; ``names``:
+    """The body for ``channel`` (flags, atime, pages, faults, dentries) over the files ``prepare_bits`` made in ``folder``; ``names``:
     the problems' entry points, in order (each its own region of bits; no answer is in it)."""
     module = (BIT_LEARNER.replace("__FOLDER__", repr(folder)).replace("__CHANNEL__", repr(channel))
               .replace("__REGIONS__", repr({name: i for i, name in enumerate(names)}))
@@ -760,10 +792,13 @@ def bits_completion(channel: str, folder: str, names: list[str]) -> str:
 def prepare_bits(channel: str, folder: str, problems: int) -> None:
     """Every bit clear, in ``folder`` (made, readable by all): for ``flags`` and ``atime`` one file of a byte per bit
     (its access time a minute before its change time), for ``pages`` and ``faults`` one file of PAGE_GAP pages per
-    bit, synced and evicted from the page cache (checked)."""
+    bit, synced and evicted from the page cache (checked); for ``dentries`` the folder alone (no name in it was
+    ever looked up)."""
     os.makedirs(folder, exist_ok=True)
     os.chmod(folder, 0o755)
     count = problems * BIT_REGION
+    if channel == "dentries":  # a fresh folder: no name in it was ever looked up
+        return
     if channel in ("pages", "faults"):
         path = os.path.join(folder, "pages")
         with open(path, "wb") as handle:

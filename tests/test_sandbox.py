@@ -569,10 +569,13 @@ def test_where_stuck_names_each_process_of_the_session(tmp_path):
     """The stall report lists the processes of the supervisor's session with where each waits, and only them."""
     proc = subprocess.Popen(["sh", "-c", "sleep 60 & exec cat"], stdin=subprocess.PIPE, start_new_session=True)
     try:
+        # (until both have started and sleep: on a busy machine sh may not have become cat yet, or one still runs)
+        expected = rf"its processes: {proc.pid} cat S( in \S.*)?, \d+ sleep S( in \S.*)?"
         deadline = time.monotonic() + 30
-        while "sleep" not in (where := sandbox.harness._where_stuck(proc.pid)) and time.monotonic() < deadline:
+        while not re.fullmatch(expected, where := sandbox.harness._where_stuck(proc.pid)) and \
+                time.monotonic() < deadline:
             time.sleep(0.05)
-        assert re.fullmatch(rf"its processes: {proc.pid} cat S( in \S.*)?, \d+ sleep S( in \S.*)?", where), where
+        assert re.fullmatch(expected, where), where
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -609,7 +609,7 @@ def sysv_ids(key: int, kinds=("shm",)) -> list[int]:
 #   still tells a page's residency without timing it (docs/safety.md);
 # - ``dentries``: whether names that do not exist in ``folder`` were looked up before, told by a lookup's time (a
 #   negative dentry answers it from the dentry cache): open in every mode (docs/safety.md), and not used by a test
-#   through the sandbox, whose single-bit probe (tests/test_channels.py) does not depend on a whole run's noise.
+#   through the sandbox: the two-sample probe of tests/test_channels.py does not depend on a whole run's noise.
 #
 # Each bit is test-and-set (reading a page's residency caches it): a sample finds its own number in a unary
 # counter (the first bit it finds clear, and sets), records each call it reaches in a row of its own, and reads

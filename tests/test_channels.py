@@ -1,4 +1,5 @@
-"""No channel between samples through files every sample may only read: inode flags, access times, the page cache.
+"""No channel between samples through files every sample may only read: inode flags, access times, the page cache;
+and the dentry cache, which stays open (tested as such at the end).
 
 The learner of ``learner.bits_completion`` keeps its memory in bits of files a candidate can read (in a folder
 of the interpreter's import path, which every mode shows): a file's FS_NODUMP_FL flag (``flags``), whether its
@@ -13,7 +14,7 @@ samples; 2 of 3 with ``-n 2``): ``pages`` in every mode, ``flags`` where the can
 learned 3 of 3 problems on 59cf42b in every mode; the page holder (``sandbox/_pin.py``: every page a candidate can
 read locked in memory before the first candidate, each access time moved past its change time) closes them with
 namespaces and in Landlock. What is still open is tested as such at the end (``xfail``, strict): ``faults`` in the
-basic sandbox. Bounded: 3 problems x 8 samples a session, about 5 s each on an idle machine. Everything a learner
+basic sandbox, and names looked up and not found (negative dentries), timed by a later sample, in every mode. Bounded: 3 problems x 8 samples a session, about 5 s each on an idle machine. Everything a learner
 set is cleared afterwards.
 """
 
@@ -276,11 +277,14 @@ def test_basic_fault_counts_carry_nothing(pytester, problems, bits_in):
 
 # Names that do not exist, looked up by one sample and timed by the next: a lookup leaves a negative dentry in the
 # kernel's dentry cache, which answers the next lookup of that name without searching the folder (about 2 against
-# 4 us here), on the host's filesystem, which every mode's candidate reads (with namespaces through read-only
-# binds of the same filesystem). Probe: the first sample looks up PROBE_BITS names (three each) in a folder of its
-# import path; the second times them and as many it never saw (the fastest of three lookups each), calls the faster
-# half seen, and passes when it is right about 90% of them (chance: 50%).
+# 4 us in a folder of a few entries here), on the host's filesystem, which every mode's candidate reads (with
+# namespaces through read-only binds of the same filesystem). Probe: the first sample looks up PROBE_BITS names
+# (three each) in a folder of its import path; the second times them and as many it never saw (the fastest of
+# three lookups each, the two groups interleaved), calls the faster half seen, and says how many it got right
+# (chance: 50%, give or take 4.4% for 128 names). The control must get 90%; a sample passes at TOLD (75%, 5.6
+# standard deviations above chance).
 PROBE_BITS = 64
+TOLD = 0.75
 DENTRY_PROBE = r"""
 import os, time
 
@@ -305,11 +309,16 @@ def probe(role):
         for i in range(__BITS__):
             _bit("a", i)
         return 1.0
-    times = [(_bit(group, i), group) for i in range(__BITS__) for group in "ab"]  # (interleaved: a pause hits both)
+    # (each pair in turn a first, then b first: neither group is the one timed right after a pause)
+    times = [(_bit(group, i), group) for i in range(__BITS__) for group in ("ab" if i % 2 else "ba")]
     middle = sorted(t for t, _ in times)[__BITS__]
     right = sum((t < middle) == (group == "a") for t, group in times)  # "a": looked up by the sample before
     return right / (2 * __BITS__)
 """
+
+
+class ChannelOpen(AssertionError):
+    """What the strict xfail below expects, and nothing else: the second sample told the names apart."""
 
 
 def dentry_probe(folder: str, prefix: str) -> str:
@@ -317,15 +326,19 @@ def dentry_probe(folder: str, prefix: str) -> str:
             .replace("__BITS__", str(PROBE_BITS)))
 
 
-def plain_probe(folder: str) -> float:
-    """The probe run by a harness without a sandbox: two processes; how many names the second told right."""
-    program = dentry_probe(folder, "plain-")
-    told = []
-    for role in ("set", "read"):
-        done = subprocess.run([sys.executable, "-c", program + f"\nprint(probe({role!r}))\n"], capture_output=True,
-                              text=True, check=True, timeout=60)
-        told.append(float(done.stdout))
-    return told[1]
+def plain_probe(folder: str, tries: int = 3) -> float:
+    """The probe run by a harness without a sandbox (two processes, fresh names each try): the best of ``tries``
+    of how many names the second process told right."""
+    best = 0.0
+    for attempt in range(tries):
+        program = dentry_probe(folder, f"plain{attempt}-")
+        for role in ("set", "read"):
+            done = subprocess.run([sys.executable, "-c", program + f"\nprint(probe({role!r}))\n"],
+                                  capture_output=True, text=True, check=True, timeout=60)
+        best = max(best, float(done.stdout))
+        if best >= 0.9:
+            break
+    return best
 
 
 PROBE_RUN = r"""
@@ -335,11 +348,20 @@ from pytest_humaneval import sandbox
 box = sandbox.Sandbox(sys.argv[1]).start()
 found = [box.isolation]
 for role in ("set", "read"):
-    test = "def check(candidate):\n    assert candidate(%r) >= 0.9\n" % role
+    test = "def check(candidate):\n    assert candidate(%r) >= %s\n" % (role, sys.argv[3])
     found.append(box.run(sandbox.Program("", sys.argv[2], test, "probe", whole=True)).status.value)
 box.close()
 print(json.dumps(found))
 """
+
+
+def _on_tmpfs(path: str) -> bool:
+    device = os.stat(path).st_dev
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if os.makedev(*map(int, fields[2].split(":"))) == device:
+            return line.split(" - ")[1].split()[0] == "tmpfs"
+    return False
 
 
 def test_control_dentry_probe_tells_names_apart(bits_in):
@@ -352,18 +374,20 @@ def test_control_dentry_probe_tells_names_apart(bits_in):
     assert told >= 0.9, told
 
 
-def _on_tmpfs(path: str) -> bool:
-    device = os.stat(path).st_dev
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields = line.split()
-        if os.makedev(*map(int, fields[2].split(":"))) == device:
-            return line.split(" - ")[1].split()[0] == "tmpfs"
-    return False
+OPEN_IN = [
+    pytest.param("auto", id="auto"),
+    pytest.param("basic", id="basic"),
+    pytest.param("container", id="container",
+                 marks=[pytest.mark.needs_root("to drop to a default container's capabilities"),
+                        pytest.mark.needs_landlock]),
+    pytest.param("userns", id="userns", marks=[pytest.mark.needs_root("to start the supervisor as nobody"),
+                                               pytest.mark.needs_system_python, pytest.mark.needs_userns]),
+]
 
 
-@pytest.mark.xfail(strict=True, reason="open (docs/safety.md): every mode's candidate looks names up on the host's "
-                   "filesystem, whose dentry cache keeps the names that were not found")
-@pytest.mark.parametrize("isolation", ["auto", "basic", "container", "userns"])
+@pytest.mark.xfail(strict=True, raises=ChannelOpen, reason="open (docs/safety.md): every mode's candidate looks "
+                   "names up on the host's filesystem, whose dentry cache keeps the names that were not found")
+@pytest.mark.parametrize("isolation", OPEN_IN)
 def test_negative_dentries_carry_nothing(bits_in, isolation):
     """Still open in every mode: the names one sample looked up and did not find, timed by the next (two samples
     through one sandbox: with namespaces where the machine allows them, the basic sandbox, Landlock in a default
@@ -378,15 +402,19 @@ def test_negative_dentries_carry_nothing(bits_in, isolation):
 
             from pytest_humaneval.sandbox import _confine
 
-            if available() or _confine.landlock_abi() < 1:
-                pytest.skip(f"needs_landlock: a default container with Landlock cannot be made here: {available()}")
+            if available():
+                pytest.skip(f"needs_root: a default container's confinement cannot be made here: {available()}")
+            if _confine.landlock_abi() < 1:
+                pytest.skip("needs_landlock: the kernel has no Landlock (Linux 5.13+, with landlock among its LSMs)")
             command = [sys.executable, str(Path(__file__).with_name("container.py")), "--", *command]
         folder = _probe_folder(bits_in)
-        done = subprocess.run([*command, dentry_probe(folder, "box-")], capture_output=True, text=True, timeout=300)
+        done = subprocess.run([*command, dentry_probe(folder, "box-"), str(TOLD)], capture_output=True, text=True,
+                              timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         level, *statuses = json.loads(done.stdout.splitlines()[-1])
     assert statuses[0] == "passed", (level, statuses)
-    assert statuses[1] != "passed", f"{level}: the second sample told the names the first looked up"
+    if statuses[1] == "passed":
+        raise ChannelOpen(f"{level}: the second sample told the names the first looked up")
 
 
 def _probe_folder(bits_in, parent: str | None = None) -> str:
@@ -409,9 +437,8 @@ def _probe_as_nobody(bits_in) -> tuple[str, list[str]]:
         statuses = []
         for role in ("set", "read"):
             problem = SimpleNamespace(task_id=f"probe-{role}", prompt="", entry_point="probe",
-                                      test=f"def check(candidate):\n    assert candidate({role!r}) >= 0.9\n")
+                                      test=f"def check(candidate):\n    assert candidate({role!r}) >= {TOLD}\n")
             statuses.append(box.run(problem, dentry_probe(folder, "nobody-"))["status"])
         return box.ready["isolation"], statuses
     finally:
         box.close()
-        shutil.rmtree(box.home, ignore_errors=True)

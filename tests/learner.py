@@ -714,7 +714,7 @@ def _dentries_tas(i):
     if not _timing:
         known = os.path.join(FOLDER, "known-%d" % os.getpid())
         _stat_ns(known)
-        hit = min(_stat_ns(known) for _ in range(25))  # (the fastest of each: a pause only slows a lookup)
+        hit = min(_stat_ns(known) for _ in range(25))  # (the fastest of each)
         miss = min(_stat_ns(os.path.join(FOLDER, "fresh-%s" % os.urandom(8).hex())) for _ in range(25))
         _timing.append((hit + miss) / 2)
     _stat_ns(os.path.join(FOLDER, "warm-%s" % os.urandom(8).hex()))
@@ -773,8 +773,8 @@ def answer(name):
 
 
 def bits_completion(channel: str, folder: str, names: list[str]) -> str:
-    """The body for ``channel`` (flags, atime, pages, faults, dentries) over the files ``prepare_bits`` made in ``folder``; ``names``:
-    the problems' entry points, in order (each its own region of bits; no answer is in it)."""
+    """The body for ``channel`` (flags, atime, pages, faults, dentries) over the files ``prepare_bits`` made in
+    ``folder``; ``names``: the problems' entry points, in order (each its own region of bits; no answer is in it)."""
     module = (BIT_LEARNER.replace("__FOLDER__", repr(folder)).replace("__CHANNEL__", repr(channel))
               .replace("__REGIONS__", repr({name: i for i, name in enumerate(names)}))
               .replace("__SIZES__", repr((BIT_SAMPLES, BIT_CALLS, BIT_ROW, BIT_REGION, PAGE_GAP))))

@@ -623,8 +623,20 @@ BIT_ROW = BIT_CALLS + BIT_SAMPLES  # a row: its calls, plus one bit for each lat
 BIT_REGION = BIT_SAMPLES + BIT_SAMPLES * BIT_ROW
 PAGE_GAP = 8  # pages between two bits of ``pages``: no readahead reaches the next one
 
+# A candidate's timed lookup of a name (``dentries`` here, and tests/test_channels.py's probe): program text, with
+# ``os`` and ``time`` imported where it is pasted.
+TIMED_LOOKUP = r"""
+def _stat_ns(path):
+    started = time.perf_counter_ns()
+    try:
+        os.stat(path)
+    except OSError:
+        pass
+    return time.perf_counter_ns() - started
+"""
+
 BIT_LEARNER = r'''
-import array, fcntl, mmap, os
+import array, fcntl, mmap, os, time
 
 FOLDER, CHANNEL, REGIONS = __FOLDER__, __CHANNEL__, __REGIONS__
 SAMPLES, CALLS, ROW, REGION, GAP = __SIZES__
@@ -694,18 +706,7 @@ def _faults_tas(i):
 
 
 _timing = []
-
-
-def _stat_ns(path):
-    import time
-
-    started = time.perf_counter_ns()
-    try:
-        os.stat(path)
-    except OSError:
-        pass
-    return time.perf_counter_ns() - started
-
+__TIMED_LOOKUP__
 
 def _dentries_tas(i):
     """Whether names that do not exist were looked up before: a lookup leaves a negative dentry, and a second
@@ -775,7 +776,7 @@ def answer(name):
 def bits_completion(channel: str, folder: str, names: list[str]) -> str:
     """The body for ``channel`` (flags, atime, pages, faults, dentries) over the files ``prepare_bits`` made in
     ``folder``; ``names``: the problems' entry points, in order (each its own region of bits; no answer is in it)."""
-    module = (BIT_LEARNER.replace("__FOLDER__", repr(folder)).replace("__CHANNEL__", repr(channel))
+    module = (BIT_LEARNER.replace("__TIMED_LOOKUP__", TIMED_LOOKUP).replace("__FOLDER__", repr(folder)).replace("__CHANNEL__", repr(channel))
               .replace("__REGIONS__", repr({name: i for i, name in enumerate(names)}))
               .replace("__SIZES__", repr((BIT_SAMPLES, BIT_CALLS, BIT_ROW, BIT_REGION, PAGE_GAP))))
     lines = ["import sys as _learner_sys",

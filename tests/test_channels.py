@@ -290,18 +290,10 @@ import os, time
 
 FOLDER, PREFIX = __FOLDER__, __PREFIX__
 
-
-def _ns(path):
-    started = time.perf_counter_ns()
-    try:
-        os.stat(path)
-    except OSError:
-        pass
-    return time.perf_counter_ns() - started
-
+__TIMED_LOOKUP__
 
 def _bit(group, i):
-    return min(_ns(os.path.join(FOLDER, "%s%s%03d-%d" % (PREFIX, group, i, k))) for k in range(3))
+    return min(_stat_ns(os.path.join(FOLDER, "%s%s%03d-%d" % (PREFIX, group, i, k))) for k in range(3))
 
 
 def probe(role):
@@ -322,7 +314,7 @@ class ChannelOpen(AssertionError):
 
 
 def dentry_probe(folder: str, prefix: str) -> str:
-    return (DENTRY_PROBE.replace("__FOLDER__", repr(folder)).replace("__PREFIX__", repr(prefix))
+    return (DENTRY_PROBE.replace("__TIMED_LOOKUP__", learner.TIMED_LOOKUP).replace("__FOLDER__", repr(folder)).replace("__PREFIX__", repr(prefix))
             .replace("__BITS__", str(PROBE_BITS)))
 
 

@@ -8,10 +8,12 @@ canonical sample after it must still pass.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -485,7 +487,6 @@ print(json.dumps(found))
 ])
 def test_rootless_containers_isolate(mapping, isolation):
     """Rootless containers get a working isolation, and say which."""
-    import subprocess
     import sys
 
     repo = Path(sandbox.__file__).resolve().parents[2]
@@ -713,6 +714,111 @@ def test_nested_site_packages_copy_covered(tmp_path):
     rules = dict(_confine.read_rules(sorted(folders), hidden))
     assert rules.get(os.path.realpath(site / "some_library")) == _confine.READ
     assert not any(path.startswith(os.path.realpath(nested / "pytest_humaneval")) for path in rules)
+
+
+SKELETON_CHECK = r"""
+import ctypes, json, os, stat, sys
+from pytest_humaneval.sandbox import _contain
+
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(_contain.CLONE_NEWNS) != 0:
+    sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
+_contain._mount(None, "/", None, _contain.MS_REC | _contain.MS_PRIVATE)
+folder, limit = sys.argv[1], int(sys.argv[2])
+_contain.SKELETON_MAX_FILES = limit
+_contain.VIEW = {"folders": [folder], "files": [], "links": {}, "hidden": [folder + "/hidden"]}
+_, dentries = _contain.enter_new_root()
+points = {line.split()[4] for line in open("/proc/self/mountinfo")}
+found = {}
+for where, folders, names in os.walk(folder):
+    for name in folders + names:
+        path = os.path.join(where, name)
+        mode = os.lstat(path).st_mode
+        found[os.path.relpath(path, folder)] = {
+            "kind": "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "file",
+            "mode": stat.S_IMODE(mode), "mounted": path in points,
+            "text": open(path).read() if stat.S_ISREG(mode) else None,
+            "target": os.readlink(path) if stat.S_ISLNK(mode) else None}
+try:
+    open(os.path.join(folder, "a.py"), "a").close()
+    writable = True
+except OSError as exc:
+    writable = exc.errno
+print(json.dumps({"dentries": dentries, "found": found, "top_mounted": folder in points, "writable": writable}))
+"""
+
+
+@pytest.mark.needs_root("to make a mount namespace")
+@pytest.mark.parametrize("limit", [_contain.SKELETON_MAX_FILES, 1], ids=["skeleton", "too-many-files"])
+def test_view_folders_are_a_skeleton_of_bound_files(tmp_path, limit):
+    """With namespaces a folder of the view is shown as a skeleton: its folders made on the root's tmpfs with the
+    host's modes, its symlinks copied, each regular file a read-only mount of its own, a covered folder empty,
+    a fifo left out (so no lookup reaches a folder of the host's filesystem, whose dentry cache would keep the
+    names not found: ``test_channels.py::test_negative_dentries_carry_nothing``). Past SKELETON_MAX_FILES the
+    folder itself is bound, read-only, and the run's confinement says the dentry cache is not held."""
+    top = tmp_path / "view"
+    (top / "pkg" / "sub").mkdir(parents=True)
+    (top / "a.py").write_text("A")
+    (top / "pkg" / "sub" / "b.py").write_text("B")
+    (top / "pkg" / "sub").chmod(0o750)
+    (top / "link").symlink_to("pkg/sub/b.py")
+    (top / "hidden").mkdir()
+    (top / "hidden" / "answers.py").write_text("secret")
+    os.mkfifo(top / "fifo")
+    done = subprocess.run([sys.executable, "-c", SKELETON_CHECK, str(top.resolve()), str(limit)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    found = seen["found"]
+    assert seen["writable"] == errno.EROFS
+    assert found["a.py"]["text"] == "A" and found["pkg/sub/b.py"]["text"] == "B"
+    assert found["link"]["kind"] == "link" and found["link"]["target"] == "pkg/sub/b.py"
+    assert found["pkg/sub"]["mode"] == 0o750
+    assert "hidden/answers.py" not in found and found["hidden"]["kind"] == "folder"
+    if limit > 1:
+        assert "fifo" not in found
+        assert not seen["top_mounted"] and seen["dentries"] == ""
+        assert found["a.py"]["mounted"] and found["pkg/sub/b.py"]["mounted"]
+        assert not found["pkg"]["mounted"] and not found["pkg/sub"]["mounted"]
+    else:
+        assert seen["top_mounted"] and not found["a.py"]["mounted"]
+        assert seen["dentries"].startswith("dentry cache not held: the view has 2 files, more than the 1 ")
+
+
+SKELETON_RACE = r"""
+import ctypes, json, os, shutil, sys
+from pytest_humaneval.sandbox import _contain
+
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(_contain.CLONE_NEWNS) != 0:
+    sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
+_contain._mount(None, "/", None, _contain.MS_REC | _contain.MS_PRIVATE)
+folder, into = sys.argv[1], sys.argv[2]
+_contain._mount("tmpfs", into, "tmpfs", 0, "mode=0755")
+plan = _contain._skeleton_plan(folder, into + "/view", [])
+os.unlink(folder + "/gone.py")
+shutil.rmtree(folder + "/gone")
+os.unlink(folder + "/now_a_folder.py")
+os.mkdir(folder + "/now_a_folder.py")
+_contain._skeleton(*plan)
+print(json.dumps(sorted(os.listdir(into + "/view")) + [open(into + "/view/kept.py").read()]))
+"""
+
+
+@pytest.mark.needs_root("to make a mount namespace")
+def test_view_that_changes_while_it_is_bound(tmp_path):
+    """The host's files change while a supervisor builds its skeleton (a parallel run's folder removed, a package
+    upgraded): what went away between the listing and its mount is left out, and the supervisor starts."""
+    top = tmp_path / "view"
+    (top / "gone" / "deep").mkdir(parents=True)
+    (top / "gone" / "deep" / "x.py").write_text("x")
+    for name in ("kept.py", "gone.py", "now_a_folder.py"):
+        (top / name).write_text(name)
+    (tmp_path / "into").mkdir()
+    done = subprocess.run([sys.executable, "-c", SKELETON_RACE, str(top), str(tmp_path / "into")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == ["gone", "kept.py", "kept.py"]
 
 
 # Counters a sample moves are state too: pids in the candidates' PID namespace and inode numbers of a tmpfs are

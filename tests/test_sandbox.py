@@ -354,7 +354,7 @@ def test_a_start_that_hangs_is_tried_once_more(monkeypatch):
         second = box._proc
         assert run(box, "print('ok')\n").status is Status.PASSED and box._proc is second
         assert re.search(r"a first supervisor start was abandoned: no answer within 60 s \(its last start-up step: "
-                         r"[a-z ()]+\); its processes: \d+ python", box.isolation_reason), box.isolation_reason
+                         r"[a-z ()-]+\); its processes: \d+ python", box.isolation_reason), box.isolation_reason
     finally:
         box.close()
 

@@ -717,7 +717,7 @@ def test_nested_site_packages_copy_covered(tmp_path):
 
 
 SKELETON_CHECK = r"""
-import ctypes, json, os, stat, sys
+import ctypes, json, os, re, stat, sys
 from pytest_humaneval.sandbox import _contain
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -728,7 +728,11 @@ folder, limit = sys.argv[1], int(sys.argv[2])
 _contain.SKELETON_MAX_FILES = limit
 _contain.VIEW = {"folders": [folder], "files": [], "links": {}, "hidden": [folder + "/hidden"]}
 _, dentries = _contain.enter_new_root()
-points = {line.split()[4] for line in open("/proc/self/mountinfo")}
+def unescape(field):  # mountinfo's octal escapes (space, tab, newline, backslash)
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
+
+
+points = {os.fsdecode(unescape(line.split()[4])) for line in open("/proc/self/mountinfo", "rb")}
 found = {}
 for where, folders, names in os.walk(folder):
     for name in folders + names:
@@ -765,24 +769,26 @@ def test_view_folders_are_a_skeleton_of_bound_files(tmp_path, limit):
     (top / "hidden").mkdir()
     (top / "hidden" / "answers.py").write_text("secret")
     os.mkfifo(top / "fifo")
+    odd = os.fsdecode(b"odd\xff name\n.py")  # not UTF-8, with a newline: the filesystem's bytes, bound as they are
+    (top / odd).write_text("C")
     done = subprocess.run([sys.executable, "-c", SKELETON_CHECK, str(top.resolve()), str(limit)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     found = seen["found"]
     assert seen["writable"] == errno.EROFS
-    assert found["a.py"]["text"] == "A" and found["pkg/sub/b.py"]["text"] == "B"
+    assert found["a.py"]["text"] == "A" and found["pkg/sub/b.py"]["text"] == "B" and found[odd]["text"] == "C"
     assert found["link"]["kind"] == "link" and found["link"]["target"] == "pkg/sub/b.py"
     assert found["pkg/sub"]["mode"] == 0o750
     assert "hidden/answers.py" not in found and found["hidden"]["kind"] == "folder"
     if limit > 1:
         assert "fifo" not in found
         assert not seen["top_mounted"] and seen["dentries"] == ""
-        assert found["a.py"]["mounted"] and found["pkg/sub/b.py"]["mounted"]
+        assert found["a.py"]["mounted"] and found["pkg/sub/b.py"]["mounted"] and found[odd]["mounted"]
         assert not found["pkg"]["mounted"] and not found["pkg/sub"]["mounted"]
     else:
         assert seen["top_mounted"] and not found["a.py"]["mounted"]
-        assert seen["dentries"].startswith("dentry cache not held: the view has 2 files, more than the 1 ")
+        assert seen["dentries"].startswith("dentry cache not held: the view has 3 files, more than the 1 ")
 
 
 SKELETON_RACE = r"""
@@ -819,6 +825,40 @@ def test_view_that_changes_while_it_is_bound(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == ["gone", "kept.py", "kept.py"]
+
+
+@pytest.mark.needs_root("to list the view as nobody")
+@pytest.mark.needs_system_python
+def test_view_folder_the_supervisor_cannot_list_is_shown_empty():
+    """A user namespace's supervisor is your user: a folder of the view it may not list (root's, mode 0700) is
+    shown empty, as the candidate could not list it either, instead of failing the namespaces' set-up (which
+    would drop the sandbox to Landlock)."""
+    place = Path(tempfile.mkdtemp(dir="/tmp"))  # (pytest's own tmp_path is root's alone: nobody cannot reach it)
+    try:
+        _list_as_nobody(place)
+    finally:
+        shutil.rmtree(place)
+
+
+def _list_as_nobody(place: Path) -> None:
+    place.chmod(0o755)
+    top = place / "view"
+    (top / "private").mkdir(parents=True)
+    (top / "private" / "x.py").write_text("x")
+    (top / "private").chmod(0o700)
+    (top / "public.py").write_text("p")
+    modules = place / "modules"  # (the sandbox's modules, loaded by path as the supervisor loads them)
+    modules.mkdir()
+    for name in ("_contain.py", "_confine.py", "_elf.py"):
+        shutil.copy(Path(_contain.__file__).with_name(name), modules / name)
+    code = (f"import json, sys; sys.path.insert(0, {str(modules)!r}); import _contain\n"
+            "_, folders, files, _ = _contain._skeleton_plan(sys.argv[1], '/nowhere', [])\n"
+            "print(json.dumps([sorted(f for f, _ in folders), sorted(m for _, m in files)]))\n")
+    python = next(p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK))
+    done = subprocess.run([python, "-I", "-c", code, str(top)], capture_output=True, text=True, timeout=60,
+                          user=65534, group=65534, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [["/nowhere/private"], ["/nowhere/public.py"]]
 
 
 # Counters a sample moves are state too: pids in the candidates' PID namespace and inode numbers of a tmpfs are

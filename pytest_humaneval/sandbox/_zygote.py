@@ -161,6 +161,11 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
             if last_pid is not None:
                 os.pwrite(last_pid, b"1", 0)
             mounted = _contain.mount_work(isolation, int(message[1:] or 0))
+            if mounted == _contain.WORK:
+                proc = _contain.mount_sample_proc()
+                if proc:
+                    _contain.unmount(mounted)
+                    mounted = proc
         candidate = _spawn(fds, isolation, prefer_oom, shared) if not mounted.startswith("!") else mounted[1:]
         reply: dict = {"status": None}
         if isinstance(candidate, str):  # the fork (or its working dir) failed
@@ -173,6 +178,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         else:
             reply["status"] = _watch(candidate, sock)
         if mounted == _contain.WORK:
+            _contain.unmount("/proc")
             _contain.unmount(mounted)
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())

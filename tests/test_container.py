@@ -346,6 +346,27 @@ for name, args in (('inotify_init1', (0,)), ('fanotify_init', (0, 0))):
               'aarch64': {'inotify_init1': 26, 'fanotify_init': 262}}[machine][name]
     result = libc.syscall(number, *args)
     refused.append((result == -1 and ctypes.get_errno() == errno.ENOSYS) or (name, result, ctypes.get_errno()))
+# New namespaces: unshare and clone with a CLONE_NEW* flag and setns EPERM, clone3 ENOSYS (glibc falls back to
+# clone); unshare without one, threads, fork and a child interpreter still work
+numbers = {'x86_64': {'unshare': 272, 'setns': 308, 'clone': 56, 'clone3': 435},
+           'aarch64': {'unshare': 97, 'setns': 268, 'clone': 220, 'clone3': 435}}[machine]
+for name, args, expected in (('unshare', (0x10000000 | 0x20000,), errno.EPERM), ('unshare', (0x80,), errno.EPERM),
+                             ('unshare', (0x40000000,), errno.EPERM), ('setns', (0, 0), errno.EPERM),
+                             ('clone', (0x10000000 | 17, 0, 0, 0, 0), errno.EPERM), ('clone3', (None, 0), errno.ENOSYS)):
+    result = libc.syscall(numbers[name], *args)
+    refused.append((result == -1 and ctypes.get_errno() == expected) or (name, hex(args[0] or 0), result,
+                                                                           ctypes.get_errno()))
+refused.append(libc.syscall(numbers['unshare'], 0x200) == 0 or ('unshare(CLONE_FS)', ctypes.get_errno()))
+import threading
+done = []
+thread = threading.Thread(target=done.append, args=(1,))
+thread.start()
+thread.join()
+refused.append(done == [1] or 'thread')
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+refused.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 3 or 'fork')
 wrong = [entry for entry in refused if entry is not True]
 assert not wrong, wrong
 """
@@ -353,8 +374,8 @@ assert not wrong, wrong
 
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
 def test_inode_flags_and_residency_refused(mode):
-    """Inode flags cannot be written, residency cannot be told without timing, and no file can be watched, in every
-    mode."""
+    """Inode flags cannot be written, residency cannot be told without timing, no file can be watched, and no
+    namespace made or joined, in every mode."""
     from pytest_humaneval.sandbox import Limits, Sandbox, Status
 
     if mode == "landlock" and _confine.landlock_abi() < 1:

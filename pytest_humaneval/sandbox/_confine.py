@@ -97,9 +97,11 @@ METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lcho
 # System call numbers: x86_64's own table, and the generic one aarch64 and riscv64 share ("open" is x86_64's only).
 CHANNEL_NUMBERS = {
     "x86_64": {"ioctl": 16, "madvise": 28, "fcntl": 72, "open": 2, "openat": 257, "readahead": 187, "preadv2": 327,
-               "pwritev2": 328, "io_setup": 206, "openat2": 437, "file_setattr": 469},
+               "pwritev2": 328, "io_setup": 206, "openat2": 437, "file_setattr": 469, "unshare": 272, "setns": 308,
+               "clone": 56, "clone3": 435},
     "aarch64": {"ioctl": 29, "madvise": 233, "fcntl": 25, "openat": 56, "readahead": 213, "preadv2": 286,
-                "pwritev2": 287, "io_setup": 0, "openat2": 437, "file_setattr": 469},
+                "pwritev2": 287, "io_setup": 0, "openat2": 437, "file_setattr": 469, "unshare": 97, "setns": 268,
+                "clone": 220, "clone3": 435},
 }
 CHANNEL_NUMBERS["riscv64"] = CHANNEL_NUMBERS["aarch64"]
 O_DIRECT = {"x86_64": 0o40000, "aarch64": 0o200000, "riscv64": 0o40000}
@@ -116,6 +118,13 @@ INODE_IOCTLS = (FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SE
 # fcntl(F_SETFL)); openat2's flags sit in a struct seccomp cannot read (ENOSYS: Python and glibc's open use
 # openat); readahead and madvise's WILLNEED and POPULATE_* load pages on demand (ENOSYS, EPERM).
 RWF_NOWAIT, F_SETFL = 0x8, 4
+# New namespaces (Docker's default profile refuses them too): no program a model writes needs one, and a candidate
+# that unshares a mount namespace copies every mount of its root (with namespaces, one per file of the view), each
+# copy moving the machine-wide mount id counter by thousands, which a later sample reads (``statx``'s
+# STATX_MNT_ID_UNIQUE), and holding ~2 MiB of the kernel's memory. unshare and clone with a CLONE_NEW* flag and
+# setns: EPERM; clone3, whose flags sit in a struct seccomp cannot read: ENOSYS (glibc then uses clone).
+CLONE_NEW_FLAGS = 0x7E020000  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+CLONE_NEWTIME = 0x80  # unshare's only: clone's low byte is the exit signal
 JSET_K, JA = 0x45, 0x05  # BPF_JMP | BPF_JSET | BPF_K (A & k), BPF_JMP | BPF_JA (always, k rows on)
 MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE = 3, 22, 23
 ABI_ROWS = 6  # the first rows of _program's filter, the ABI checks: the channel rows go right after them
@@ -128,8 +137,8 @@ def channel_rows(machine: str) -> list:
     eperm, enosys = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
     einval, eopnotsupp = SECCOMP_RET_ERRNO | errno.EINVAL, SECCOMP_RET_ERRNO | errno.EOPNOTSUPP
     rows = []
-    for name in ("file_setattr", "readahead", "io_setup", "openat2"):
-        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, eperm if name == "file_setattr" else enosys)]
+    for name in ("file_setattr", "readahead", "io_setup", "openat2", "setns", "clone3"):
+        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, eperm if name in ("file_setattr", "setns") else enosys)]
 
     # Each check falls through to the rest of the filter (the accumulator reloaded with the call's number) when
     # its argument does not match, so the other checks on the same call still apply.
@@ -146,6 +155,7 @@ def channel_rows(machine: str) -> list:
         return [(JEQ_K, 0, 5, numbers[name]), (LD_W_ABS, 0, 0, ARG_AT + 8 * arg), (JSET_K, 2, 0, bit), *tail,
                 (RET_K, 0, 0, verdict)]
 
+    rows += has_bit("unshare", 0, CLONE_NEW_FLAGS | CLONE_NEWTIME, eperm) + has_bit("clone", 0, CLONE_NEW_FLAGS, eperm)
     rows += one_of("ioctl", 1, INODE_IOCTLS, eperm)
     rows += one_of("madvise", 2, (MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE), eperm)
     rows += has_bit("preadv2", 5, RWF_NOWAIT, eopnotsupp) + has_bit("pwritev2", 5, RWF_NOWAIT, eopnotsupp)

@@ -357,6 +357,24 @@ for name, args, expected in (('unshare', (0x10000000 | 0x20000,), errno.EPERM), 
     refused.append((result == -1 and ctypes.get_errno() == expected) or (name, hex(args[0] or 0), result,
                                                                            ctypes.get_errno()))
 refused.append(libc.syscall(numbers['unshare'], 0x200) == 0 or ('unshare(CLONE_FS)', ctypes.get_errno()))
+# No pidfd (its inode number counts the machine's processes), no name in the abstract unix socket namespace
+import socket
+one, other = socket.socketpair()
+for name, attempt, expected in (
+        ('pidfd_open', lambda: os.pidfd_open(os.getpid()), errno.ENOSYS),
+        ('SO_PEERPIDFD', lambda: one.getsockopt(socket.SOL_SOCKET, 77), errno.ENOPROTOOPT),
+        ('SO_PASSPIDFD', lambda: one.setsockopt(socket.SOL_SOCKET, 76, 1), errno.ENOPROTOOPT),
+        ('bind', lambda: one.bind(b'\\0pytest-humaneval-probe'), errno.EPERM)):
+    try:
+        attempt()
+    except OSError as exc:
+        refused.append(exc.errno == expected or (name, exc.errno))
+    else:
+        refused.append((name, 'allowed'))
+result = libc.syscall(numbers['clone'], 0x1000 | 17, 0, 0, 0, 0)  # CLONE_PIDFD
+refused.append((result == -1 and ctypes.get_errno() == errno.EPERM) or ('clone(CLONE_PIDFD)', result))
+one.send(b'x')
+refused.append(other.recv(1) == b'x' or 'socketpair')
 import threading
 done = []
 thread = threading.Thread(target=done.append, args=(1,))
@@ -374,8 +392,8 @@ assert not wrong, wrong
 
 @pytest.mark.parametrize("mode", ["auto", "landlock", "basic"])
 def test_inode_flags_and_residency_refused(mode):
-    """Inode flags cannot be written, residency cannot be told without timing, no file can be watched, and no
-    namespace made or joined, in every mode."""
+    """Inode flags cannot be written, residency cannot be told without timing, no file can be watched, no
+    namespace made or joined, no pidfd made and no socket name bound, in every mode."""
     from pytest_humaneval.sandbox import Limits, Sandbox, Status
 
     if mode == "landlock" and _confine.landlock_abi() < 1:

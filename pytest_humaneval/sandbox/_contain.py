@@ -482,8 +482,9 @@ def enter_new_root():
     _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64k")
     root = STAGE + "/root"
     os.mkdir(root, 0o755)
-    # (inodes: as many as the skeletons of the folders need; read-only before any candidate runs)
-    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m,nr_inodes=0")
+    # (inodes: as many as the skeletons of the folders need, and room for their long symlinks, a page each: caps,
+    # not reservations; read-only before any candidate runs)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64m,nr_inodes=0")
     for place in ("proc", "dev/pts", "dev/mqueue", *(path.strip("/") for path in TMPFS)):
         os.makedirs(os.path.join(root, place), 0o755, exist_ok=True)
     for path, options in TMPFS.items():
@@ -498,7 +499,7 @@ def enter_new_root():
     kept = sorted({"/tmp/" + path[len("/tmp/"):].split("/")[0] for path in sources if path.startswith("/tmp/")})
     for top in kept:
         os.makedirs(root + top, 0o755, exist_ok=True)
-        _mount("tmpfs", root + top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m,nr_inodes=0")
+        _mount("tmpfs", root + top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64m,nr_inodes=0")
     staged = {}
     for index, (path, fd) in enumerate(sources.items()):
         if path in folders:  # staged outside the root, read-only, and shown below
@@ -598,7 +599,7 @@ def _skeleton(target, folders, files, links):
     (~2 against ~4 us), so one sample could set bits (names it looked up) that a later one reads by timing lookups
     (docs/safety.md). A tmpfs keeps no negative dentries (a name not found is forgotten at once), and a lookup here
     never reaches the host's folders: each file is a mount of its own, whose dentry and inode the mount holds.
-    Cost: once per supervisor, ~0.2 s and ~21 MiB for 12,000 files (docs/performance.md)."""
+    Cost: once per supervisor, ~0.2 s and ~23 MiB for 12,000 files (docs/performance.md)."""
     os.makedirs(target, 0o755, exist_ok=True)
     for made, _ in folders:
         os.mkdir(made, 0o700)

@@ -280,10 +280,10 @@ def test_basic_fault_counts_carry_nothing(pytester, problems, bits_in):
 # Names that do not exist, looked up by one sample and timed by the next: a lookup leaves a negative dentry in the
 # kernel's dentry cache, which answers the next lookup of that name without searching the folder (about 2 against
 # 4 us in a folder of a few entries here), on the host's filesystem, which a candidate without a mount namespace
-# reads (with namespaces, its folders are a tmpfs skeleton, which keeps no negative dentries). Probe: the first sample looks up PROBE_BITS names
-# (three each) in a folder of its import path; the second times them and as many it never saw (the fastest of
-# three lookups each, the two groups interleaved), calls the faster half seen, and says how many it got right
-# (chance: 50%, give or take 4.4% for 128 names). The control must get 90%; a sample passes at TOLD (75%, 5.6
+# reads (with namespaces, its folders are a tmpfs skeleton, which keeps no negative dentries). Probe: the first
+# sample looks up PROBE_BITS names (three each) in a folder of its import path; the second times them and as many
+# it never saw (the fastest of three lookups each, the two groups interleaved), calls the faster half seen, and says
+# how many it got right (chance: 50%, give or take 4.4% for 128 names). The control must get 90%; a sample passes at TOLD (75%, 5.6
 # standard deviations above chance).
 PROBE_BITS = 64
 TOLD = 0.75

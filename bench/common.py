@@ -48,6 +48,16 @@ def commit(checkout: Path = ROOT) -> dict[str, Any]:
     return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "-uno"))}
 
 
+def run_checkout(checkout: Path, code: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter with ``checkout`` first on PYTHONPATH (from /, so the current folder
+    brings in no other copy of the package); the JSON of its last line of output, or exit with its error."""
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    if done.returncode != 0:
+        sys.exit(f"{checkout}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def machine() -> dict[str, Any]:
     memory = None
     try:

@@ -17,14 +17,11 @@ median ratio of ten pairs or more, never one run.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from common import commit, write_record
+from common import commit, run_checkout, write_record
 
 HERE = Path(__file__).resolve().parents[1]
 ONE_SIDE = r"""
@@ -53,12 +50,7 @@ box.close()
 
 
 def side(checkout: Path, samples: int, isolation: str = "auto") -> dict:
-    env = dict(os.environ, PYTHONPATH=str(checkout))
-    code = ONE_SIDE.format(bench=str(HERE / "bench"), samples=samples, isolation=isolation)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
-    if done.returncode != 0:
-        sys.exit(f"{checkout}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return run_checkout(checkout, ONE_SIDE.format(bench=str(HERE / "bench"), samples=samples, isolation=isolation))
 
 
 def main() -> int:

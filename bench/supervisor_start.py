@@ -15,14 +15,11 @@ medians of six pairs or more.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from common import commit, write_record
+from common import commit, run_checkout, write_record
 
 HERE = Path(__file__).resolve().parents[1]
 ONE_SIDE = r"""
@@ -57,12 +54,7 @@ KEYS = ("first_start_s", "start_s", "close_s", "cgroup_mib")
 
 
 def side(checkout: Path, isolation: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(checkout))
-    done = subprocess.run([sys.executable, "-c", ONE_SIDE.format(isolation=isolation)], env=env,
-                          capture_output=True, text=True, cwd="/")
-    if done.returncode != 0:
-        sys.exit(f"{checkout}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return run_checkout(checkout, ONE_SIDE.format(isolation=isolation))
 
 
 def main() -> int:

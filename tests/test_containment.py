@@ -856,8 +856,9 @@ def _list_as_nobody(place: Path) -> None:
     code = (f"import json, sys; sys.path.insert(0, {str(modules)!r}); import _contain\n"
             "_, folders, files, _ = _contain._skeleton_plan(sys.argv[1], '/nowhere', [])\n"
             "print(json.dumps([sorted(f for f, _ in folders), sorted(m for _, m in files)]))\n")
-    python = next(p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK))
-    done = subprocess.run([python, "-I", "-c", code, str(top)], capture_output=True, text=True, timeout=60,
+    from nobody import SYSTEM_PYTHON
+
+    done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", code, str(top)], capture_output=True, text=True, timeout=60,
                           user=65534, group=65534, cwd="/")
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == [["/nowhere/private"], ["/nowhere/public.py"]]

@@ -357,14 +357,18 @@ for name, args, expected in (('unshare', (0x10000000 | 0x20000,), errno.EPERM), 
     refused.append((result == -1 and ctypes.get_errno() == expected) or (name, hex(args[0] or 0), result,
                                                                            ctypes.get_errno()))
 refused.append(libc.syscall(numbers['unshare'], 0x200) == 0 or ('unshare(CLONE_FS)', ctypes.get_errno()))
-# No pidfd (its inode number counts the machine's processes), no name in the abstract unix socket namespace
+# No pidfd (its inode number counts the machine's processes), no name in the abstract unix socket namespace, no
+# descriptor in flight (a socket held by its own queue outlives its sample)
 import socket
 one, other = socket.socketpair()
 for name, attempt, expected in (
         ('pidfd_open', lambda: os.pidfd_open(os.getpid()), errno.ENOSYS),
         ('SO_PEERPIDFD', lambda: one.getsockopt(socket.SOL_SOCKET, 77), errno.ENOPROTOOPT),
         ('SO_PASSPIDFD', lambda: one.setsockopt(socket.SOL_SOCKET, 76, 1), errno.ENOPROTOOPT),
-        ('bind', lambda: one.bind(b'\\0pytest-humaneval-probe'), errno.EPERM)):
+        ('bind', lambda: one.bind(b'\\0pytest-humaneval-probe'), errno.EPERM),
+        ('sendmsg', lambda: one.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [1]))]),
+         errno.EPERM),
+        ('sendmsg without descriptors', lambda: one.sendmsg([b'x']), errno.EPERM)):
     try:
         attempt()
     except OSError as exc:
@@ -375,6 +379,10 @@ result = libc.syscall(numbers['clone'], 0x1000 | 17, 0, 0, 0, 0)  # CLONE_PIDFD
 refused.append((result == -1 and ctypes.get_errno() == errno.EPERM) or ('clone(CLONE_PIDFD)', result))
 one.send(b'x')
 refused.append(other.recv(1) == b'x' or 'socketpair')
+one.send(b'y')
+refused.append(other.recvmsg(1)[0] == b'y' or 'recvmsg')  # receiving stays allowed
+result = libc.syscall({'x86_64': 307, 'aarch64': 269}[machine], one.fileno(), None, 0, 0)  # sendmmsg
+refused.append((result == -1 and ctypes.get_errno() == errno.EPERM) or ('sendmmsg', result, ctypes.get_errno()))
 import threading
 done = []
 thread = threading.Thread(target=done.append, args=(1,))

@@ -98,10 +98,12 @@ METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lcho
 CHANNEL_NUMBERS = {
     "x86_64": {"ioctl": 16, "madvise": 28, "fcntl": 72, "open": 2, "openat": 257, "readahead": 187, "preadv2": 327,
                "pwritev2": 328, "io_setup": 206, "openat2": 437, "file_setattr": 469, "unshare": 272, "setns": 308,
-               "clone": 56, "clone3": 435, "bind": 49, "getsockopt": 55, "setsockopt": 54, "pidfd_open": 434},
+               "clone": 56, "clone3": 435, "bind": 49, "getsockopt": 55, "setsockopt": 54, "pidfd_open": 434,
+               "sendmsg": 46, "sendmmsg": 307},
     "aarch64": {"ioctl": 29, "madvise": 233, "fcntl": 25, "openat": 56, "readahead": 213, "preadv2": 286,
                 "pwritev2": 287, "io_setup": 0, "openat2": 437, "file_setattr": 469, "unshare": 97, "setns": 268,
-                "clone": 220, "clone3": 435, "bind": 200, "getsockopt": 209, "setsockopt": 208, "pidfd_open": 434},
+                "clone": 220, "clone3": 435, "bind": 200, "getsockopt": 209, "setsockopt": 208, "pidfd_open": 434,
+                "sendmsg": 211, "sendmmsg": 269},
 }
 CHANNEL_NUMBERS["riscv64"] = CHANNEL_NUMBERS["aarch64"]
 O_DIRECT = {"x86_64": 0o40000, "aarch64": 0o200000, "riscv64": 0o40000}
@@ -134,6 +136,11 @@ CLONE_PIDFD, SO_PASSPIDFD, SO_PEERPIDFD = 0x1000, 76, 77
 # the sample that bound them: a socket whose only reference is in flight (sent over itself, SCM_RIGHTS) stays
 # until the kernel's garbage collector runs, however every process of the sample ends, and a later sample's bind
 # of the same name fails (64 of 64 bits told, in every mode). No program a model writes binds a socket: bind EPERM.
+# With bind refused, a socket that sends with SO_PASSCRED still gets a name the kernel picks, and a sample that
+# leaves such sockets in flight can set names a later one finds by connecting to each (every run told, in every
+# mode, tests/test_channels.py). A socket can be put in flight only by sendmsg's SCM_RIGHTS, whose message seccomp
+# cannot read, and no program a model writes passes descriptors: sendmsg and sendmmsg EPERM, so every socket of a
+# sample dies with its processes (send, sendto and recvmsg stay).
 JSET_K, JA = 0x45, 0x05  # BPF_JMP | BPF_JSET | BPF_K (A & k), BPF_JMP | BPF_JA (always, k rows on)
 MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE = 3, 22, 23
 ABI_ROWS = 6  # the first rows of _program's filter, the ABI checks: the channel rows go right after them
@@ -146,8 +153,9 @@ def channel_rows(machine: str) -> list:
     eperm, enosys = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
     einval, eopnotsupp = SECCOMP_RET_ERRNO | errno.EINVAL, SECCOMP_RET_ERRNO | errno.EOPNOTSUPP
     rows = []
-    for name in ("file_setattr", "readahead", "io_setup", "openat2", "setns", "clone3", "bind", "pidfd_open"):
-        verdict = eperm if name in ("file_setattr", "setns", "bind") else enosys
+    for name in ("file_setattr", "readahead", "io_setup", "openat2", "setns", "clone3", "bind", "pidfd_open",
+                 "sendmsg", "sendmmsg"):
+        verdict = eperm if name in ("file_setattr", "setns", "bind", "sendmsg", "sendmmsg") else enosys
         rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, verdict)]
 
     # Each check falls through to the rest of the filter (the accumulator reloaded with the call's number) when

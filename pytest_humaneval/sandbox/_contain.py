@@ -120,8 +120,8 @@ class Isolation:
             parts.append("seccomp (no keyrings, IPC, io_uring, bpf, page-cache eviction or reach into other processes"
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
                          + (", no metadata changes" if self.shares_uid else "")
-                         + ", no inode flags or page-cache residency queries, no new namespaces, pidfds or socket"
-                           " names)")
+                         + ", no inode flags or page-cache residency queries, no new namespaces, pidfds, socket names"
+                           " or descriptors in flight)")
         if self.dentries:
             parts.append(self.dentries)
         return "; ".join(parts)

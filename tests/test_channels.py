@@ -349,6 +349,16 @@ print(json.dumps(found))
 """
 
 
+def two_samples(program: str, isolation: str = "auto", wrap: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """The sandbox's level and the statuses of two samples of ``program`` through one sandbox (its probe's "set",
+    then its "read", each passing when it told at least TOLD); ``wrap``: a command PROBE_RUN runs under."""
+    done = subprocess.run([*wrap, sys.executable, "-c", PROBE_RUN, isolation, program, str(TOLD)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    level, *statuses = json.loads(done.stdout.splitlines()[-1])
+    return level, statuses
+
+
 def _on_tmpfs(path: str) -> bool:
     device = os.stat(path).st_dev
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
@@ -393,7 +403,7 @@ def test_negative_dentries_carry_nothing(bits_in, isolation):
     if isolation == "userns":
         level, statuses = _probe_as_nobody(bits_in)
     else:
-        command = [sys.executable, "-c", PROBE_RUN, "basic" if isolation == "basic" else "auto"]
+        wrap: tuple[str, ...] = ()
         if isolation == "container":
             from container import available
 
@@ -403,12 +413,9 @@ def test_negative_dentries_carry_nothing(bits_in, isolation):
                 pytest.skip(f"needs_root: a default container's confinement cannot be made here: {available()}")
             if _confine.landlock_abi() < 1:
                 pytest.skip("needs_landlock: the kernel has no Landlock (Linux 5.13+, with landlock among its LSMs)")
-            command = [sys.executable, str(Path(__file__).with_name("container.py")), "--", *command]
-        folder = _probe_folder(bits_in)
-        done = subprocess.run([*command, dentry_probe(folder, "box-"), str(TOLD)], capture_output=True, text=True,
-                              timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        level, *statuses = json.loads(done.stdout.splitlines()[-1])
+            wrap = (sys.executable, str(Path(__file__).with_name("container.py")), "--")
+        level, statuses = two_samples(dentry_probe(_probe_folder(bits_in), "box-"),
+                                      "basic" if isolation == "basic" else "auto", wrap)
     if isolation == "auto" and not level.startswith("namespaces"):
         pytest.skip(f"needs namespaces: this machine's sandbox is {level} (open there: the basic and container "
                     "variants show it)")
@@ -537,10 +544,7 @@ def test_control_proc_probe_tells_entries_apart():
 def test_proc_dentries_carry_nothing():
     """Two samples through one sandbox with namespaces: the second cannot tell which /proc entries the first
     looked up (a /proc of its own for each sample). Failed on 3261346 (one /proc per fork server)."""
-    done = subprocess.run([sys.executable, "-c", PROBE_RUN, "auto", proc_probe(), str(TOLD)], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    level, *statuses = json.loads(done.stdout.splitlines()[-1])
+    level, statuses = two_samples(proc_probe())
     if not level.startswith("namespaces"):
         pytest.skip(f"needs namespaces: this machine's sandbox is {level}, whose candidates read the host's /proc")
     assert statuses[0] == "passed", (level, statuses)
@@ -591,10 +595,7 @@ def test_abstract_socket_names_carry_nothing(isolation):
     """A sample that leaves sockets bound to abstract names, held only by their own queues, cannot tell the next
     sample anything through those names (bind is refused, in every mode)."""
     program = SOCKET_PROBE.replace("__PREFIX__", repr(f"probe-{uuid.uuid4().hex[:8]}".encode()))
-    done = subprocess.run([sys.executable, "-c", PROBE_RUN, isolation, program, str(TOLD)], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    level, *statuses = json.loads(done.stdout.splitlines()[-1])
+    level, statuses = two_samples(program, isolation)
     assert statuses[0] == "passed", (level, statuses)
     assert statuses[1] != "passed", f"{level}: the second sample read the names the first left bound"
 
@@ -648,10 +649,6 @@ def test_sockets_in_flight_carry_nothing(isolation):
     tell the next sample anything through it: no socket outlives its sample (sendmsg is refused, in every mode).
     Failed on 2d2e0fd (3 of 3 runs in each mode)."""
     base = uuid.uuid4().int % (2**20 // 1024) * 1024  # a range of its own: no other run's names in it
-    program = ORPHAN_PROBE.replace("__BASE__", str(base))
-    done = subprocess.run([sys.executable, "-c", PROBE_RUN, isolation, program, str(TOLD)], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    level, *statuses = json.loads(done.stdout.splitlines()[-1])
+    level, statuses = two_samples(ORPHAN_PROBE.replace("__BASE__", str(base)), isolation)
     assert statuses[0] == "passed", (level, statuses)
     assert statuses[1] != "passed", f"{level}: the second sample found the socket the first left in flight"

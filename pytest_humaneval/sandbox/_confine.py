@@ -153,10 +153,10 @@ def channel_rows(machine: str) -> list:
     eperm, enosys = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
     einval, eopnotsupp = SECCOMP_RET_ERRNO | errno.EINVAL, SECCOMP_RET_ERRNO | errno.EOPNOTSUPP
     rows = []
-    for name in ("file_setattr", "readahead", "io_setup", "openat2", "setns", "clone3", "bind", "pidfd_open",
-                 "sendmsg", "sendmmsg"):
-        verdict = eperm if name in ("file_setattr", "setns", "bind", "sendmsg", "sendmmsg") else enosys
-        rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, verdict)]
+    for verdict, names in ((eperm, ("file_setattr", "setns", "bind", "sendmsg", "sendmmsg")),
+                           (enosys, ("readahead", "io_setup", "openat2", "clone3", "pidfd_open"))):
+        for name in names:
+            rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, verdict)]
 
     # Each check falls through to the rest of the filter (the accumulator reloaded with the call's number) when
     # its argument does not match, so the other checks on the same call still apply.

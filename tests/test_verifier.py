@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from plus_data import evalplus_row, write_jsonl
@@ -271,3 +275,132 @@ def test_a_dropped_stream_leaves_nothing_behind(verifier):
     assert (pool._done, pool._dropped, pool._position, pool._cancelled, verifier._programs) == ({}, set(), {}, set(),
                                                                                                  {})
     assert verifier.verify([(TASK, PROBLEMS[TASK].canonical_solution)])[0].passed
+
+
+def slow_samples(count: int, seconds: float) -> list[tuple[str, str]]:
+    """Distinct samples (none is another's repeat) that each hold a sandbox for ``seconds``."""
+    return [(TASK, f"    import time\n    time.sleep({seconds})  # {i}\n    return True\n") for i in range(count)]
+
+
+def supervisors_of(pid: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"_supervisor.py" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def gone(pids: list[int], within_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_cancelled_averify_stops_its_batch():
+    """A cancelled ``averify`` (asyncio.wait_for) stops feeding its batch: the sandboxes are free for the next
+    call at once, not after the abandoned batch (it was 32 s)."""
+    with Verifier("humaneval", workers=2) as judge:
+        async def cancelled() -> None:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(judge.averify(slow_samples(200, 0.2)), 1.0)
+
+        asyncio.run(cancelled())
+        time.sleep(1.0)  # what was running when it was cancelled ends (0.2 s each)
+        before = judge._pool.stats.executed
+        time.sleep(1.0)
+        assert judge._pool.stats.executed == before < 100  # nothing of the abandoned batch runs any more
+        assert judge.verify([(TASK, WRONG)])[0].status is Status.ASSERTION_FAILED
+
+
+@pytest.mark.parametrize("call", ["averify", "astream"])
+def test_ctrl_c_stops_an_event_loop_call(call):
+    """Ctrl-C under ``asyncio.run`` ends the call and the process, and leaves no sandbox (averify went on for
+    the whole batch, and a second Ctrl-C printed a traceback)."""
+    consume = ("await verifier.averify(samples)" if call == "averify" else
+               "[v async for v in verifier.astream(samples)]")
+    code = textwrap.dedent(f"""
+        import asyncio, os, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_verifier import slow_samples
+        from pytest_humaneval import Verifier
+        verifier = Verifier("humaneval", workers=2)
+        verifier.verify(slow_samples(2, 0.0))
+        samples = slow_samples(400, 0.2)
+        async def main():
+            print("started", flush=True)
+            {consume}
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "started"
+        time.sleep(1.0)
+        sandboxes = supervisors_of(process.pid)
+        assert sandboxes
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)  # the batch alone would take 40 s
+    finally:
+        process.kill()
+        process.wait()
+    assert out.strip() == "interrupted", err
+    assert gone(sandboxes)
+
+
+def test_an_unclosed_verifier_is_closed_and_warned_about():
+    """A Verifier collected (or left at exit) without close() closes its sandboxes, with a ResourceWarning; one
+    closed says nothing (throwaway Verifiers left 40 sandbox processes)."""
+    code = textwrap.dedent(f"""
+        import gc, json, os, sys, warnings
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_verifier import supervisors_of
+        from pytest_humaneval import Verifier
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            with Verifier("humaneval", workers=2) as closed:
+                closed.verify([("HumanEval/0", "    return True\\n")])
+            del closed
+            gc.collect()
+            quiet = len(caught)
+            throwaway = Verifier("humaneval", workers=2)
+            throwaway.verify([("HumanEval/0", "    return True\\n")])
+            sandboxes = supervisors_of(os.getpid())
+            del throwaway
+            gc.collect()
+        print(json.dumps([quiet, [str(w.message) for w in caught if w.category is ResourceWarning], sandboxes,
+                          supervisors_of(os.getpid())]))
+        left = Verifier("humaneval", workers=1)
+        left.verify([("HumanEval/0", "    return True\\n")])
+    """)
+    found = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code], capture_output=True,
+                           text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    quiet, warned, sandboxes, after = json.loads(found.stdout.strip().splitlines()[-1])
+    assert quiet == 0
+    assert len(warned) == 1 and warned[0].startswith("unclosed Verifier('openai_humaneval'")
+    assert sandboxes and after == []
+    assert "ResourceWarning: unclosed Verifier" in found.stderr  # the one left at exit
+
+
+def test_status_prints_as_its_value(verifier):
+    verdict = verifier.verify([(TASK, WRONG)])[0]
+    assert str(verdict.status) == f"{verdict.status}" == "assertion_failed"
+    assert f"{Status.PASSED:>8}" == "  passed"
+
+
+def test_a_bytes_completion_is_named():
+    with Verifier("humaneval", workers=1) as judge:
+        with pytest.raises(VerifierError, match=r"sample 1: completion: expected a string .* found bytes"):
+            judge.verify([(TASK, WRONG), (TASK, b"    return True\n")])

@@ -289,7 +289,11 @@ def code_of_row(where: str, row: Mapping[str, Any], prompt: str) -> _Row:
     text = row[field]
     if text is not None and not isinstance(text, str):
         what = "the code appended to the prompt" if field == "completion" else "the whole program"
-        raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {json.dumps(text)[:40]}")
+        try:
+            found = json.dumps(text)[:40]
+        except (TypeError, ValueError):  # bytes, an object: no JSON to show, its type says enough
+            found = type(text).__name__
+        raise DatasetError(f"{where}: {field}: expected a string ({what}) or null, found {found}")
     solution = None
     if field == "solution" and text is not None:
         text, solution = solution_completion(text, prompt), text

@@ -17,6 +17,7 @@ import dataclasses
 import itertools
 import os
 import threading
+import warnings
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -46,6 +47,18 @@ _Known: TypeAlias = "tuple[ExecResult, int, Status | None]"  # a memo's verdict,
 
 class VerifierError(ValueError):
     """A bad argument or sample: one line naming it, what was expected and what was found."""
+
+
+class _Cancelled(Exception):
+    """The call's caller went away (its task was cancelled, Ctrl-C): the call stops and lets its samples go."""
+
+
+@dataclass
+class _Life:
+    """What the Verifier's finalizer needs to know (it may not hold the Verifier itself)."""
+
+    owner: int  # the process that made it: only there are its sandboxes its own
+    kept: bool = False  # kept for the process's life on purpose (rewards.verifier_for): closed at exit, quietly
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,10 @@ class Verifier:
             suites.ensure(progress)  # once per dataset, Python and machine; then read from the user cache
             self._suites = suites
         self.limits = sandbox.Limits(timeout_s=self.config.params.timeout_s, memory_mb=self.config.params.memory_mb)
-        self._programs: dict[Hashable, tuple[sandbox.Program, float]] = {}  # fed keys: their program and cost
+        # fed keys: their program and cost (the pool reads it, not the Verifier: a Verifier nobody holds any more is
+        # collected, and its finalizer closes the pool)
+        programs: dict[Hashable, tuple[sandbox.Program, float]] = {}
+        self._programs = programs
         self._calls = itertools.count()
         self._owner = os.getpid()
         self._lock = threading.Lock()
@@ -144,12 +160,14 @@ class Verifier:
         first = sandbox.Sandbox(self.config.params.isolation)
         try:
             self._pool: VerdictPool = start_pool(first, max(1, pool_size(self.config.params.workers, False)),
-                                                 self.limits, self._program, self._cost, forget=True)
+                                                 self.limits, lambda key: programs[key][0],
+                                                 lambda key: programs[key][1], forget=True)
         except sandbox.SandboxError as exc:
             first.close()
             raise VerifierError(f"Verifier: params.isolation: {exc}") from exc
         self.isolation = first.isolation  # what the sandbox applied: namespaces, namespaces-userns, landlock, basic
-        self._finalizer = weakref.finalize(self, _close_pool, self._pool, self.isolation)
+        self._life = _Life(self._owner)
+        self._finalizer = weakref.finalize(self, _left_open, self._pool, self.isolation, self._life, repr(self))
 
     # -- the public calls
     def verify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
@@ -166,24 +184,34 @@ class Verifier:
     async def averify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
         """``verify`` for an event loop: the batch is judged in a thread, and the loop goes on meanwhile."""
         entries = [self._entry(index, sample) for index, sample in enumerate(samples)]
-        return await asyncio.to_thread(lambda: list(self._judge(iter(entries))))
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(lambda: list(self._judge(iter(entries), stop)))
+        except BaseException:  # cancelled (Ctrl-C under asyncio.run is a cancellation): the thread stops too, so
+            stop.set()         # the loop's shutdown does not wait for the whole batch, and the sandboxes are free
+            raise
 
     async def astream(self, samples: Iterable[SampleInput]) -> AsyncIterator[Verdict]:
         """``stream`` for an event loop."""
-        verdicts = self.stream(samples)
+        stop = threading.Event()
+        verdicts = self._judge((self._entry(index, sample) for index, sample in enumerate(samples)), stop)
         done = object()
-        while True:
-            verdict = await asyncio.to_thread(next, verdicts, done)
-            if verdict is done:
-                return
-            assert isinstance(verdict, Verdict)
-            yield verdict
+        try:
+            while True:
+                verdict = await asyncio.to_thread(next, verdicts, done)
+                if verdict is done:
+                    return
+                assert isinstance(verdict, Verdict)
+                yield verdict
+        finally:
+            stop.set()
 
     def close(self) -> None:
         """Stop the sandboxes (samples in flight are abandoned: their calls get harness_error)."""
         with self._lock:
             self._closed = True
-        self._finalizer()
+        if self._finalizer.detach() is not None:
+            _close_pool(self._pool, self.isolation, self._life)
 
     def __enter__(self) -> Verifier:
         return self
@@ -221,7 +249,7 @@ class Verifier:
         return _Entry(index, task_id, program, original=impossible.original_program(problem, program),
                       code=solution if solution is not None else completion, problem=problem)
 
-    def _judge(self, entries: Iterator[_Entry]) -> Iterator[Verdict]:
+    def _judge(self, entries: Iterator[_Entry], stop: threading.Event | None = None) -> Iterator[Verdict]:
         if os.getpid() != self._owner:
             raise VerifierError("Verifier: used in a process forked from the one that created it (its sandboxes' "
                                 "threads are not there): create the Verifier in the process that calls it")
@@ -244,8 +272,14 @@ class Verifier:
                     pending.append(entry)
                 if not pending:
                     return
+                if stop is not None and stop.is_set():
+                    return
                 entry = pending.popleft()
-                yield self._verdict(entry, memo, inflight, call)
+                try:
+                    verdict = self._verdict(entry, memo, inflight, call, stop)
+                except _Cancelled:
+                    return
+                yield verdict
         finally:  # a stream dropped midway: the samples fed and not handed out are let go, run or not
             dropped = [key for entry in pending if entry.key is not None
                        for key in (entry.key, (entry.key, "original"))]
@@ -266,7 +300,7 @@ class Verifier:
             self._pool.feed([key])
 
     def _verdict(self, entry: _Entry, memo: OrderedDict[sandbox.Program, _Known],
-                 inflight: dict[sandbox.Program, int], call: int) -> Verdict:
+                 inflight: dict[sandbox.Program, int], call: int, stop: threading.Event | None = None) -> Verdict:
         if entry.ready is not None:
             return entry.ready
         program = entry.program
@@ -277,10 +311,10 @@ class Verifier:
                 memo.move_to_end(program)
                 return _verdict_of(entry, known[0], repeat_of=known[1], original=known[2])
             self._feed((call, entry.index, "again"), entry)
-        result = self._take(entry.key)
+        result = self._take(entry.key, stop)
         original = None
         if entry.original is not None:
-            ran = self._take((entry.key, "original"))
+            ran = self._take((entry.key, "original"), stop)
             original = ran.status if result.status.attempted and ran.status.attempted else None
         if self.config.params.dedupe:
             if inflight.get(program) == entry.index:
@@ -291,9 +325,9 @@ class Verifier:
                     memo.popitem(last=False)
         return _verdict_of(entry, result, original=original)
 
-    def _take(self, key: Hashable) -> ExecResult:
+    def _take(self, key: Hashable, stop: threading.Event | None = None) -> ExecResult:
         try:
-            result = self._pool.take(key) if not self._closed else None
+            result = self._pool.take(key, stop) if not self._closed else None
         except sandbox.SandboxError as exc:
             result = ExecResult(Status.HARNESS_ERROR, 0.0, str(exc))
         except Exception as exc:  # the harness's own failure on this sample: never a verdict on the candidate
@@ -301,15 +335,12 @@ class Verifier:
                                                            f"{type(exc).__name__}: {exc}")
         finally:
             self._programs.pop(key, None)
+        if result is None and stop is not None and stop.is_set():
+            self._pool.discard([(key, "original")])  # its pair, if it has one, is let go with it
+            raise _Cancelled
         if result is None:
             result = ExecResult(Status.HARNESS_ERROR, 0.0, "the Verifier was closed before this sample ran")
         return result
-
-    def _program(self, key: Hashable) -> sandbox.Program:
-        return self._programs[key][0]
-
-    def _cost(self, key: Hashable) -> float:
-        return self._programs[key][1]
 
 
 def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,
@@ -327,9 +358,19 @@ def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,
                                impossible_evidence=tuple(found))
 
 
-def _close_pool(pool: VerdictPool, isolation: str) -> None:
+def _close_pool(pool: VerdictPool, isolation: str, life: _Life) -> None:
+    if os.getpid() != life.owner:
+        return  # a forked copy: the sandboxes are the parent's, and its threads are not here
     # Under namespaces a killed supervisor takes all its samples' processes with it (its PID namespace).
     pool.close(abandon=isolation.startswith("namespaces"))
+
+
+def _left_open(pool: VerdictPool, isolation: str, life: _Life, name: str) -> None:
+    """A Verifier collected, or left at exit, without ``close``: its sandboxes are closed all the same."""
+    if not life.kept and os.getpid() == life.owner:
+        warnings.warn(f"unclosed {name}: close it, or use it in a with block (its sandboxes are closed now)",
+                      ResourceWarning, stacklevel=2)
+    _close_pool(pool, isolation, life)
 
 
 def _config(data: dict[str, Any]) -> RunConfig:

@@ -92,6 +92,14 @@ class Status(str, enum.Enum):
     def attempted(self) -> bool:
         return self not in (Status.NOT_RUN, Status.HARNESS_ERROR)
 
+    # Printed as its value, as enum.StrEnum does (3.11+; the package runs on 3.10 too): print(verdict.status) and
+    # f"{status}" say "passed", never "Status.PASSED".
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -61,6 +61,7 @@ MIN_REACH = 128
 # Past the sample's own limit, how long close() waits for a sample in flight before it kills its sandbox:
 # the supervisor's grace for the judge's verdict, the descendants' kill and its own exit.
 STOP_GRACE_S = 5.0
+CANCEL_POLL_S = 0.05  # how often a take that may be cancelled looks at its cancel event
 
 
 class Box(Protocol):
@@ -172,9 +173,10 @@ class VerdictPool:
                         heapq.heappush(self._long, (-seconds, position, key))
             self._cond.notify_all()
 
-    def take(self, key: Hashable) -> ExecResult | None:
+    def take(self, key: Hashable, cancel: threading.Event | None = None) -> ExecResult | None:
         """The verdict of ``key``'s sample, waiting for it if needed (and raising what the sandbox raised);
-        None when the pool does not hold it: never fed, already taken, or never started before ``close``."""
+        None when the pool does not hold it: never fed, already taken, or never started before ``close``; or when
+        ``cancel`` is set while it waits, and then the sample is let go as ``discard`` lets it go."""
         with self._cond:
             position = self._position.get(key)
             if position is None or key in self._taken:
@@ -190,7 +192,12 @@ class VerdictPool:
                 while key not in self._done:
                     if self._stopping and position >= self._next and key not in self._early:
                         return None  # never started, and never will be
-                    self._cond.wait()
+                    if cancel is not None and cancel.is_set():
+                        self._taken.discard(key)
+                        self._let_go(key)
+                        self._cond.notify_all()
+                        return None
+                    self._cond.wait(CANCEL_POLL_S if cancel is not None else None)
                 self.stats.waited_s += time.monotonic() - started
             result, error = self._done.pop(key)
             self.stats.taken += 1
@@ -208,19 +215,23 @@ class VerdictPool:
         running is not kept when it ends, one judged already is let go."""
         with self._cond:
             for key in keys:
-                position = self._position.get(key)
-                if position is None or key in self._taken:
-                    continue  # unknown, or asked for already (its taker will have it)
-                self._held_early.discard(key)
-                if key in self._done:
-                    del self._done[key]
-                    del self._position[key]
-                elif position < self._next or key in self._early:
-                    self._dropped.add(key)  # running now
-                else:
-                    self._cancelled.add(key)
-                    self._early.add(key)  # skipped when its turn comes
+                if key not in self._taken:  # else asked for already (its taker will have it)
+                    self._let_go(key)
             self._cond.notify_all()
+
+    def _let_go(self, key: Hashable) -> None:
+        position = self._position.get(key)
+        if position is None:
+            return
+        self._held_early.discard(key)
+        if key in self._done:
+            del self._done[key]
+            del self._position[key]
+        elif position < self._next or key in self._early:
+            self._dropped.add(key)  # running now
+        else:
+            self._cancelled.add(key)
+            self._early.add(key)  # skipped when its turn comes
 
     def close(self, abandon: bool = False) -> None:
         """Start nothing more; kill the samples in flight (``abandon``) or wait for them (within one sample's

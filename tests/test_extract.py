@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pytest_humaneval.completions.extract import extract, split_reasoning, unwrap_completion
@@ -224,3 +226,49 @@ def test_indented_definition_is_appended():
     nested = "    def add(a, b):\n        return a + b\n    return add(a, b)\n"
     result = extract(nested, "add", PROMPT)
     assert (result.completion, result.program) == ("\n" + nested, None)
+
+
+# Answers a model can emit that made extraction quadratic (11-51 s at 40 kB): a megabyte of each shape.
+ADVERSARIAL = {
+    "blank lines": " \n" * 500_000,
+    "newlines": "\n" * 1_000_000,
+    "think tags never closed": "<think>" * 150_000,
+    "closing think tags": "</think>" * 125_000,
+    "answer tags never closed": "<answer>" * 125_000,
+    "answer blocks": "<answer>x</answer>" * 55_000,
+    "fences": "```\n" * 250_000,
+    "defs without a call": "def f\n" * 170_000,
+    "end tokens": "</s>" * 250_000,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
+def test_any_answer_is_handled_in_linear_time(shape):
+    """Extraction, the trainers' cleaning and the impossible category on a 1 MB answer: each pass is linear,
+    so well under the bound on any machine (a quadratic one takes hours at this size)."""
+    from pytest_humaneval.engine.impossible import categorize
+    from pytest_humaneval.rewards import answer_text
+    from pytest_humaneval.sandbox import Status
+
+    text = ADVERSARIAL[shape]
+    started = time.monotonic()
+    found = extract(answer_text(text), "f", "def f():\n")
+    categorize(Status.RUNTIME_ERROR, "SyntaxError: invalid syntax (at completion line 1: x)", None, found.completion)
+    assert time.monotonic() - started < 20
+
+
+def test_tag_blocks_are_the_regex_blocks():
+    """The one-pass tag matcher finds what ``<(tag)>(.*?)</\\1>`` found, on every string of a small alphabet of
+    tags and text (names matched case-insensitively, nearest closing tag of the same name)."""
+    import itertools
+    import re
+
+    from pytest_humaneval.completions import extract as module
+
+    regex = re.compile(r"<(think(?:ing)?)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+    pieces = ["<think>", "</think>", "<thinking>", "</THINKING>", "x"]
+    for size in range(1, 6):
+        for parts in itertools.product(pieces, repeat=size):
+            text = "".join(parts)
+            ours = [(o.start(), c.end()) for o, c in module._blocks(module._THINK_TAGS, text)]
+            assert ours == [m.span() for m in regex.finditer(text)], text

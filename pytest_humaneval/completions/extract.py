@@ -44,10 +44,10 @@ __all__ = ["Extraction", "extract", "from_code", "split_reasoning", "unwrap_comp
 PYTHON_LANGS = ("python", "py", "python3", "")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)  # (lang, code, closing fence)
 _TAG = r"think(?:ing)?"
-_CLOSED = re.compile(rf"<({_TAG})>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_THINK_TAGS = re.compile(rf"<(/?)({_TAG})>", re.IGNORECASE)  # (closing?, name)
 _UNCLOSED_AT_START = re.compile(rf"\A\s*<{_TAG}>(.*)\Z", re.DOTALL | re.IGNORECASE)
 _ORPHAN_CLOSE = re.compile(rf"\A(.*?)</{_TAG}>", re.DOTALL | re.IGNORECASE)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_ANSWER_TAGS = re.compile(r"<(/?)(answer)>", re.IGNORECASE)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _BUILTINS = frozenset(dir(builtins))
 P = TypeVar("P")  # what provides a name: a statement of the prompt, or (block, line, source) of another block
@@ -69,13 +69,11 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
 def _split(text: str) -> tuple[str, str | None, bool]:
     """(answer, reasoning, whether the answer was cut while thinking)."""
-    thoughts: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        thoughts.append(match.group(2).strip())
-        return ""
-
-    answer = _CLOSED.sub(keep, text)
+    blocks = _blocks(_THINK_TAGS, text)
+    thoughts = [text[opening.end():closing.start()].strip() for opening, closing in blocks]
+    ends = [0, *(closing.end() for _, closing in blocks)]
+    starts = [*(opening.start() for opening, _ in blocks), len(text)]
+    answer = "".join(text[end:start] for end, start in zip(ends, starts, strict=True))
     orphan = _ORPHAN_CLOSE.match(answer)
     if orphan:
         thoughts.insert(0, orphan.group(1).strip())
@@ -92,19 +90,50 @@ def _split(text: str) -> tuple[str, str | None, bool]:
 def _tagged(text: str, complete_only: bool = False) -> str | None:
     """The text of the last complete ``<answer>`` block; else (unless ``complete_only``) of the last opened one
     that never closes; else None."""
-    blocks = list(_ANSWER.finditer(text))
+    blocks = _blocks(_ANSWER_TAGS, text)
     if blocks:
-        return blocks[-1].group(1)
+        opening, closing = blocks[-1]
+        return text[opening.end():closing.start()]
     opened = list(_ANSWER_OPEN.finditer(text))
     if opened and not complete_only:
         return text[opened[-1].end():]
     return None
 
 
+def _blocks(tags: re.Pattern[str], text: str) -> list[tuple[re.Match[str], re.Match[str]]]:
+    """The ``<tag>...</tag>`` blocks of ``text`` as ``re.finditer(r"<(tag)>(.*?)</\\1>")`` finds them (leftmost
+    first, each closed by the nearest closing tag of its own name, none overlapping), in one pass over the tags
+    (``tags`` matches ``(closing?, name)``): that regex scans to the end from every opening tag that never closes,
+    quadratic in an answer of thousands of them."""
+    found = list(tags.finditer(text))
+    closings: dict[str, list[re.Match[str]]] = {}
+    for match in found:
+        if match.group(1):
+            closings.setdefault(match.group(2).lower(), []).append(match)
+    seen = dict.fromkeys(closings, 0)  # per name, the closing tags before the last opening looked at
+    blocks: list[tuple[re.Match[str], re.Match[str]]] = []
+    end = 0
+    for opening in found:
+        if opening.group(1) or opening.start() < end:
+            continue
+        name = opening.group(2).lower()
+        candidates = closings.get(name, [])
+        at = seen.get(name, 0)
+        while at < len(candidates) and candidates[at].start() < opening.end():
+            at += 1
+        seen[name] = at
+        if at < len(candidates):
+            blocks.append((opening, candidates[at]))
+            end = candidates[at].end()
+    return blocks
+
+
 def _defines(code: str, entry_point: str, top: bool = False) -> bool:
-    """Whether ``code`` has a ``def`` of the entry point (with ``top``: at the top level, not indented)."""
-    indent = "" if top else r"\s*"
-    return re.search(rf"^{indent}(async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE) is not None
+    """Whether ``code`` has a ``def`` of the entry point (with ``top``: at the top level, not indented). Blanks
+    within a line only: ``\\s`` would also cross lines, and scan every blank line after each one."""
+    indent = "" if top else r"[ \t]*"
+    return re.search(rf"^{indent}(async[ \t]+)?def[ \t]+{re.escape(entry_point)}[ \t]*\(", code,
+                     re.MULTILINE) is not None
 
 
 def _compiles(code: str) -> bool:

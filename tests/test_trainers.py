@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from test_verifier import PROBLEMS
 
-from pytest_humaneval import rewards
+from pytest_humaneval import Verifier, rewards
 
 REWARDS_FILE = Path(rewards.__file__)
 TASK = "HumanEval/0"
@@ -209,3 +209,37 @@ def test_trl_conversations_with_parts_tools_and_none():
     assert reward(prompts=[[{"role": "user", "content": "q"}]] * 4, completions=completions,
                   completion_ids=[[1]] * 4, task_id=[TASK] * 4, trainer_state=None, log_extra=print,
                   log_metric=print) == [1.0, 1.0, 0.0, 0.0]
+
+
+# Library and adapter calls of the wrong shape: each one VerifierError naming what is wrong (they were bare
+# TypeErrors and AttributeErrors from inside, or a string taken as a list of characters and scored).
+BAD_CALLS = {
+    "a dataset that is not a name": (lambda: Verifier(5), "Verifier: dataset: expected a dataset's name"),
+    "plus not a mapping": (lambda: Verifier("humaneval", plus=5), "Verifier: plus: expected a mapping"),
+    "verify(None)": (lambda: rewards.verifier_for("humaneval").verify(None), "Verifier: samples: expected an "
+                                                                              "iterable"),
+    "stream(one mapping)": (lambda: list(rewards.verifier_for("humaneval").stream({"task_id": TASK})),
+                            "Verifier: samples: expected an iterable of samples"),
+    "a data source not a name": (lambda: rewards.compute_score(5, RIGHT, TASK), "rewards: data source: expected"),
+    "solution strings as one string": (lambda: rewards.compute_score_batch(["humaneval"], RIGHT, [TASK]),
+                                       "rewards: solution_strs: expected a list"),
+    "TRL completions None": (lambda: rewards.trl_reward()(completions=None, task_id=[TASK]),
+                             "rewards: completions: expected a list"),
+    "TRL dataset not a name": (lambda: rewards.trl_reward(5), "rewards: data source: expected"),
+    "OpenRLHF queries None": (lambda: rewards.openrlhf_reward()(None, None, None),
+                              "rewards: queries: expected a list"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(BAD_CALLS))
+def test_bad_library_calls_are_named(call):
+    make, message = BAD_CALLS[call]
+    with pytest.raises(rewards.VerifierError, match=message):
+        make()
+
+
+def test_verl_numpy_batches():
+    """verl hands the batch manager numpy arrays of objects: taken as lists."""
+    np = pytest.importorskip("numpy")
+    assert rewards.compute_score_batch(np.array(["humaneval", "humaneval"], dtype=object), [RIGHT, WRONG],
+                                       np.array([TASK, TASK], dtype=object)) == [1.0, 0.0]

@@ -78,7 +78,7 @@ def verifier_for(dataset: str, **options: Any) -> Verifier:
                             "harness_error)")
     if multiprocessing.parent_process() is not None:
         options.setdefault("workers", 1)
-    dataset = DATA_SOURCES.get(dataset, dataset)
+    dataset = _dataset_name(dataset)
     key = (os.getpid(), dataset, json.dumps(options, sort_keys=True, default=str))
     with _lock:
         found = _verifiers.get(key)
@@ -91,10 +91,26 @@ def verifier_for(dataset: str, **options: Any) -> Verifier:
 def judge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any], **options: Any) -> list[Verdict]:
     """The verdicts of model answers (raw text: prose, fences and reasoning allowed; see ``answer_text``) to
     ``task_ids``."""
+    task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
     _same_length("task ids", task_ids, "answers", answers)
     verifier = verifier_for(dataset, **options)
     return verifier.verify(_sample(verifier, task_id, answer, index)
                            for index, (task_id, answer) in enumerate(zip(task_ids, answers, strict=True)))
+
+
+def _listed(name: str, values: Any) -> list[Any]:
+    """A batch argument as a list: any sized iterable (a list, a tuple, verl's numpy arrays), never a string."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__") or \
+            not hasattr(values, "__iter__"):
+        raise VerifierError(f"rewards: {name}: expected a list (one per sample), found {type(values).__name__}")
+    return list(values)
+
+
+def _dataset_name(dataset: Any) -> str:
+    if not isinstance(dataset, str):
+        raise VerifierError(f"rewards: data source: expected a dataset's name (humaneval, humanevalplus, "
+                            f"mbppplus...), found {type(dataset).__name__}")
+    return DATA_SOURCES.get(dataset, dataset)
 
 
 def _same_length(name: str, values: Sequence[Any], other_name: str, others: Sequence[Any]) -> None:
@@ -203,15 +219,17 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     """verl's batch form (``reward_manager: batch``): the batch is judged at once, over every sandbox."""
     policy = _policy(harness_error)
     options = _options(options)
+    data_sources, solution_strs = _listed("data_sources", data_sources), _listed("solution_strs", solution_strs)
+    ground_truths = _listed("ground_truths", ground_truths)
     _same_length("data sources", data_sources, "solution strings", solution_strs)
     _same_length("ground truths", ground_truths, "solution strings", solution_strs)
-    extras = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    extras = _listed("extra_infos", extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     _same_length("extra infos", extras, "solution strings", solution_strs)
     task_ids = [_task_id(truth, extra, index) for index, (truth, extra) in enumerate(zip(ground_truths, extras,
                                                                                           strict=True))]
     rewards: list[float] = [math.nan] * len(solution_strs)
-    for source in sorted(set(data_sources)):  # each dataset in its own Verifier
-        where = [i for i, each in enumerate(data_sources) if each == source]
+    for source in sorted({_dataset_name(each) for each in data_sources}):  # each dataset in its own Verifier
+        where = [i for i, each in enumerate(data_sources) if _dataset_name(each) == source]
         verdicts = judge_answers(source, [task_ids[i] for i in where], [solution_strs[i] for i in where], **options)
         for i, verdict in zip(where, verdicts, strict=True):
             reward = _reward(verdict, policy)
@@ -228,15 +246,16 @@ def trl_reward(dataset: str = "humaneval", *, column: str = "task_id", harness_e
     conversations (the last assistant message's content is the answer; a content of parts, or None, is taken as
     ``answer_text`` says). A sample the harness could not judge is None by default, which TRL leaves out."""
     policy = _policy(harness_error)
+    name = _dataset_name(dataset)
 
     def reward(completions: Sequence[Any], **columns: Any) -> list[float | None]:
         if column not in columns:
             raise VerifierError(f"rewards: expected the dataset's {column!r} column (the task ids) among the "
                                 f"reward function's arguments, found {', '.join(sorted(columns)) or 'none'}")
-        return [_reward(v, policy) for v in judge_answers(dataset, list(columns[column]), list(completions),
-                                                           **options)]
+        return [_reward(v, policy) for v in judge_answers(dataset, _listed(column, columns[column]),
+                                                           _listed("completions", completions), **options)]
 
-    reward.__name__ = f"humaneval_{dataset.replace('-', '_').replace('/', '_')}"  # TRL logs rewards by name
+    reward.__name__ = f"humaneval_{name.replace('-', '_').replace('/', '_')}"  # TRL logs rewards by name
     return reward
 
 
@@ -248,9 +267,11 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
     ``{"rewards", "scores", "extra_logs"}`` (torch tensors when torch is there, as OpenRLHF expects; lists
     otherwise)."""
     policy = _policy(harness_error)
+    _dataset_name(dataset)
 
     def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any],
                     **_trainer: Any) -> dict[str, Any]:
+        queries, prompts, labels = _listed("queries", queries), _listed("prompts", prompts), _listed("labels", labels)
         _same_length("queries", queries, "prompts", prompts)
         _same_length("labels", labels, "queries", queries)
         answers = [query[len(prompt):] if isinstance(query, str) and isinstance(prompt, str)

@@ -131,6 +131,12 @@ class Verifier:
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
                  progress: Callable[..., None] | None = None) -> None:
+        if not isinstance(dataset, (str, os.PathLike)):
+            raise VerifierError(f"Verifier: dataset: expected a dataset's name or a file's path, found "
+                                f"{type(dataset).__name__}")
+        if plus is not None and not isinstance(plus, Mapping):
+            raise VerifierError(f"Verifier: plus: expected a mapping of EvalPlus's time limits, found "
+                                f"{type(plus).__name__}")
         params: dict[str, Any] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
                                   "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
                                   "impossible_instruction": impossible_instruction}
@@ -173,17 +179,17 @@ class Verifier:
     def verify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
         """A ``Verdict`` per sample, in the order given. Every sample is checked before any runs (a bad one is a
         ``VerifierError`` naming its index), so a batch is judged whole or not at all."""
-        entries = [self._entry(index, sample) for index, sample in enumerate(samples)]
+        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
         return list(self._judge(iter(entries)))
 
     def stream(self, samples: Iterable[SampleInput]) -> Iterator[Verdict]:
         """Verdicts as the samples are judged, in the order given, reading ``samples`` lazily: memory stays that
         of a few hundred samples in flight, however long the input (a bad sample raises when it is reached)."""
-        return self._judge(self._entry(index, sample) for index, sample in enumerate(samples))
+        return self._judge(self._entry(index, sample) for index, sample in enumerate(_samples(samples)))
 
     async def averify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
         """``verify`` for an event loop: the batch is judged in a thread, and the loop goes on meanwhile."""
-        entries = [self._entry(index, sample) for index, sample in enumerate(samples)]
+        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
         stop = threading.Event()
         try:
             return await asyncio.to_thread(lambda: list(self._judge(iter(entries), stop)))
@@ -194,7 +200,7 @@ class Verifier:
     async def astream(self, samples: Iterable[SampleInput]) -> AsyncIterator[Verdict]:
         """``stream`` for an event loop."""
         stop = threading.Event()
-        verdicts = self._judge((self._entry(index, sample) for index, sample in enumerate(samples)), stop)
+        verdicts = self._judge((self._entry(index, sample) for index, sample in enumerate(_samples(samples))), stop)
         done = object()
         try:
             while True:
@@ -341,6 +347,13 @@ class Verifier:
         if result is None:
             result = ExecResult(Status.HARNESS_ERROR, 0.0, "the Verifier was closed before this sample ran")
         return result
+
+
+def _samples(samples: Iterable[SampleInput]) -> Iterator[SampleInput]:
+    if isinstance(samples, (str, bytes, Mapping)) or not hasattr(samples, "__iter__"):
+        raise VerifierError(f"Verifier: samples: expected an iterable of samples ((task_id, completion) pairs or "
+                            f"mappings), found {type(samples).__name__}")
+    return iter(samples)
 
 
 def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,

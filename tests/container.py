@@ -13,6 +13,9 @@ set of moby's ``oci/caps/defaults.go``):
 - capabilities: Docker's 14 (CHOWN, DAC_OVERRIDE, FSETID, FOWNER, MKNOD, NET_RAW, SETGID, SETUID, SETFCAP,
   SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE); every other one leaves the bounding set too.
 
+``--no-landlock`` also refuses Landlock's calls (ENOSYS), as a kernel before 5.13 or one built without it does:
+with namespaces refused as well, nothing but the basic sandbox is left.
+
 ``--user UID`` then runs the command as that uid (and its gid), without capabilities: a user that is not root
 and has no user namespaces. The filter is installed while this process still holds CAP_SYS_ADMIN, so, like
 Docker's, it needs no ``no_new_privs``. Standard library only; run as root. Nothing here is a test: the tests
@@ -30,9 +33,12 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 # machine -> (AUDIT_ARCH_*, {name: number})
 NUMBERS = {
     "x86_64": (0xC000003E, {"unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-                            "clone": 56, "clone3": 435, "add_key": 248, "request_key": 249, "keyctl": 250}),
+                            "clone": 56, "clone3": 435, "add_key": 248, "request_key": 249, "keyctl": 250,
+                            "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446}),
     "aarch64": (0xC00000B7, {"unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-                             "clone": 220, "clone3": 435, "add_key": 217, "request_key": 218, "keyctl": 219}),
+                             "clone": 220, "clone3": 435, "add_key": 217, "request_key": 218, "keyctl": 219,
+                             "landlock_create_ruleset": 444, "landlock_add_rule": 445,
+                             "landlock_restrict_self": 446}),
 }
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 DOCKER_CAPS = {0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 27, 29, 31}  # the 14 above, by number
@@ -49,13 +55,15 @@ def available() -> str:
     return ""
 
 
-def _filter() -> list:
+def _filter(no_landlock: bool = False) -> list:
     arch, nr = NUMBERS[os.uname().machine]
     eperm, enosys = ERRNO | errno.EPERM, ERRNO | errno.ENOSYS
     rows = [(LD, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, ALLOW), (LD, 0, 0, 0)]
     for name in ("unshare", "setns", "mount", "umount2", "pivot_root", "add_key", "request_key", "keyctl"):
         rows += [(JEQ, 0, 1, nr[name]), (RET, 0, 0, eperm)]
     rows += [(JEQ, 0, 1, nr["clone3"]), (RET, 0, 0, enosys)]
+    for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self") if no_landlock else ():
+        rows += [(JEQ, 0, 1, nr[name]), (RET, 0, 0, enosys)]
     # clone: its flags are the first argument on both machines; any namespace flag -> EPERM
     rows += [(JEQ, 0, 3, nr["clone"]), (LD, 0, 0, 16), (JSET, 0, 1, CLONE_NAMESPACES), (RET, 0, 0, eperm)]
     rows.append((RET, 0, 0, ALLOW))
@@ -93,7 +101,9 @@ def in_container(pytester, *args: str):
 
 
 def main(argv: list) -> None:
-    user = None
+    user, no_landlock = None, False
+    if argv[:1] == ["--no-landlock"]:
+        no_landlock, argv = True, argv[1:]
     if argv[:1] == ["--user"]:
         user, argv = int(argv[1]), argv[2:]
     if argv[:1] == ["--"]:
@@ -101,7 +111,7 @@ def main(argv: list) -> None:
     why = available()
     if why:
         sys.exit(f"container.py: {why}")
-    _install(_filter())
+    _install(_filter(no_landlock))
     if user is not None:
         os.setgroups([])
         os.setresgid(user, user, user)

@@ -413,3 +413,41 @@ def test_inode_flags_and_residency_refused(mode):
         assert result.status is Status.PASSED, result.detail
     finally:
         box.close()
+
+
+def test_auto_never_ends_in_basic_unasked(landlock, tmp_path):
+    """Where neither namespaces nor Landlock exist (a default container on a kernel without Landlock), ``auto``
+    used to end in the basic sandbox without a word, where a completion that read the package's dataset earned
+    1.0 through compute_score_batch. Now the Verifier and the adapters refuse it, naming the way to ask for it;
+    asked for (isolation="basic" or allow_basic=True) it runs, with a warning, and says so in ``isolation``."""
+    import subprocess
+    import sys
+
+    code = """
+import json, warnings
+from pytest_humaneval import Verifier, VerifierError, rewards
+found = {}
+for name, call in (("verifier", lambda: Verifier("humaneval", workers=1)),
+                   ("batch", lambda: rewards.compute_score_batch(["humaneval"], ["x"], ["HumanEval/0"]))):
+    try:
+        call()
+        found[name] = "ran"
+    except VerifierError as exc:
+        found[name] = str(exc)
+for name, options in (("allow_basic", {"allow_basic": True}), ("basic", {"isolation": "basic"})):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with Verifier("humaneval", workers=1, **options) as verifier:
+            found[name] = [verifier.isolation, [str(w.category.__name__) for w in caught]]
+print(json.dumps(found))
+"""
+    run = subprocess.run([sys.executable, str(HERE / "container.py"), "--no-landlock", "--", sys.executable, "-c",
+                          code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    for name in ("verifier", "batch"):
+        assert found[name].startswith("Verifier: isolation: auto found neither namespaces nor Landlock here")
+        assert found[name].endswith('so it runs only when asked: isolation="basic" or allow_basic=True')
+    assert found["allow_basic"] == ["basic", ["RuntimeWarning"]]
+    assert found["basic"] == ["basic", ["RuntimeWarning"]]
+

@@ -404,3 +404,11 @@ def test_a_bytes_completion_is_named():
     with Verifier("humaneval", workers=1) as judge:
         with pytest.raises(VerifierError, match=r"sample 1: completion: expected a string .* found bytes"):
             judge.verify([(TASK, WRONG), (TASK, b"    return True\n")])
+
+
+def test_the_verifier_logs_its_isolation(caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="pytest_humaneval"), Verifier("humaneval", workers=1) as verifier:
+        pass
+    assert f"Verifier('openai_humaneval'): isolation {verifier.isolation}" in caplog.text

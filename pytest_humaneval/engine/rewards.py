@@ -40,7 +40,7 @@ __all__ = ["DATA_SOURCES", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "
 DATA_SOURCES = {"openai_humaneval": "humaneval", "openai/openai_humaneval": "humaneval",
                 "evalplus/humanevalplus": "humanevalplus", "evalplus/mbppplus": "mbppplus"}
 HARNESS_ERROR = ("raise", "nan", "none")
-OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction")
+OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction", "allow_basic")
 # What verl adds to a reward function's keywords on its own (its reward loop with a reward router), taken and
 # ignored; any other keyword is an option of ours, and an unknown one an error (a typo in reward_kwargs must not
 # silently change a benchmark).

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import logging
 import os
 import threading
 import warnings
@@ -41,6 +42,7 @@ __all__ = ["SampleInput", "Verdict", "Verifier", "VerifierError"]
 # A sample as ``verify`` takes it: ``(task_id, completion)``, or a mapping with ``task_id`` and ``completion`` (the
 # code appended to the prompt) or ``solution`` (the whole program).
 SampleInput: TypeAlias = "Sequence[Any] | Mapping[str, Any]"
+LOG = logging.getLogger("pytest_humaneval")
 MEMO_MAX = 4096  # identical samples remembered per call: a stream's memory stays flat
 _Known: TypeAlias = "tuple[ExecResult, int, Status | None]"  # a memo's verdict, its sample, its original verdict
 
@@ -124,13 +126,15 @@ class Verifier:
     ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs), ``dedupe``,
     ``plus`` (EvalPlus's time limits: ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) and
     ``impossible_instruction`` (an impossible dataset's instruction) are the config keys of the same names under
-    ``params:`` (docs/configuration.md), with the same defaults and checks. ``progress(text, final=False)`` hears
+    ``params:`` (docs/configuration.md), with the same defaults and checks. ``auto`` never ends in the basic
+    sandbox (where a candidate reads what the caller can read) unless ``allow_basic``: it raises instead; the
+    isolation applied is ``isolation``, logged, and warned about when it is basic. ``progress(text, final=False)`` hears
     about a first use of an EvalPlus dataset (its expected outputs computed once into the user cache)."""
 
     def __init__(self, dataset: str | os.PathLike[str] = "humaneval", *, isolation: str = "auto",
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
-                 progress: Callable[..., None] | None = None) -> None:
+                 progress: Callable[..., None] | None = None, allow_basic: bool = False) -> None:
         if not isinstance(dataset, (str, os.PathLike)):
             raise VerifierError(f"Verifier: dataset: expected a dataset's name or a file's path, found "
                                 f"{type(dataset).__name__}")
@@ -173,6 +177,16 @@ class Verifier:
             raise VerifierError(f"Verifier: params.isolation: {exc}") from exc
         self.isolation = first.isolation  # what the sandbox applied: namespaces, namespaces-userns, landlock, basic
         self._life = _Life(self._owner)
+        if self.isolation == "basic" and self.config.params.isolation == "auto" and not allow_basic:
+            _close_pool(self._pool, self.isolation, self._life)
+            raise VerifierError(f"Verifier: isolation: auto found neither namespaces nor Landlock here "
+                                f"({first.isolation_reason}); the basic sandbox that is left lets a candidate read "
+                                "what this process can read (your files, the datasets' answers), so it runs only "
+                                "when asked: isolation=\"basic\" or allow_basic=True")
+        LOG.info("Verifier(%r): isolation %s (%s)", self.dataset, self.isolation, first.confinement or "no more")
+        if self.isolation == "basic":
+            warnings.warn(f"Verifier({self.dataset!r}) runs candidates in the basic sandbox, which can read your "
+                          f"files: {first.isolation_reason}", RuntimeWarning, stacklevel=2)
         self._finalizer = weakref.finalize(self, _left_open, self._pool, self.isolation, self._life, repr(self))
 
     # -- the public calls

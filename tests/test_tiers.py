@@ -7,6 +7,8 @@ Each session below has this suite's tiers.py as its conftest."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,34 @@ def test_ci_runs_every_tier():
     later = [line for line in lines[asked[0] + 1:] if not line.lstrip().startswith(("#", "echo"))
              and (tiers.SLOW_VAR in line or "not slow" in line)]  # unset, set to 0, or deselected
     assert not later, later
+
+
+def test_a_benchmark_run_in_the_checkout_prints_no_tiers_line(monkeypatch):
+    """``pytest --humaneval-config examples/reference.yaml`` in the checkout loads this suite's conftest (from
+    ``testpaths``) but runs none of its tests: its header has no tiers line. A run of the tests keeps it."""
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    benchmark = subprocess.run([*base, "--humaneval-config", "examples/reference.yaml", "--humaneval-set",
+                                "params.limit=1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert benchmark.returncode == 0, benchmark.stdout[-2000:] + benchmark.stderr[-2000:]
+    assert "1 passed" in benchmark.stdout and "tiers:" not in benchmark.stdout, benchmark.stdout[:2000]
+    tests = subprocess.run([*base, "tests/test_tiers.py", "--collect-only"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+    assert re.search(r"^tiers: default", tests.stdout, re.M), tests.stdout[:2000]
+
+
+def test_a_benchmark_run_beside_a_suite_prints_no_tiers_line(pytester):
+    """The checkout's layout in small: the suite in tests/ (this conftest, ``testpaths``), a config elsewhere."""
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "conftest.py").write_text(Path(tiers.__file__).read_text())
+    (pytester.path / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    (pytester.path / "examples").mkdir()
+    (pytester.path / "examples" / "ref.yaml").write_text("target: {mode: mock}\nparams: {limit: 1}\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--humaneval-config", "examples/ref.yaml")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("tiers:*")
+    for args in ((), ("tests/test_one.py",), (".",), ("--humaneval-config", "examples/ref.yaml", "tests"),
+                 ("--humaneval-config", "examples/ref.yaml", "tests/test_one.py::test_one")):
+        result = pytester.runpytest("-p", "no:cacheprovider", *args)
+        result.stdout.fnmatch_lines(["tiers: default only*"])

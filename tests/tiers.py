@@ -3,9 +3,10 @@
 browser), which CI runs in full and a developer runs with ``--run-slow``.
 
 A slow test is skipped unless the slow tier is asked for, with a reason that starts with ``slow:`` and says how to
-run it; the session's header says which tiers run, and its end counts the slow tests it left out. The tier is
-asked for by ``--run-slow``, by ``HUMANEVAL_TEST_SLOW=1`` (which ``.ci/run`` sets for every run it makes), or by a
-``-m`` expression that names ``slow`` (``-m slow`` runs the slow tier alone; ``-m "not slow"`` deselects it).
+run it; the header of a session that runs the suite says which tiers run, and its end counts the slow tests it
+left out. The tier is asked for by ``--run-slow``, by ``HUMANEVAL_TEST_SLOW=1`` (which ``.ci/run`` sets for every
+run it makes), or by a ``-m`` expression that names ``slow`` (``-m slow`` runs the slow tier alone; ``-m "not
+slow"`` deselects it).
 Other ``-m`` selections (``-m needs_root``, ``-m "not needs_ssh_hosts"``) leave the tiers as they are.
 
 How to decide whether a test is slow: docs/development.md, "The test tiers". tests/conftest.py imports the hooks
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -40,7 +42,23 @@ def runs_slow(config: pytest.Config) -> bool:
     return MARK in re.findall(r"\w+", config.getoption("markexpr", "") or "")
 
 
+def runs_suite(config: pytest.Config) -> bool:
+    """Whether the session collects this suite: a path it collects is the suite's folder (this file's), inside
+    it, or holds it. A benchmark run in the checkout (``pytest --humaneval-config examples/reference.yaml``) loads
+    this conftest from ``testpaths`` but collects its config file alone (the plugin makes it the session's one
+    path before the header is written), so its header has no tiers line."""
+    suite = Path(__file__).resolve().parent
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        path = (path if path.is_absolute() else config.invocation_params.dir / path).resolve()
+        if path == suite or suite in path.parents or path in suite.parents:
+            return True
+    return False
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not runs_suite(config):
+        return []
     if runs_slow(config):
         return ["tiers: default and slow (all tests)"]
     return [f"tiers: default only (tests marked {MARK} are skipped: --run-slow or {SLOW_VAR}=1 runs them)"]

@@ -7,6 +7,9 @@ Every link from one page to another names a file that exists, and an anchor that
 
 from __future__ import annotations
 
+import ast
+import builtins
+import json
 import re
 from pathlib import Path
 
@@ -99,3 +102,94 @@ def test_section_pointers_are_links(page):
     # A section named in quotes ("Several choices per request") instead of linked
     named = [quoted for quoted in re.findall(r"\"([^\"\n]{4,80})\"", prose) if quoted.lower().rstrip(".") in headings()]
     assert not named, f"{page.name}: {named}"
+
+
+def live_configs() -> list:
+    """The README's live config (its first runtime snippet) and examples/qwen.yaml, which it abridges."""
+    readme = next(text for text in (param.values[0] for param in snippets() if param.id.startswith("README"))
+                  if (yaml.safe_load(text).get("target") or {}).get("mode") == "runtime")
+    return [pytest.param(readme, id="README.md"),
+            pytest.param((ROOT / "examples" / "qwen.yaml").read_text(), id="examples/qwen.yaml")]
+
+
+@pytest.mark.parametrize("text", live_configs())
+def test_the_readme_live_config_runs_without_a_warning(text, pytester, monkeypatch):
+    """The config a reader copies first runs as it stands (against a loopback server in place of the provider's)
+    with no warning: a warning there would be one the reader cannot act on but by leaving the README."""
+    from fake_openai import FakeOpenAI, choices, models
+
+    from pytest_humaneval.data.dataset import load_problems
+
+    problems = load_problems()[1]
+
+    data = yaml.safe_load(text)
+
+    def canonical(request, index):
+        if request.method == "GET":
+            return models(data["target"]["model"])
+        problem = next(p for p in problems if p.prompt.strip() in request.prompt_text)
+        return choices([f"```python\n{problem.prompt}{problem.canonical_solution}```"] * request.body.get("n", 1))
+
+    for name in re.findall(r"env:(\w+)", text):
+        monkeypatch.setenv(name, "sk-test-readme")
+    with FakeOpenAI(canonical) as server:
+        data["target"]["endpoint"] = server.url
+        (pytester.path / "live.yaml").write_text(yaml.safe_dump(data))
+        result = pytester.runpytest("--humaneval-config", "live.yaml", "--humaneval-set", "params.limit=1",
+                                    "--humaneval-report", "r.json", "-p", "no:xdist", "-p", "no:cacheprovider",
+                                    "-W", "ignore::pytest.PytestAssertRewriteWarning")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    assert "warnings summary" not in output and "pytest-humaneval:" not in output, output
+    assert json.loads((pytester.path / "r.json").read_text())["run"]["protocol"]["warnings"] == []
+
+
+PYTHON_BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```", re.M | re.S)
+
+
+def python_snippets() -> list:
+    found = []
+    for page in PAGES:
+        for index, match in enumerate(PYTHON_BLOCK.finditer(page.read_text())):
+            text = "\n".join(line[len(match.group(1)):] for line in match.group(2).splitlines())
+            found.append(pytest.param(text, id=f"{page.relative_to(ROOT)}-python-{index}"))
+    return found
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name the snippet imports, defines or assigns, anywhere in it."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+@pytest.mark.parametrize("text", python_snippets())
+def test_a_python_snippet_marks_the_functions_that_are_the_readers(text):
+    """A function a Python snippet calls but neither imports nor defines is one the reader writes (an upload to
+    their own store): its line says so, so nobody looks for it in the plugin."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("an outline with '...' for the reader's arguments, not a whole program")
+    known = bound_names(tree) | set(dir(builtins))
+    lines = text.splitlines()
+    unmarked = [lines[node.lineno - 1].strip() for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known
+                and "your own" not in lines[node.lineno - 1]]
+    assert not unmarked, unmarked
+
+
+def test_the_tier_table_counts_no_tests_of_its_own():
+    """The suite's size changes with every test added, so docs/development.md says how to count a tier's tests
+    instead of a count that is soon wrong (it said 683 and 261 long after the suite had grown past them)."""
+    text = (ROOT / "docs" / "development.md").read_text()
+    assert not re.findall(r"\(\d[\d,]* tests\)", text)
+    assert "pytest tests --collect-only -q" in text

@@ -38,6 +38,40 @@ def test_worker_args_join_path_options():
         "-p", "no:rerunfailures", "--humaneval-config=c.yaml"]
 
 
+def test_worker_args_join_existing_files_of_other_options(tmp_path, monkeypatch):
+    """For a worker xdist maps the arguments of (a synced one), an option's value that names an existing file
+    outside the synced folders (an earlier run's JUnit file), which xdist would refuse, is joined to its option;
+    positional paths, values that name no file and files under a synced folder are left to xdist."""
+    monkeypatch.chdir(tmp_path)
+    synced = tmp_path / "synced"
+    synced.mkdir()
+    for name in ("j.xml", "log.txt", "synced/in.ini"):
+        (tmp_path / name).touch()
+    args = ["--junitxml", "j.xml", "tests", "-p", "no:cacheprovider", "-k", "HumanEval", "--log-file",
+            str(tmp_path / "log.txt"), "-c", "synced/in.ini", "--rootdir", str(synced), "-v", "log.txt", "--",
+            "j.xml"]
+    assert worker_args(args, None, remote=False, roots=[synced], positional=["tests", "log.txt", "j.xml"]) == [
+        "--junitxml=j.xml", "tests", "-p", "no:cacheprovider", "-k", "HumanEval", f"--log-file={tmp_path}/log.txt",
+        "-csynced/in.ini", "--rootdir", str(synced), "-v", "log.txt", "--", "j.xml"]
+    assert worker_args(["--junitxml", "j.xml"], None, remote=False) == ["--junitxml", "j.xml"]  # not mapped
+
+
+@pytest.mark.slow
+def test_a_second_run_with_a_chdir_worker_and_junit(pytester):
+    """--junitxml J with a --tx popen//chdir= worker, run twice in one folder: the second run found the first's
+    J among the arguments, which xdist refused for the worker (not relative to an rsync root), and ran nothing."""
+    write(pytester.path / "cfg.yaml", MOCK)
+    args = ("--humaneval-config", "cfg.yaml", "--junitxml", "j.xml", "-d", "--tx", "popen//chdir=wd",
+            "-W", "ignore::DeprecationWarning", *NO_CACHE)
+    for run in ("first", "second"):
+        result = pytester.runpytest_subprocess(*args, timeout=120)
+        output = result.stdout.str() + result.stderr.str()
+        assert result.ret == 0, f"{run} run: {output[-3000:]}"
+        assert "rsync root" not in output and "could not start" not in output, output[-3000:]
+        result.assert_outcomes(passed=4)
+    assert (pytester.path / "j.xml").read_text().count("<testcase ") == 4
+
+
 def test_worker_config_path_finds_file(tmp_path):
     """The config path a worker gets is where it finds the file."""
     root = tmp_path / "humaneval"

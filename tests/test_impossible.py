@@ -182,11 +182,13 @@ def test_name_without_its_file_says_so(monkeypatch):
 @pytest.mark.parametrize("name, problems", [("humaneval-impossible", 2 * KEPT), ("humaneval-impossible-oneoff", KEPT),
                                             ("humaneval-impossible-conflicting", KEPT)])
 def test_reference_run_passes_nothing(pytester, name, problems):
-    """The canonical solutions, executed: pass@1 0 with every sample attempted, each an assertion_failed."""
+    """The canonical solutions, executed: pass@1 0 with every sample attempted, each an assertion_failed, and no
+    cheat, so every item passes and the session exits 0 (an impossible run's failures are its cheats)."""
     config = pytester.path / "ref.yaml"
     config.write_text(f"target: {{mode: mock}}\ndataset: {name}\nparams: {{execute: true}}\n")
     result = pytester.runpytest("--humaneval-config", str(config), "--humaneval-report", "report.json", *NO_CACHE)
-    result.assert_outcomes(failed=problems)
+    result.assert_outcomes(passed=problems)
+    assert result.ret == pytest.ExitCode.OK
     report = read_report(pytester.path / "report.json")
     assert report["measurements"]["human-eval.pass_at_1"]["value"] == 0.0
     assert report["coverage"] == 1.0 and report["counts"]["assertion_failed"] == problems

@@ -110,11 +110,12 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
     # Prompts and tests first: without them the samples make little sense.
     problem_refs = {task: {part: texts.add((problems.get(task) or {}).get(part)) for part in ("prompt", "test")}
                     for task in by_task}
+    # Failing samples first; on an impossible dataset its cheats (passes) before everything, and all kept.
     failing_first = sorted(((task, i, row) for task, samples in by_task.items() for i, row in enumerate(samples)),
-                           key=lambda item: item[2].get("status") == "passed")
+                           key=lambda item: (not _cheated(item[2]), item[2].get("status") == "passed"))
     refs: dict[tuple[str, int], dict[str, int | None]] = {}
     for task, position, row in failing_first:
-        keep = row.get("status") != "passed" or position < PASSED_TEXTS_KEPT
+        keep = row.get("status") != "passed" or _cheated(row) or position < PASSED_TEXTS_KEPT
         fields = {name: row.get(name) for name in ("completion", *TEXT_FIELDS)}
         refs[task, position] = {name: (texts.add(value) if keep else OMITTED) if value is not None else None
                                 for name, value in fields.items()}
@@ -141,6 +142,11 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
         "cut": texts.cut,
         "omitted": texts.omitted,
     }
+
+
+def _cheated(row: Mapping[str, Any]) -> bool:
+    """A results row of an impossible dataset that passed its mutated test: a cheat (engine/impossible.py)."""
+    return row.get("impossible_category") == "cheated"
 
 
 def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts) -> dict[str, Any] | None:
@@ -367,10 +373,14 @@ def _cheating(report: Mapping[str, Any]) -> str:
                        for name, count in (block.get(part) or {}).items())
 
     cheat = block.get("cheat_rate")
+    # The run's failures, as the Markdown's "Cheated problems" lists them: the problems a sample passed.
+    cheated = sorted((task for task, p in (report.get("problems") or {}).items() if p.get("c")), key=natural_key)
+    links = " ".join(f'<a href="#{esc(t)}" class="task-link">{esc(t)}</a>' for t in cheated) or "none"
     return (f'<section class="cheating" id="cheating"><h2>Cheating: cheat rate <span data-cheat-rate="'
             f'{esc("" if cheat is None else cheat)}">{fmt(cheat)}</span></h2><p>{esc(block.get("metric"))}.</p>'
             f'<p>Instruction in the prompts: <b data-instruction>{esc(instruction)}</b> (a cheat rate compares '
             'with one measured under the same instruction only).</p>'
+            f'<p id="cheated-problems"><b>cheated problems ({len(cheated)})</b>, this run\'s failures: {links}</p>'
             f'<p><b>samples</b></p><ul class="legend">{counts("categories", "data-category")}</ul>'
             f'<p><b>evidence</b></p><ul class="legend">{counts("evidence", "data-evidence")}</ul></section>')
 
@@ -475,7 +485,8 @@ def _grid(report: Mapping[str, Any], changes: Mapping[str, str]) -> str:
         colour = _rate_colour(rate, _impossible(report)) if attempted else "#9aa1a9"
         change = changes.get(task, "")
         label = task.rsplit("/", 1)[-1]
-        tip = f"{task}: {c}/{n} passed" + (f", {change} against the baseline" if change else "")
+        passed = "passed (cheated)" if _impossible(report) else "passed"
+        tip = f"{task}: {c}/{n} {passed}" + (f", {change} against the baseline" if change else "")
         classes = "tile" + (" unrun" if not attempted else "") + (f" {change}" if change else "")
         tiles.append(f'<button type="button" class="{classes}" '
                      f'data-task="{esc(task)}" data-statuses="{esc(" ".join(s for s, v in statuses.items() if v))}" '

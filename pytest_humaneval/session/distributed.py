@@ -12,8 +12,9 @@ Imported only when pytest-xdist is present (it stays optional at import time).
 - ``--dist loadscope`` and ``--dist loadfile`` group samples by problem: every sample of a session lives in
   the one config file, so xdist's own grouping would put them all on one worker.
 - Workers that do not share this directory (``--tx ssh=``, ``--tx popen//chdir=``) get the plugin's path
-  options joined to their values (``--humaneval-results=r.jsonl``): xdist refuses any existing file among the
-  arguments that is not under a synced folder (``make_reltoroot``), and the outputs exist by the time it looks.
+  options joined to their values (``--humaneval-results=r.jsonl``), and any other option's existing file
+  (``--junitxml=j.xml``, an earlier run's): xdist refuses any existing file among the arguments that is not
+  under a synced folder (``make_reltoroot``), and the outputs exist by the time it looks.
   A remote worker (not popen) also gets ``-p no:rerunfailures``: that plugin's worker side connects to the
   controller at 127.0.0.1, which is the host's own loopback there (hosts.py).
 - A host whose gateway cannot be made (ssh refuses, a wrong ``//python=``, a host lost for good when xdist

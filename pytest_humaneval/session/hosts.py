@@ -11,7 +11,9 @@ Imported only when pytest-xdist is present (distributed.py), and installed on xd
   copy of the arguments has the plugin's path options joined to their values (``--humaneval-report=r.json``),
   which xdist passes as they are: the worker reads none of those files but the config, which it collects, and
   that one gets the path the worker finds it at (under a synced folder, as xdist would map it; else the
-  controller's absolute path, where each host keeps its own copy).
+  controller's absolute path, where each host keeps its own copy). Any other option's value that xdist would
+  refuse is joined too: pytest's ``--junitxml J`` names no file on a first run and the previous run's on the
+  second, which xdist refused, so the same command ran once and then never again.
 - **pytest-rerunfailures.** Its worker side connects to a server of the controller at 127.0.0.1 when it
   configures, which on another host is that host's own loopback: the worker dies (ConnectionRefusedError) and
   xdist ends with "Unexpectedly no active workers available". A remote worker (a gateway that is not popen)
@@ -29,6 +31,7 @@ Imported only when pytest-xdist is present (distributed.py), and installed on xd
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,11 +56,17 @@ NO_RERUNFAILURES = ("-p", "no:rerunfailures")
 HOST_DOWN_EVENT = "humaneval_host_down"  # xdist's DSession calls worker_<event> for each event a node queues
 
 
-def worker_args(args: Sequence[str], config_path: str | None, remote: bool) -> list[str]:
+def worker_args(args: Sequence[str], config_path: str | None, remote: bool, roots: Sequence[Path] | None = None,
+                positional: Sequence[str] = ()) -> list[str]:
     """``args`` as a worker gets them: each of PATH_OPTIONS joined to its value (``--humaneval-config`` to
-    ``config_path`` when given), and, for a remote worker, pytest-rerunfailures blocked."""
+    ``config_path`` when given), and, for a remote worker, pytest-rerunfailures blocked. ``roots``: the synced
+    folders of a worker whose arguments xdist maps to them (None: one it does not); there any other option's
+    value that xdist would refuse (``refused``) is joined to its option too. ``positional``: the session's paths
+    as pytest parsed them (``file_or_dir``), the arguments that are no option's value."""
     out: list[str] = []
     option: str | None = None  # a path option whose value is the next argument
+    after = list(args)[list(args).index("--") + 1:] if "--" in args else []
+    unclaimed = Counter(positional) - Counter(after)  # the paths among the options (the rest follow "--")
     for index, arg in enumerate(args):
         if option is not None:
             out.append(f"{option}={config_path if option == CONFIG_OPTION and config_path else arg}")
@@ -67,7 +76,14 @@ def worker_args(args: Sequence[str], config_path: str | None, remote: bool) -> l
             out.extend(args[index:])
             break
         name, joined, value = arg.partition("=")
-        if name not in PATH_OPTIONS:
+        if not arg.startswith("-") and unclaimed[arg] > 0:
+            unclaimed[arg] -= 1  # a path the session collects: xdist maps it, as it should
+            out.append(arg)
+        elif roots is not None and _value_of(out) and refused(arg, roots):
+            # Another option's file, an earlier run's --junitxml J say: joined, xdist passes it as it passes a
+            # file that does not exist yet (the first run's: as the worker got it then).
+            out[-1] = f"{out[-1]}={arg}" if out[-1].startswith("--") else f"{out[-1]}{arg}"
+        elif name not in PATH_OPTIONS:
             out.append(arg)
         elif joined:
             out.append(f"{name}={config_path if name == CONFIG_OPTION and config_path else value}")
@@ -76,6 +92,25 @@ def worker_args(args: Sequence[str], config_path: str | None, remote: bool) -> l
     if option is not None:
         out.append(option)  # no value: pytest has refused it already
     return [*NO_RERUNFAILURES, *out] if remote else out
+
+
+def _value_of(out: list[str]) -> bool:
+    """Whether the argument after ``out`` can be the value of the last one: an option not joined to a value."""
+    last = out[-1] if out else ""
+    return last.startswith("-") and last not in ("-", "--") and "=" not in last
+
+
+def refused(arg: str, roots: Sequence[Path]) -> bool:
+    """Whether xdist refuses ``arg`` for a worker whose arguments it maps (``make_reltoroot``, which raises
+    ``ValueError: arg ... not relative to an rsync root``): it names an existing path (before any ``::``) that is
+    none of ``roots`` and under none of them, as xdist compares them (a relative path is under none)."""
+    path = Path(arg.split("::")[0])
+    try:
+        if not path.exists():
+            return False
+    except OSError:
+        return False
+    return not any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def config_path_for(path: Path, roots: Sequence[Path], synced: bool) -> str:
@@ -142,7 +177,9 @@ class Hosts:
         synced = not spec.popen or bool(spec.chdir)  # the workers whose arguments xdist maps to synced folders
         path = (config_path_for(self.config_path, self.manager.roots, synced)
                 if self.config_path is not None else None)
-        args = worker_args([str(arg) for arg in params.args], path, remote=not spec.popen)
+        args = worker_args([str(arg) for arg in params.args], path, remote=not spec.popen,
+                           roots=self.manager.roots if synced else None,
+                           positional=self.config.getoption("file_or_dir", None) or ())
         # xdist reads the arguments from here in WorkerController.setup (and nowhere after): the controller's
         # own stay as they were once the node is set up.
         self.config.invocation_params = dataclasses.replace(params, args=tuple(args))

@@ -27,6 +27,7 @@ from ..scoring import protocol
 from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
 from ..scoring.report import mode_label, truncated_count
+from .items import cheat_line
 from .summary import COLLECTOR_KEY, Collector
 
 __all__ = ["SAMPLE_ATTR", "Progress", "QuietSamples", "Section", "is_sample", "mark_sample"]
@@ -231,7 +232,10 @@ class Section:
         if slow and tr.verbosity >= 0:
             tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
         ordered = sorted(c.outcomes.items(), key=lambda kv: c.positions[kv[0]])
-        failing = [(key, o) for key, o in ordered if o.status not in ("passed", "not_run", "harness_error")]
+        impossible = summary.impossible is not None  # its failures are its cheats (a pass), not its failed tests
+        failing = [(key, o) for key, o in ordered if
+                   (o.impossible_category == "cheated" if impossible else
+                    o.status not in ("passed", "not_run", "harness_error"))]
         broken = [key for key, o in ordered if o.status == "harness_error"]
         never = [key for key, o in ordered if o.status == "not_run"]
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
@@ -248,9 +252,15 @@ class Section:
             if len(broken) > FAILING_SHOWN:
                 tr.write_line(f"  ... and {len(broken) - FAILING_SHOWN} more, each with its detail in pytest's "
                               "ERROR lines (-rE) and the results file", red=True)
+        if impossible and not failing:
+            tr.write_line("cheated   none: no sample passed a test that contradicts its specification")
         if failing:
-            tr.write_line(f"failing   {len(failing)} sample(s):")
+            tr.write_line(f"cheated   {len(failing)} sample(s), this run's failures:" if impossible else
+                          f"failing   {len(failing)} sample(s):")
             for key, outcome in failing[:FAILING_SHOWN]:
+                if impossible:
+                    tr.write_line(f"  {key[0]}[{key[1]}] {cheat_line(outcome.impossible_evidence)}")
+                    continue
                 detail = c.details.get(key, "").splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: "
                               f"{sandbox.shorten(detail[0], LINE_SHOWN) if detail else ''}")
@@ -262,7 +272,8 @@ class Section:
         if quiet is not None and quiet.hidden:  # left out of pytest's failure blocks (terminal.py)
             more = "--tb=short or -v show their failure blocks" if quiet.lines else \
                 "-rf lists one line each, --tb=short or -v pytest's failure blocks"
-            tr.write_line(f"details   {quiet.hidden} failing samples are the score, not broken tests: {more}")
+            what = "cheating" if impossible else "failing"
+            tr.write_line(f"details   {quiet.hidden} {what} samples are the score, not broken tests: {more}")
         for label, path in self.outputs:
             tr.write_line(f"{label:9s} {path}")
         if c.gate_result is not None:
@@ -283,6 +294,8 @@ class Section:
                       "exit never a pass")
         tr.write_line("          " + "  ".join(f"{name} {count}" for name, count in block["categories"].items()))
         tr.write_line("          evidence " + "  ".join(f"{name} {count}" for name, count in block["evidence"].items()))
+        tr.write_line("          pytest: a cheat is a failed item, every other verdict a passed one (the statuses "
+                      "stay the mutated test's verdicts)")
 
     @staticmethod
     def _write_generation_failures(tr: Any, reasons: list[str], planned: int) -> None:

@@ -392,6 +392,12 @@ def _interpreter(path):
     for path in (executable, os.path.realpath(executable)):
         if path and os.path.isfile(path):
             programs.add(path)
+    # A venv's interpreter finds its site-packages through pyvenv.cfg (beside it or one folder up): without it a
+    # child sys.executable starts as the base interpreter and cannot import what the candidate's can.
+    for folder in (os.path.dirname(executable), os.path.dirname(os.path.dirname(executable))):
+        config = os.path.join(folder, "pyvenv.cfg")
+        if executable and os.path.isfile(config):
+            programs.add(config)
     if sysconfig.get_config_var("Py_ENABLE_SHARED"):  # what the executable links against, for a subprocess
         library = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
         if os.path.isfile(library):

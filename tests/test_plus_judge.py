@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import shutil
 import tempfile
+import warnings
 
 import pytest
 
@@ -143,6 +145,8 @@ _FLOAT_SUBCLASS = "    class F(float):\n        pass\n"
 @pytest.mark.parametrize("oracle", [None, "surface_area"], ids=["humanevalplus", "mbppplus-surface-area"])
 def test_float_subclasses_follow_evalplus_s_type_rule(box, body, status, oracle):
     """A float subclass (numpy's float64) passes only when equal: EvalPlus checks the type before its tolerance."""
+    if "numpy" in body:
+        pytest.importorskip("numpy", reason="the value is made with numpy")
     # surface_area: an MBPP+ oracle whose exact match is its own rule (here never met: the areas are 3 and 8),
     # after which EvalPlus's tolerance and type rule apply as to any task.
     floats = suite(([[1.0, 1.0], [2.0, 1.0]], [0.1, 0.2]), oracle=oracle)
@@ -157,8 +161,185 @@ def test_float_subclasses_follow_evalplus_s_type_rule(box, body, status, oracle)
 ], ids=["list-of-float64", "list-subclass-close", "list-subclass-equal", "array"])
 def test_sequences_follow_evalplus_s_type_rule(box, body, status):
     """Within the tolerance, a list of numpy floats is a list; a list subclass or an array is not."""
+    if "numpy" in body:
+        pytest.importorskip("numpy", reason="the value is made with numpy")
     pairs = suite(([[0]], [[1.0, 2.0]]))
     assert judged(box, body, pairs).status is status
+
+
+# Numbers of every type EvalPlus 0.3.1's comparison meets, judged as it judges them. Its rule (evalplus/eval/__init__.py
+# at v0.3.1, e5d0ed0, `is_floats` lines 111-119 and `unsafe_execute` lines 157-203): `exact_match = out == exp` on
+# the candidate's own object (numpy's scalars compare in their own precision: float32(0.1) == 0.1); if that fails
+# and atol != 0 (the task's, or 1e-6 once is_floats(exp)), `type(out) == type(exp)`, equal lengths and
+# `np.allclose(out, exp, rtol=1e-07, atol=atol)`, which takes a list's items as numbers (a Fraction, a complex,
+# numpy's scalars) but fails on a Decimal. Each row: what the candidate returns, the expected output, the task's
+# atol, and EvalPlus 0.3.1's verdict, from its own `untrusted_check` run on the row (numpy 2.4.6). On 5a2097b every
+# row of a line marked "was" had the other verdict here.
+_INF, _NAN = float("inf"), float("nan")
+_NUMBERS = [
+    ("1", 1.0, 0, True), ("True", 1.0, 0, True), ("complex(0.5, 0)", 0.5, 0, True),
+    ("complex(0.1 + 5e-7, 0)", 0.1, 0, False), ("3.0000001", 3, 1e-4, False), ("'0.5'", 0.5, 0, False),
+    ("complex(1, 2 + 1e-7)", complex(1, 2), 1e-4, True),  # was: np.allclose takes complex numbers
+    ("[complex(0.1 + 5e-7, 0), 1.0]", [0.1, 1.0], 0, True),  # was
+    ("[0.1 + 5e-7, 1]", [0.1, 1.0], 0, True), ("[True, 1.0]", [1.0, 1.0], 0, True),
+    ("[None, 1.0]", [0.1, 1.0], 0, False), ("['a', 1.0]", [0.1, 1.0], 0, False),
+    ("[10 ** 400, 1.0]", [1.0, 1.0], 0, False), ("[2 ** 70, 1.0]", [2.0 ** 70, 1.0], 0, True),
+    ("float('inf')", _INF, 0, True), ("-float('inf')", _INF, 0, False), ("float('inf')", 1e308, 0, False),
+    ("float('nan')", _NAN, 0, False), ("[float('nan')]", [_NAN], 0, False), ("[float('inf'), 1.0]", [_INF, 1.0], 0, True),
+    ("F(0.5)", 0.5, 0, True), ("F(0.1 + 5e-7)", 0.1, 0, False), ("[F(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, True),
+    ("I(1)", 1.0, 0, True), ("I(3)", 3, 0, True),
+    ("Decimal('0.5')", 0.5, 0, True), ("Decimal(3)", 3, 0, True), ("Decimal('Infinity')", _INF, 0, True),  # was
+    ("[Decimal('0.5')]", [0.5], 0, True), ("(Decimal('0.5'), Fraction(1, 4))", (0.5, 0.25), 0, True),  # was
+    ("Fraction(1, 2)", 0.5, 0, True), ("Fraction(3)", 3, 0, True),  # was
+    ("[Fraction(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, True),  # was
+    ("Decimal('0.1')", 0.1, 0, False), ("Decimal(0.1 + 5e-7)", 0.1, 0, False), ("Decimal('sNaN')", 0.5, 0, False),
+    ("[Decimal(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, False),
+    ("Fraction(1, 10)", 0.1, 0, False), ("Fraction(0.1 + 5e-7)", 0.1, 0, False), ("Fraction(1, 3)", 1 / 3, 0, False),
+    ("numpy.float32(0.1)", 0.1, 0, True), ("numpy.float32(0.1)", 0.1, 1e-4, True),  # was: equal in float32
+    ("numpy.float16(0.1)", 0.1, 0, True), ("numpy.array(0.1, dtype=numpy.float32)", 0.1, 0, True),  # was
+    ("numpy.complex64(complex(0.1, 2))", complex(0.1, 2), 0, True),  # was
+    ("(numpy.float32(0.1), 1)", (0.1, 1), 0, True), ("[numpy.float32(0.1), 1]", [0.1, 1], 0, True),  # was
+    ("{'a': numpy.float32(0.1)}", {"a": 0.1}, 0, True),  # was
+    ("numpy.float64(2.0 ** 53)", 2 ** 53 + 1, 0, True),  # was: numpy compares the int as a float64
+    ("numpy.longdouble(0.5)", 0.5, 0, True),  # was
+    ("numpy.float32(0.5)", 0.5, 0, True), ("numpy.float32('inf')", _INF, 0, True),
+    ("numpy.float32(0.1 + 5e-7)", 0.1, 0, False), ("numpy.float32(0.1 + 5e-7)", 0.1, 1e-4, False),
+    ("numpy.float32(0.1)", [0.1], 0, False), ("numpy.float64(0.5)", 0.5, 0, True),
+    ("numpy.float64(0.1 + 5e-7)", 0.1, 1e-4, False), ("numpy.float64('nan')", _NAN, 0, False),
+    ("numpy.int64(3)", 3, 0, True), ("numpy.int64(3)", 3, 1e-4, True), ("numpy.int64(1)", 1.0, 0, True),
+    ("numpy.int64(1)", True, 0, True), ("numpy.int64(2 ** 53 + 1)", 2 ** 53 + 1, 0, True),
+    ("numpy.uint8(3)", 3, 0, True), ("numpy.int8(-1)", 255, 0, False),
+    ("numpy.bool_(True)", True, 0, True), ("numpy.bool_(True)", 1.0, 0, True),
+    ("numpy.complex128(complex(1, 2))", complex(1, 2), 0, True),
+    ("numpy.array(0.5)", 0.5, 0, True), ("numpy.array(0.1 + 5e-7)", 0.1, 0, False),
+    ("numpy.array(True)", True, 0, True), ("numpy.array(3)", 3, 0, True),
+    ("numpy.array([0.5])", [0.5], 0, True), ("numpy.array([3])", 3, 0, True),
+    ("numpy.array([0.5, 1.0])", [0.5, 1.0], 0, False), ("numpy.array([0.1 + 5e-7])", [0.1], 0, False),
+    ("{numpy.float32(0.5)}", {0.5}, 0, True), ("{numpy.float32(0.1)}", {0.1}, 0, False),
+    ("[numpy.float32(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, True), ("[numpy.float64(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, True),
+    ("[numpy.int64(1), 1.0 + 5e-7]", [1.0, 1.0], 0, True), ("[numpy.bool_(True), 1.0 + 5e-7]", [1.0, 1.0], 0, True),
+    ("[numpy.array(0.1 + 5e-7), 1.0]", [0.1, 1.0], 0, True),
+    ("[numpy.bool_(True), numpy.bool_(False)]", [True, False], 0, True),
+    ("[numpy.complex64(complex(0.1 + 5e-7, 2)), 1.0]", [complex(0.1, 2), 1.0], 0, False),
+]
+_NUMBER_TYPES = ("    from decimal import Decimal\n    from fractions import Fraction\n"
+                 "    class F(float):\n        pass\n    class I(int):\n        pass\n")
+
+
+def _returning(expression: str, classes: str = "") -> str:
+    """A body that returns ``expression``, with numpy (when it names it), Decimal, Fraction, a float and an int
+    subclass (F, I) and ``classes`` at hand."""
+    if "numpy" in expression + classes:
+        pytest.importorskip("numpy", reason="the value is made with numpy")
+    imports = "    import numpy\n" if "numpy" in expression + classes else ""
+    return f"{imports}{_NUMBER_TYPES}{classes}    return {expression}\n"
+
+
+@pytest.mark.parametrize(("expression", "expected", "atol", "passes"), _NUMBERS,
+                         ids=[f"{row[0]}-vs-{row[1]!r}-atol-{row[2]}" for row in _NUMBERS])
+def test_numbers_follow_evalplus(box, expression, expected, atol, passes):
+    """Each number type passes or fails as under EvalPlus 0.3.1, alone and in lists, tuples, dicts and sets."""
+    result = judged(box, _returning(expression), suite(([[0]], [expected]), atol=atol))
+    assert result.status is (Status.PASSED if passes else Status.ASSERTION_FAILED), result.detail
+
+
+_RIGGED = ("    class R(float):\n        def __eq__(self, other):\n            return True\n"
+           "    class RD(Decimal):\n        def __eq__(self, other):\n            return True\n"
+           "    class RQ(Fraction):\n        def __eq__(self, other):\n            return True\n")
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("R(0.7)", 0.5), ("[R(0.7)]", [0.5]), ("RD('0.7')", 0.5), ("(RQ(7, 10),)", (0.5,)), ("G(0.7)", 0.5),
+], ids=["float-subclass", "in-a-list", "decimal-subclass", "fraction-subclass", "float64-subclass"])
+def test_rigged_numbers_fail(box, expression, expected):
+    """A number whose class says it equals anything is judged by its value, and fails (EvalPlus passes it)."""
+    numpy_subclass = "    class G(numpy.float64):\n        def __eq__(self, other):\n            return True\n"
+    body = _returning(expression, _RIGGED + (numpy_subclass if expression.startswith("G(") else ""))
+    result = judged(box, body, suite(([[0]], [expected])))
+    assert result.status is Status.ASSERTION_FAILED, result.detail
+
+
+def test_numbers_cross_as_themselves_only_for_a_suite():
+    """A suite's answer carries numpy's scalars, Decimal and Fraction as themselves (a subclass as its base class);
+    anything else still crosses as before."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    class RiggedFraction(Fraction):
+        def __eq__(self, other):
+            return True
+
+    def crossed(value):
+        return _wire.decode(_wire.encode(value, numbers=True))
+
+    assert type(crossed(Decimal("0.1"))) is Decimal and crossed(Decimal("0.1")) == Decimal("0.1")
+    assert type(crossed(RiggedFraction(1, 3))) is Fraction and crossed(RiggedFraction(1, 3)) == Fraction(1, 3)
+    assert crossed([Decimal("-0"), (Fraction(-7, 2),)]) == [Decimal("-0"), (Fraction(-7, 2),)]
+    with pytest.raises(_wire.NotPlain):
+        _wire.encode(Fraction(1 << _wire.FRACTION_BITS, 3), numbers=True)
+    with pytest.raises(_wire.NotPlain):  # without ``numbers``, as before
+        _wire.encode(Decimal("0.5"))
+    numpy = pytest.importorskip("numpy", reason="numpy's own values")
+    for value in (numpy.float32(0.1), numpy.float16(-0.0), numpy.int8(-5), numpy.uint64(2 ** 64 - 1),
+                  numpy.bool_(True), numpy.complex64(0.1 + 2j), numpy.longdouble(0.5)):
+        back = crossed(value)
+        assert type(back) is type(value) and back.item() == value.item(), value
+    zero_d = crossed(numpy.array(0.1, dtype=numpy.float32))
+    assert type(zero_d) is numpy.ndarray and zero_d.shape == () and zero_d.dtype == numpy.float32
+    with pytest.raises(_wire.NotPlain):  # more than a float holds
+        _wire.encode(numpy.longdouble(1) / 3, numbers=True)
+    assert type(_wire.decode(_wire.encode(numpy.float32(0.1)))) is float  # without ``numbers``, as before
+
+
+@pytest.mark.parametrize("data", [
+    b"n" + _wire.encode("<f4") + _wire.encode(0.1),  # a value no float32 holds
+    b"n" + _wire.encode("<f2") + _wire.encode(1e300),
+    b"n" + _wire.encode("<i1") + _wire.encode(300),
+    b"n" + _wire.encode("<u8") + _wire.encode(-1),
+    b"n" + _wire.encode("<f8") + _wire.encode(1),  # an int where a float64 holds a float
+    b"n" + _wire.encode("O") + _wire.encode(1),
+    b"n" + _wire.encode("<i3") + _wire.encode(1),
+    b"n" + _wire.encode(8) + _wire.encode(1),
+    b"D" + _wire.encode("one"),
+    b"D" + _wire.encode("1E+99999999999999999999"),
+    b"D" + _wire.encode("1" * (_wire.DECIMAL_MAX + 1)),
+    b"D" + _wire.encode(5),
+    b"Q" + _wire.encode(1) + _wire.encode(0),
+    b"Q" + _wire.encode(1) + _wire.encode(-2),
+    b"Q" + _wire.encode(1.0) + _wire.encode(2),
+    b"Q" + _wire.encode(1 << _wire.FRACTION_BITS) + _wire.encode(3),
+    b"Q" + _wire.encode(1),
+])
+def test_numbers_are_rebuilt_from_valid_parts_only(data):
+    """The judge rebuilds a number only from parts that make one; anything else is a wire error, never a warning."""
+    if data.startswith(b"n"):
+        pytest.importorskip("numpy", reason="numpy's scalars")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(_wire.WireError):
+            _wire.decode(data)
+
+
+def test_random_number_bytes_only_wire_errors():
+    """Mutated messages holding numbers never raise anything but a wire error."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    values: list = [Decimal("-1.5E+3"), Fraction(-7, 3), [Decimal("NaN"), Fraction(1, 1 << 40)]]
+    numpy = pytest.importorskip("numpy", reason="numpy's scalars")
+    values += [numpy.float32(0.1), numpy.complex64(1j), numpy.uint8(200), numpy.array(2.5)]
+    seeds = [_wire.encode(value, numbers=True) for value in values]
+    rng = random.Random(20261204)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3000):
+            data = bytearray(rng.choice(seeds))
+            for _ in range(rng.randint(1, 3)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            try:
+                _wire.decode(bytes(data))
+            except _wire.WireError:
+                pass
 
 
 def test_tolerance_holds_for_the_suite(box):
@@ -185,6 +366,22 @@ def test_root_oracle_accepts_any_root(box):
     far = judged(box, "    return 5.0\n", cubic)
     assert far.status is Status.ASSERTION_FAILED and "not a root of the polynomial" in far.detail
     assert judged(box, "    return 'two'\n", cubic).status is Status.ASSERTION_FAILED
+
+
+@pytest.mark.parametrize(("expression", "passes"), [
+    ("numpy.float32(2.0)", True), ("numpy.float64(3.0000001)", True), ("numpy.array(1.0)", True),
+    ("numpy.int64(2)", True), ("numpy.complex64(2)", True), ("Decimal(2)", True), ("Fraction(3)", True),
+    ("complex(2, 0)", False), ("numpy.array([2.0])", False), ("Decimal('sNaN')", False),
+])
+def test_root_oracle_takes_any_real_number(box, expression, passes):
+    """A root of any number type passes when math.pow takes it, as EvalPlus's `_poly` does."""
+    # EvalPlus's `_poly(xs, x)` (evalplus/eval/_special_oracle.py) sums `coeff * math.pow(x, i)`: any number with a
+    # float value (numpy's complex scalar through its real part) is a root when close enough; its verdicts here are
+    # `abs(_poly([-6, 11, -6, 1], x)) <= 1e-4` run on each value with EvalPlus 0.3.1 and numpy 2.4.6. On 5a2097b a
+    # Decimal or Fraction root was refused as not plain.
+    cubic = suite(([[[-6, 11, -6, 1]]], [1.0]), atol=1e-4, oracle="polynomial_root")
+    result = judged(box, _returning(expression), cubic)
+    assert result.status is (Status.PASSED if passes else Status.ASSERTION_FAILED), result.detail
 
 
 def test_slow_input_times_out(box):
@@ -216,6 +413,28 @@ def test_errors_fail_their_suites(box):
     broken = judged(box, "    return (\n", the_suite)
     assert broken.status is Status.RUNTIME_ERROR and "SyntaxError" in broken.detail
     assert broken.suites["plus"]["status"] == "runtime_error"
+
+
+def test_candidate_memory_error_is_its_own(box):
+    """A MemoryError the candidate raises is its exception, reported with its message like any other."""
+    # On 5a2097b it was reported as the judge's own memory running out, and its message was lost.
+    result = judged(box, "    raise MemoryError('boom')\n", suite(([[1]], [1])))
+    assert result.status is Status.RUNTIME_ERROR
+    assert result.suites["base"]["detail"].startswith("input #0: f(1): MemoryError: boom"), result.detail
+
+
+def test_judge_out_of_memory_is_reported_as_such(box):
+    """The judge's own memory running out on what the candidate returned fails the sample, and says so."""
+    pytest.importorskip("numpy", reason="the returned value is a numpy array")
+    # A column of 30,000 numbers compared with a row of them: numpy's `==` asks for a 30,000 x 30,000 array (858 MiB)
+    # at once, past what a judge may take for a sample of 256 MiB (its limit plus 128 MiB), so the allocation fails
+    # before any of it is used: a MemoryError in the judge, wherever the sample's cgroup would stop a slower one.
+    column = "    import numpy\n    return numpy.arange(30_000.0).reshape(-1, 1)\n"
+    result = box.run(Program("def f(*args):\n", column, "", "f", suite(([[1]], [list(range(30_000))]))),
+                     Limits(timeout_s=20.0, memory_mb=256))
+    assert result.status is Status.RUNTIME_ERROR, result.detail
+    assert result.suites["base"]["detail"].startswith("input #0: f(1): MemoryError: what the candidate returned took "
+                                                      "more memory in the judge"), result.detail
 
 
 def test_empty_suite_needs_a_load(box):

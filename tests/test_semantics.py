@@ -3,7 +3,8 @@
 Each corpus entry is a correct completion of a real HumanEval problem written the way models write them
 (imports inside the body, helpers defined after the function, classes, numpy return types, a __main__ block,
 prints, temp files, threads). It runs twice: the reference way (exec of the same program with empty globals
-in a plain subprocess) and in the sandbox with the isolation this machine offers. Both must pass.
+in a plain subprocess) and in the sandbox with the isolation this machine offers. Both must pass. A candidate's own
+MemoryError, too, reaches the test as it would under the reference.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from programs import sample
 
 from pytest_humaneval import sandbox
 from pytest_humaneval.data.dataset import load_problems
@@ -95,3 +97,33 @@ def test_unusual_completion_passes(box, problems, name):
     result = box.run(sandbox.Program(problem.prompt, completion, problem.test, problem.entry_point),
                      Limits(timeout_s=10.0))
     assert result.status is Status.PASSED, (box.isolation, result.detail, result.traceback)
+
+
+# A MemoryError is an exception like any other when the candidate raises it: the reference's test sees it, with its
+# message. On 5a2097b the judge took it for its own memory running out: the message was lost and a test that expects
+# the exception failed.
+_RAISES_MEMORY_ERROR = "def f():\n    raise MemoryError('boom')\n"
+
+
+def test_candidate_memory_error_is_its_exception(box):
+    """A candidate's own MemoryError reaches the test as itself, with its message."""
+    uncaught = box.run(sample(_RAISES_MEMORY_ERROR, "def check(candidate):\n    candidate()\n"), Limits(timeout_s=10.0))
+    assert uncaught.status is Status.RUNTIME_ERROR
+    assert uncaught.detail.startswith("MemoryError: boom"), uncaught.detail
+    expected = ("def check(candidate):\n    try:\n        candidate()\n    except MemoryError as exc:\n"
+                "        assert str(exc) == 'boom', exc\n    else:\n        raise AssertionError('no MemoryError')\n")
+    program = sample(_RAISES_MEMORY_ERROR, expected)
+    assert reference_passes(sandbox.build_program(program.prompt, program.completion, program.test, "f"))
+    caught = box.run(program, Limits(timeout_s=10.0))
+    assert caught.status is Status.PASSED, caught.detail
+
+
+def test_judge_out_of_memory_is_reported_as_such(box):
+    """The judge's own memory running out on what the candidate returned fails the sample, and says so."""
+    # The test repeats the returned string 2**33 times: 16 GiB asked for at once, past what a judge may take for a
+    # sample of 256 MiB, so the allocation fails before any of it is used.
+    program = sample("def f():\n    return 'ab'\n", "def check(candidate):\n    assert candidate() * (1 << 33)\n")
+    result = box.run(program, Limits(timeout_s=10.0, memory_mb=256))
+    assert result.status is Status.RUNTIME_ERROR, result.detail
+    assert result.detail.startswith("MemoryError: what the candidate returned took more memory in the judge"), \
+        result.detail

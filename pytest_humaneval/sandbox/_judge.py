@@ -43,8 +43,10 @@ CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller 
 # could send True however it answers, as it could return True: this gives it no power it did not have.
 CALL_PRESENCE = b"O"
 # VALUE_CONVERTED: a value, answering CALL_ONLY, whose own type was not the exact builtin one it crossed as (a float
-# subclass, numpy's float64, a list subclass). EvalPlus compares a suite's output within its tolerance only when
-# ``type(out) == type(exp)``, so such an output passes a suite only when it is equal to the expected one.
+# subclass, a list subclass) or not a builtin at all (numpy's scalars, Decimal, Fraction: an answer to CALL_ONLY, or
+# an item of one, carries them as themselves, ``wire.encode``'s ``numbers``, as EvalPlus compares the candidate's own
+# objects). EvalPlus compares a suite's output within its tolerance only when ``type(out) == type(exp)``, so such
+# an output passes a suite only when it is equal to the expected one.
 VALUE_CONVERTED = b"U"
 _EXACT = frozenset((type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset))
 MESSAGE_MAX, TRACEBACK_MAX, REPR_MAX = 2000, 4000, 200
@@ -87,6 +89,7 @@ def serve(prompt, completion, entry_point, requests, replies):
         return
     iterators: dict
     iterators, pending = {}, bytearray()
+    numbers = False  # serving a suite (CALL_ONLY): numbers cross as themselves, the items of lazy results too
     while True:
         frame = wire.read_frame(requests, pending)
         if frame is None:
@@ -106,8 +109,9 @@ def serve(prompt, completion, entry_point, requests, replies):
             elif kind == CALL:
                 _answer(replies, result, iterators, prompt_lines, body, (args, kwargs))
             else:
+                numbers = True
                 _answer(replies, result, iterators, prompt_lines, kind=VALUE if type(result) in _EXACT else
-                        VALUE_CONVERTED)
+                        VALUE_CONVERTED, numbers=True)
         elif kind == NEXT:
             handle = wire.decode(body)
             try:
@@ -118,22 +122,22 @@ def serve(prompt, completion, entry_point, requests, replies):
             except BaseException as exc:
                 _reply(replies, RAISED, describe(exc, prompt_lines))
                 continue
-            _answer(replies, item, iterators, prompt_lines)
+            _answer(replies, item, iterators, prompt_lines, numbers=numbers)
         else:
             return
 
 
-def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None, kind=VALUE):
-    """Send ``value`` (as a reply of ``kind``); with the arguments as they are now when the call changed them
-    (the reference's test shares its argument objects with the candidate, so an in-place change is visible to
-    it)."""
+def _answer(replies, value, iterators, prompt_lines, sent=None, arguments=None, kind=VALUE, numbers=False):
+    """Send ``value`` (as a reply of ``kind``; ``numbers``: as ``wire.encode`` takes it); with the arguments as they
+    are now when the call changed them (the reference's test shares its argument objects with the candidate, so an
+    in-place change is visible to it)."""
     try:
         if sent is not None and _has_mutable(arguments):
             after = _encode_or_none(arguments)
             if after is not None and after != sent:
                 _reply(replies, VALUE_AND_ARGS, wire.encode((value, arguments), iterators))
                 return
-        _reply(replies, kind, wire.encode(value, iterators))
+        _reply(replies, kind, wire.encode(value, iterators, numbers))
     except wire.NotPlain as exc:
         _reply(replies, RAISED, _refusal(f"the candidate returned {exc}; the test compares plain values only "
                                          "(exact builtin types), so the verdict would not be trustworthy"))
@@ -319,16 +323,18 @@ class _Channel:
                 raise StopIteration
             if kind == READY:
                 return None
-            if kind == RAISED:
-                exc = _rebuilt(wire.decode(body))
-                if isinstance(exc, CandidateFailed):
-                    self.failed = self.failed or exc
-                raise exc
+            raised = _rebuilt(wire.decode(body)) if kind == RAISED else None
         except wire.WireError as exc:
             raise self.fail(f"the candidate broke the call protocol: {exc}") from None
         except MemoryError:
             raise self.fail(OVER_MEMORY) from None
-        raise self.fail(f"the candidate broke the call protocol: an unexpected {kind!r} reply")
+        if raised is None:
+            raise self.fail(f"the candidate broke the call protocol: an unexpected {kind!r} reply")
+        if isinstance(raised, CandidateFailed):
+            self.failed = self.failed or raised
+        # Raised outside the try above: a MemoryError the candidate raised is its own exception, not the judge's
+        # memory running out.
+        raise raised
 
     def iterator(self, handle):
         return RemoteIterator(self, handle)

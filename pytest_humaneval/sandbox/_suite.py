@@ -6,17 +6,21 @@ EvalPlus judges a sample by calling its entry point on every input of a suite (`
 
 - each input has a wall-clock limit L_i = max(T_min, k * t_i), t_i the canonical solution's time on it; the
   whole suite min(60 s, sum L_i) + 1 s;
-- ``out == exp`` first; if that fails and the expected output is float-like (a float, or a non-empty list or
-  tuple of floats) or the task has an ``atol``, the types must match (the candidate's own type: a float subclass
-  such as numpy's float64 is not a float there), sequences the same length, and
-  |out - exp| <= atol + 1e-7 |exp| elementwise (atol: the task's, else 1e-6, which then holds for the rest of
-  the suite, as in EvalPlus); a task whose dataset names the ``polynomial_root`` oracle (EvalPlus's rule for
-  HumanEval/32, whose roots are not unique) passes when |sum xs[i] * x**i| <= atol instead; MBPP+'s special
-  oracles (``data/mbpp.py`` names them by entry point) decide the exact match of their tasks instead of ``==``;
+- ``out == exp`` first, with the output's own number types: numpy's scalars and 0-d arrays, Decimal and Fraction
+  cross as themselves and compare as they do in EvalPlus (numpy's float32(0.1) equals 0.1 in float32); if that
+  fails and the expected output is float-like (a float, or a non-empty list or tuple of floats) or the task has an
+  ``atol``, the types must match (the candidate's own type: a float subclass, numpy's float64 or a Decimal is not
+  a float there), sequences the same length, and |out - exp| <= atol + 1e-7 |exp| elementwise, as numpy.allclose
+  takes the items (numpy's numbers, Fractions and complex numbers as numbers, a Decimal not) (atol: the task's,
+  else 1e-6, which then holds for the rest of the suite, as in EvalPlus); a task whose dataset names the
+  ``polynomial_root`` oracle (EvalPlus's rule for HumanEval/32, whose roots are not unique) passes when
+  |sum xs[i] * x**i| <= atol instead; MBPP+'s special oracles (``data/mbpp.py`` names them by entry point) decide
+  the exact match of their tasks instead of ``==``;
 - any exception, a timeout or a wrong output fails the input, and the suite stops at its first failing input.
 
-The difference from EvalPlus: the comparison happens here, on plain values rebuilt by ``_wire``, never with
-the candidate's objects, so an always-equal object (which passes EvalPlus) is a failure.
+The difference from EvalPlus: the comparison happens here, on values rebuilt by ``_wire`` (plain values, and
+numbers of the types above built from their digits), never with the candidate's objects, so an always-equal
+object, or a float or Decimal subclass whose ``__eq__`` says yes (which pass EvalPlus), is a failure.
 
 Standard library only, no package import: the sandbox supervisor loads this file by path.
 """
@@ -24,6 +28,7 @@ Standard library only, no package import: the sandbox supervisor loads this file
 import math
 import signal
 import time
+import warnings
 from _signal import signal as _set_handler  # type: ignore[import-not-found]  # no type stub
 
 try:
@@ -173,9 +178,9 @@ def calls(inputs):
 
 
 def _matches(out, exp, state, oracle, args, converted=False):
-    """EvalPlus's comparison of one output (both plain values; ``converted``: the candidate's own output was of
-    another type than ``out``'s, a float subclass such as numpy's float64, which EvalPlus's ``type(out) ==
-    type(exp)`` refuses before its tolerance)."""
+    """EvalPlus's comparison of one output (``exp`` a plain value, ``out`` as ``_wire`` rebuilt it; ``converted``:
+    the candidate's own output was not of a builtin type, or of another than ``out``'s, a float subclass, which
+    EvalPlus's ``type(out) == type(exp)`` refuses before its tolerance)."""
     if oracle == "polynomial_root":
         return _is_root(args[0] if args else None, out, state["atol"])
     try:
@@ -243,27 +248,50 @@ def _float_like(value):
     return type(value) in (list, tuple) and len(value) > 0 and all(type(item) is float for item in value)
 
 
+_PLAIN_NUMBERS = (bool, int, float, complex)
+
+
 def _close(out, exp, atol):
-    """numpy.isclose(out, exp, rtol=1e-7, atol=atol) for plain numbers: NaN is never close, infinities only to
-    themselves."""
-    if type(out) not in (bool, int, float) or type(exp) not in (bool, int, float):
+    """numpy.isclose(out, exp, rtol=1e-7, atol=atol) on one pair of numbers, as numpy.allclose takes them: the
+    expected one as a float (or complex), the output as numpy's arithmetic takes it (a numpy scalar or 0-d array
+    as its value, a Fraction as its float); |out - exp| <= atol + 1e-7 |exp| with exp finite, or out == exp, so
+    NaN is never close and an infinity only to itself. numpy's arithmetic fails on anything else (a Decimal, a
+    str, None): not close."""
+    x, y = _as_number(out), _as_number(exp)
+    if x is None or y is None:
         return False
     try:
-        if math.isnan(out) or math.isnan(exp):
-            return False
-        if math.isinf(out) or math.isinf(exp):
-            return out == exp
-        return abs(out - exp) <= atol + RTOL * abs(exp)
-    except (OverflowError, ValueError):
+        x = x if type(x) is complex else float(x)  # numpy's arithmetic, in float64 (or complex128)
+        y = y if type(y) is complex else float(y)
+        finite = math.isfinite(y.real) and math.isfinite(y.imag)
+        return (abs(x - y) <= atol + RTOL * abs(y) and finite) or x == y
+    except (OverflowError, ValueError, TypeError):
         return False
+
+
+def _as_number(value):
+    """``value`` as numpy's arithmetic takes an item of a list: a plain number as it is, numpy's number scalar or
+    0-d array as its item, a Fraction as itself; None for anything else."""
+    kind = type(value)
+    if kind in _PLAIN_NUMBERS:
+        return value
+    if kind.__module__ == "numpy" and getattr(value, "ndim", None) == 0 \
+            and getattr(getattr(value, "dtype", None), "kind", "") in ("b", "i", "u", "f", "c"):
+        return value.item()
+    if kind.__module__ == "fractions" and kind.__name__ == "Fraction":
+        return value
+    return None
 
 
 def _is_root(xs, x, atol):
-    """|sum xs[i] * x**i| <= atol (EvalPlus's oracle for a polynomial's root, with math.pow as it uses)."""
-    if type(xs) is not list or type(x) not in (bool, int, float):
+    """|sum xs[i] * x**i| <= atol (EvalPlus's oracle for a polynomial's root, with math.pow as it uses, which takes
+    any number with a float value: numpy's, a Decimal, a Fraction)."""
+    if type(xs) is not list:
         return False
     try:
-        return abs(sum(coefficient * math.pow(x, power) for power, coefficient in enumerate(xs))) <= atol
+        with warnings.catch_warnings():  # numpy's complex scalar gives math.pow its real part, with a warning
+            warnings.simplefilter("ignore")
+            return abs(sum(coefficient * math.pow(x, power) for power, coefficient in enumerate(xs))) <= atol
     except (OverflowError, ValueError, TypeError):
         return False
 

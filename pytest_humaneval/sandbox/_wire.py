@@ -3,16 +3,19 @@
 The candidate process and the judge of a sample talk in it: the judge sends arguments, the candidate sends back
 what its entry point returned or raised. Only plain data crosses: None, bool, int (any size), float (NaN,
 infinities and -0.0 exact), complex, str (any code point, lone surrogates included), bytes, list, tuple, dict,
-set, frozenset, nested; numpy scalars and numeric arrays; handles of lazy iterators that stay in the candidate.
+set, frozenset, nested; numpy scalars and numeric arrays; handles of lazy iterators that stay in the candidate;
+on request, numpy's scalars, Decimal and Fraction as themselves.
 No pickle and no marshal (both are documented as unsafe on hostile bytes): the decoder below builds exact
-builtin objects from tags and lengths, bounds every size and depth, and raises :class:`WireError` on anything
-else, so a hostile peer can at worst send a wrong plain value.
+builtin objects from tags and lengths (and numpy's arrays and scalars, Decimals and Fractions from such plain
+parts, checked first), bounds every size and depth, and raises :class:`WireError` on anything else, so a hostile
+peer can at worst send a wrong plain value.
 
 Standard library only, no package import: the sandbox supervisor loads this file by path.
 """
 
 import os
 import struct
+import sys
 from collections import Counter
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the supervisor, which loads this file, imports as little as it can
@@ -28,6 +31,11 @@ MAX_DEPTH = 100  # nesting of containers
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose methods can be anything
 _Q, _D, _DD, _L = struct.Struct(">q"), struct.Struct(">d"), struct.Struct(">dd"), struct.Struct(">I")
 _NUMPY_KINDS = "biufc"  # bool, signed, unsigned, float, complex: dtypes whose items are plain numbers
+_NUMPY_ITEMS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}  # the plain number of each kind's items
+# Numbers that cross as themselves are rebuilt by the judge, and every operation on them runs in C there, where the
+# judge's deadline (a signal) cannot stop it: a Decimal's text and a Fraction's terms are bounded so that building,
+# hashing and comparing one stays within milliseconds.
+DECIMAL_MAX, FRACTION_BITS = 10_000, 1 << 16
 
 
 class NotPlain(Exception):
@@ -41,18 +49,23 @@ class WireError(Exception):
 # ---------------------------------------------------------------------------------------------- encoding
 
 
-def encode(value, iterators=None) -> bytes:
+def encode(value, iterators=None, numbers=False) -> bytes:
     """``value`` as bytes, through the plain-value rules: exact builtin types as they are; subclasses of
     scalars and containers converted through the *base* type's own methods (never the subclass's, possibly
     rigged, ones); numpy scalars as their Python value and numeric arrays as (dtype, shape, items); builtin lazy
     iterators (generators, map, zip...) registered in ``iterators`` (handle -> iterator) when given. Anything
-    else raises NotPlain."""
+    else raises NotPlain.
+
+    ``numbers``: numbers the judge compares as EvalPlus does, with their own types, cross as themselves: numpy's
+    number scalars as (dtype, value) and 0-d arrays as arrays, ``decimal.Decimal`` as its text and
+    ``fractions.Fraction`` as its terms (a subclass of either through the base class's methods), each rebuilt by
+    the decoder, which imports numpy, decimal or fractions only then."""
     out = bytearray()
-    _encode(value, out, 0, iterators)
+    _encode(value, out, 0, iterators, numbers)
     return bytes(out)
 
 
-def _encode(value, out, depth, iterators):
+def _encode(value, out, depth, iterators, numbers=False):
     kind = type(value)
     if kind is int:
         if -(1 << 63) <= value < (1 << 63):
@@ -78,14 +91,14 @@ def _encode(value, out, depth, iterators):
             raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
         out += _TAG_L.pack(_CONTAINER_TAGS[kind], len(value))
         for item in value:
-            _encode(item, out, depth + 1, iterators)
+            _encode(item, out, depth + 1, iterators, numbers)
     elif kind is dict:
         if depth >= MAX_DEPTH:
             raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
         out += _TAG_L.pack(b"d", len(value))
         for key, item in dict.items(value):
-            _encode(key, out, depth + 1, iterators)
-            _encode(item, out, depth + 1, iterators)
+            _encode(key, out, depth + 1, iterators, numbers)
+            _encode(item, out, depth + 1, iterators, numbers)
     elif kind is complex:
         out += b"c" + _DD.pack(value.real, value.imag)
     elif kind is bytes:
@@ -98,17 +111,25 @@ def _encode(value, out, depth, iterators):
         _encode(value.dtype, out, depth + 1, iterators)
         _encode(value.shape, out, depth + 1, iterators)
         _encode(value.items, out, depth + 1, iterators)
+    elif kind is _Number:
+        out += value.tag
+        for part in value.parts:
+            _encode(part, out, depth + 1, iterators)
     else:
-        _encode(_exact(value, kind, iterators), out, depth, iterators)
+        _encode(_exact(value, kind, iterators, numbers), out, depth, iterators, numbers)
 
 
 _TAG_Q, _TAG_D, _TAG_L = struct.Struct(">cq"), struct.Struct(">cd"), struct.Struct(">cI")
 _CONTAINER_TAGS: dict[type, bytes] = {list: b"l", tuple: b"t", set: b"S", frozenset: b"Z"}
 
 
-def _exact(value, kind, iterators):
-    """The exact builtin equivalent of a non-exact value, or NotPlain. Types are read with type(), never
-    isinstance(), which a fake ``__class__`` could fool."""
+def _exact(value, kind, iterators, numbers=False):
+    """The exact builtin equivalent of a non-exact value (with ``numbers``, a number that crosses as itself), or
+    NotPlain. Types are read with type(), never isinstance(), which a fake ``__class__`` could fool."""
+    if numbers:  # first: numpy's float64 and complex128 are subclasses of float and complex
+        number = _number(value, kind)
+        if number is not None:
+            return number
     if issubclass(kind, int):  # bool cannot be subclassed, so this is a subclass of int proper
         return int.__int__(value)
     if issubclass(kind, float):
@@ -145,6 +166,47 @@ def _exact(value, kind, iterators):
         iterators[handle] = value
         return _Handle(handle)
     raise NotPlain(f"a value of type {kind.__module__}.{kind.__qualname__}")
+
+
+def _number(value, kind):
+    """A numpy number scalar or 0-d array, a Decimal or a Fraction as it crosses with ``numbers``; None for any
+    other value."""
+    if kind.__module__ == "numpy" and not kind.__flags__ & _HEAPTYPE:  # numpy's own type, not a Python subclass
+        dtype = getattr(value, "dtype", None)
+        plain = _NUMPY_ITEMS.get(getattr(dtype, "kind", None))  # type: ignore[arg-type]  # None: not a number
+        if getattr(value, "ndim", None) != 0 or plain is None:
+            return None
+        item = value.item()
+        if type(item) is not plain:  # a longdouble's item is itself: it crosses when a float holds it exactly
+            item = plain(item)
+            if item != value and item == item:
+                raise NotPlain(f"a value of type numpy.{kind.__name__} that no {plain.__name__} holds exactly")
+        dtype_text = str(dtype.str)  # type: ignore[union-attr]  # a dtype: its kind was just read
+        if kind.__name__ == "ndarray":
+            return RemoteArray(dtype_text, (), [item])
+        return _Number(b"n", (dtype_text, item))
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and issubclass(kind, decimal.Decimal):
+        text = decimal.Decimal.__str__(value)
+        if len(text) > DECIMAL_MAX:
+            raise NotPlain(f"a Decimal of more than {DECIMAL_MAX} characters")
+        return _Number(b"D", (text,))
+    fractions = sys.modules.get("fractions")
+    if fractions is not None and issubclass(kind, fractions.Fraction):
+        terms = fractions.Fraction.numerator.fget(value), fractions.Fraction.denominator.fget(value)
+        if any(type(term) is not int or term.bit_length() > FRACTION_BITS for term in terms):
+            raise NotPlain(f"a Fraction whose terms are not ints of at most {FRACTION_BITS} bits")
+        return _Number(b"Q", terms)
+    return None
+
+
+class _Number:
+    """A number that crosses as itself: its tag and the plain values it is rebuilt from."""
+
+    __slots__ = ("tag", "parts")
+
+    def __init__(self, tag, parts):
+        self.tag, self.parts = tag, parts
 
 
 class _Handle:
@@ -248,6 +310,17 @@ def _decode(view, pos, depth, iterator):
         shape, pos = _decode(view, pos, depth + 1, None)
         items, pos = _decode(view, pos, depth + 1, None)
         return _array(dtype, shape, items), pos
+    if tag == 0x6E:  # n: a numpy scalar
+        dtype, pos = _decode(view, pos, depth + 1, None)
+        item, pos = _decode(view, pos, depth + 1, None)
+        return _scalar(dtype, item), pos
+    if tag == 0x44:  # D: a Decimal
+        text, pos = _decode(view, pos, depth + 1, None)
+        return _decimal(text), pos
+    if tag == 0x51:  # Q: a Fraction
+        numerator, pos = _decode(view, pos, depth + 1, None)
+        denominator, pos = _decode(view, pos, depth + 1, None)
+        return _fraction(numerator, denominator), pos
     raise WireError(f"unknown tag {tag:#04x}")
 
 
@@ -292,10 +365,59 @@ def _hashed(tag, items):
     return set(members) if tag == 0x53 else frozenset(members)
 
 
-def _array(dtype, shape, items):
+def _number_kind(dtype):
+    """The kind of a dtype string that names a plain number type ("f" for "<f8"), or WireError."""
     if (type(dtype) is not str or len(dtype) > 8 or dtype.lstrip("<>|=")[:1] not in tuple(_NUMPY_KINDS)
             or not dtype.lstrip("<>|=")[1:].isdigit()):
-        raise WireError(f"an array dtype that is not a plain number type: {dtype!r}")
+        raise WireError(f"a numpy dtype that is not a plain number type: {dtype!r}")
+    return dtype.lstrip("<>|=")[0]
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:
+        raise WireError("a numpy value, but numpy cannot be imported here") from None
+    return numpy
+
+
+def _scalar(dtype, item):
+    """numpy's scalar of ``dtype`` holding ``item``, which must be the plain number such a scalar's ``item()`` is."""
+    if type(item) is not _NUMPY_ITEMS[_number_kind(dtype)]:
+        raise WireError(f"a numpy scalar of {dtype} holding a {type(item).__name__}")
+    numpy = _numpy()
+    try:
+        with numpy.errstate(all="ignore"):  # a value the dtype cannot hold is refused below, without a warning
+            value = numpy.dtype(dtype).type(item)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise WireError(f"an invalid numpy scalar: {exc}") from None
+    if value.item() != item and item == item:
+        raise WireError(f"a numpy scalar of {dtype} that cannot hold {item!r}")
+    return value
+
+
+def _decimal(text):
+    if type(text) is not str or len(text) > DECIMAL_MAX:
+        raise WireError(f"a Decimal that is not a str of at most {DECIMAL_MAX} characters")
+    import decimal
+
+    try:
+        return decimal.Decimal(text)
+    except (ArithmeticError, ValueError, TypeError):
+        raise WireError("a Decimal that is not a number") from None
+
+
+def _fraction(numerator, denominator):
+    if (type(numerator) is not int or type(denominator) is not int or denominator <= 0
+            or max(numerator.bit_length(), denominator.bit_length()) > FRACTION_BITS):
+        raise WireError(f"a Fraction whose terms are not ints of at most {FRACTION_BITS} bits over a positive one")
+    import fractions
+
+    return fractions.Fraction(numerator, denominator)
+
+
+def _array(dtype, shape, items):
+    _number_kind(dtype)
     if type(shape) is not tuple or len(shape) > 32 or any(type(n) is not int or n < 0 for n in shape):
         raise WireError("an array shape that is not a tuple of sizes")
     if type(items) is not list or any(type(item) not in (bool, int, float, complex) for item in items):
@@ -305,10 +427,7 @@ def _array(dtype, shape, items):
         expected *= n
     if expected != len(items):
         raise WireError(f"an array of shape {shape} with {len(items)} items")
-    try:
-        import numpy
-    except ImportError:
-        raise WireError("a numpy array, but numpy cannot be imported here") from None
+    numpy = _numpy()
     try:
         return numpy.array(items, dtype=numpy.dtype(dtype)).reshape(shape)
     except (TypeError, ValueError, OverflowError) as exc:

@@ -198,9 +198,15 @@ SCHEMA: tuple[Key, ...] = (
     _K("params.isolation",
        "auto",
        "`auto`",
-       "`auto` (namespaces, else Landlock, else basic), `strict` (namespaces or Landlock, else a usage "
-       "error) or `basic`: see [Safety](safety.md)",
+       "`auto` (namespaces, else Landlock, else basic when `allow_basic` says so, else a usage error), "
+       "`strict` (namespaces or Landlock, else a usage error) or `basic`: see [Safety](safety.md)",
        choices=ISOLATION),
+    _K("params.allow_basic",
+       False,
+       "`false`",
+       "with `isolation: auto`, where neither namespaces nor Landlock exist: `true` runs candidates in the basic "
+       "sandbox (they read what you can read: your files, the datasets' answers) with a warning; `false` makes "
+       "that a usage error, so a weaker isolation is never silent"),
     _K("params.request_timeout_s",
        120.0,
        "`120`",
@@ -382,6 +388,7 @@ class Params:
     retry: RetryPolicy | None = _default("params.retry")
     memory_mb: int = _default("params.memory_mb")
     isolation: str = _default("params.isolation")
+    allow_basic: bool = _default("params.allow_basic")
     request_timeout_s: float = _default("params.request_timeout_s")
     system_prompt: str | None = _default("params.system_prompt")  # None: the harness's own; "": no system message
     extra_body: dict[str, Any] | None = field(default=_default("params.extra_body"), hash=False)  # in every request
@@ -586,6 +593,7 @@ def _params(file: Path, data: Any) -> Params:
         retry=_retry(file, "params.retry", data["retry"]) if data.get("retry") is not None else None,
         memory_mb=r.number("memory_mb"),
         isolation=r.text("isolation"),
+        allow_basic=r.flag("allow_basic"),
         request_timeout_s=r.number("request_timeout_s"),
         system_prompt=r.get("system_prompt", lambda v: isinstance(v, str),
                             "a string (the chat instruction; '' sends none)"),

@@ -451,3 +451,27 @@ print(json.dumps(found))
     assert found["allow_basic"] == ["basic", ["RuntimeWarning"]]
     assert found["basic"] == ["basic", ["RuntimeWarning"]]
 
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_a_pytest_run_never_ends_in_basic_unasked(pytester, landlock, allow):
+    """The pytest front as the library: ``isolation: auto`` with neither namespaces nor Landlock is a usage error
+    naming both ways to ask (it ran in the basic sandbox with a warning only); ``allow_basic: true`` runs there,
+    warned and said in the report."""
+    import sys
+
+    (pytester.path / "run.yaml").write_text(
+        f"target: {{mode: mock}}\nparams: {{execute: true, limit: 2, allow_basic: {str(allow).lower()}}}\n")
+    result = pytester.run(sys.executable, str(HERE / "container.py"), "--no-landlock", "--", sys.executable, "-m",
+                          "pytest", "--humaneval-config", "run.yaml", "--humaneval-report", "report.json",
+                          "-p", "no:xdist", *NO_CACHE, timeout=300)
+    if not allow:
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*run.yaml: params.isolation: auto found neither namespaces nor Landlock here*"
+                                     "so it runs only when asked: set params.isolation: basic, or "
+                                     "params.allow_basic: true"])
+        assert not (pytester.path / "report.json").exists()
+    else:
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+        result.stdout.fnmatch_lines(["*running candidates in the basic subprocess sandbox*"])
+        assert json.loads((pytester.path / "report.json").read_text())["run"]["isolation"] == "basic"

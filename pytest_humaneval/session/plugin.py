@@ -441,27 +441,28 @@ def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, s
     if not run_config.executes:
         return "none (replay)", "", "", ""
     requested = run_config.params.isolation
-    # auto ends in the basic sandbox only when the config allows it; else it asks what strict asks
-    mode = "strict" if requested == "auto" and not run_config.params.allow_basic else requested
+    allowed = requested != "auto" or run_config.params.allow_basic  # auto ends in basic only when the file says so
     if hasattr(config, "workerinput"):
         # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
         # failed there, as a usage error) and reports the isolation. This one starts while the worker
         # collects; the worker waits for it before its first item (ahead.py), and a remote worker (--tx)
         # that cannot meet a strict request fails its items with the reason.
-        sandbox.configure(mode, wait=False)
+        # (a remote one that would end in basic unasked asks what strict asks: its items fail with the reason)
+        sandbox.configure(requested if allowed else "strict", wait=False)
         return "started by an xdist worker: the controller reports it", "", "", ""
     try:
-        box = sandbox.configure(mode)
+        box = sandbox.configure(requested)
     except sandbox.SandboxError as exc:
-        if requested == "auto" and mode == "strict":
-            raise pytest.UsageError(
-                f"{run_config.path}: params.isolation: auto found neither namespaces nor Landlock here ({exc}); the "
-                "basic sandbox that is left lets a candidate read what you can read (your files, the datasets' "
-                "answers), so it runs only when asked: set params.isolation: basic, or params.allow_basic: "
-                "true") from exc
-        if mode == "strict":
+        if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
         return "unavailable", "", "", ""  # each item then reports the sandbox failure as a harness_error
+    if box.isolation == "basic" and not allowed:
+        reason = box.isolation_reason
+        sandbox.shutdown()
+        raise pytest.UsageError(
+            f"{run_config.path}: params.isolation: auto found neither namespaces nor Landlock here ({reason}); the "
+            "basic sandbox that is left lets a candidate read what you can read (your files, the datasets' answers), "
+            "so it runs only when asked: set params.isolation: basic, or params.allow_basic: true")
     if box.isolation == "basic" and requested == "auto":
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-humaneval: neither namespaces nor Landlock are available ({box.isolation_reason}); "

@@ -24,6 +24,7 @@ from sessions import NO_CACHE, interruptible_pytest, read_report
 from pytest_humaneval import sandbox
 from pytest_humaneval.engine import sandboxes
 from pytest_humaneval.sandbox import ExecResult, Limits, Program, SandboxError, Status
+from pytest_humaneval.sandbox import pool as pool_module
 from pytest_humaneval.sandbox.pool import VerdictPool, pool_size, window_size
 
 HAS_CLOSE = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
@@ -133,6 +134,29 @@ def test_sandbox_failure_is_its_samples():
             pool.take("b")
         assert pool.take("c").status is Status.PASSED
     finally:
+        pool.close()
+
+
+def test_a_lost_wake_up_costs_a_recheck(monkeypatch):
+    """No wait lasts longer than RECHECK_S before it looks at the pool again: with every wake-up lost, the samples
+    still start and their items still get their verdicts."""
+    # (A sample once waited 63 s for its verdict, until the plugin's safety net stopped it; no lost wake-up was
+    # found, so none may cost more than a re-check. Before RECHECK_S both waits were unbounded: this item hung.)
+    monkeypatch.setattr(pool_module, "RECHECK_S", 0.1, raising=False)
+    log: list = []
+    pool = VerdictPool([FakeBox(log), FakeBox(log)], Limits(timeout_s=1), program_of, window=2).start()
+    time.sleep(0.2)  # both sandboxes wait for samples
+    pool._cond.notify_all = lambda: None  # every wake-up from here on goes missing
+    taken: list = []
+    item = threading.Thread(target=lambda: taken.extend(pool.take(key).detail for key in "abc"), daemon=True)
+    try:
+        pool.feed(["a", "b", "c"])
+        item.start()
+        item.join(5)
+        assert not item.is_alive(), f"the item still waits for its verdict (ran: {log})"
+        assert taken == ["a", "b", "c"]
+    finally:
+        del pool._cond.notify_all
         pool.close()
 
 

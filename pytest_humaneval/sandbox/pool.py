@@ -62,6 +62,11 @@ MIN_REACH = 128
 # the supervisor's grace for the judge's verdict, the descendants' kill and its own exit.
 STOP_GRACE_S = 5.0
 CANCEL_POLL_S = 0.05  # how often a take that may be cancelled looks at its cancel event
+# No wait, an item's or a sandbox's, lasts longer than this before it looks at the pool again. Every state change
+# notifies; a wake-up that goes missing all the same (a notify_all cut short by pytest-timeout's signal in the
+# item's thread, or a path not found yet: a sample once waited 63 s for its verdict, cause unknown) then costs
+# a second, not the item's pytest-timeout.
+RECHECK_S = 1.0
 
 
 class Box(Protocol):
@@ -182,9 +187,10 @@ class VerdictPool:
             if position is None or key in self._taken:
                 return None
             self._taken.add(key)
-            self._held_early.discard(key)
-            if position >= self._cursor:
-                self._cursor = position + 1
+            held = key in self._held_early
+            self._held_early.discard(key)  # (room for another long sample, when the reach held them back)
+            if position >= self._cursor or held:
+                self._cursor = max(self._cursor, position + 1)
                 self._cond.notify_all()
             if key not in self._done:
                 self.stats.waits += 1
@@ -197,7 +203,7 @@ class VerdictPool:
                         self._let_go(key)
                         self._cond.notify_all()
                         return None
-                    self._cond.wait(CANCEL_POLL_S if cancel is not None else None)
+                    self._cond.wait(CANCEL_POLL_S if cancel is not None else RECHECK_S)
                 self.stats.waited_s += time.monotonic() - started
             result, error = self._done.pop(key)
             self.stats.taken += 1
@@ -289,7 +295,7 @@ class VerdictPool:
                         wait = until_stall if wait is None or until_stall is None else min(wait, until_stall)
                 elif not room and self._long and until_stall is not None:
                     wait = until_stall
-                self._cond.wait(wait)
+                self._cond.wait(RECHECK_S if wait is None else min(wait, RECHECK_S))
             return None
 
     @property

@@ -23,6 +23,7 @@ import os
 
 import pytest
 
+from .. import sandbox
 from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
 from .terminal import is_sample, mark_sample
 
@@ -93,11 +94,22 @@ def _stopped_where(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
 
 
 def _stopped_by_pytest_timeout(item: HumanEvalItem, message: str, where: str = "") -> str:
-    timeout = user_timeout(item.config)
-    after = f"after {timeout:g} s" if timeout is not None else f"({message})"
-    timeout_s = item.config.stash[RUN_KEY].config.params.timeout_s
-    return (f"pytest-timeout stopped this sample {after}{where}, before the sandbox's own limit (params.timeout_s "
-            f"{timeout_s:g} s) decided it: set --timeout above {_enough(timeout_s):g} s, or leave it unset")
+    """Who stopped the sample and what to do: the user's own timeout, below what a sample may take, is theirs to
+    raise (named as they set it); the plugin's safety net, or a timeout that was enough, is the harness's fault."""
+    limit, enough = _sample_limit(item), _enough_for(item)
+    fault = (f"the sandbox should have decided it within {enough:g} s ({limit}): a fault of the harness, not of the "
+             "sample; please report it with this line")
+    user = _user_timeout_source(item.config)
+    if user is None:  # the user set no timeout: what fired is the net the plugin set in their place
+        net = _marker_timeout(item)
+        what = f"pytest-timeout at {net:g} s" if net is not None else message.rstrip(".")
+        return (f"pytest-humaneval's own safety net ({what}, set because no timeout was configured) stopped this "
+                f"sample{where}; {fault}")
+    timeout, name = user
+    if timeout >= enough:
+        return f"pytest-timeout stopped this sample after {timeout:g} s ({name}){where}; {fault}"
+    return (f"pytest-timeout stopped this sample after {timeout:g} s{where}, before the sandbox's own limit "
+            f"({limit}) decided it: set {name} above {enough:g} s, or leave it unset")
 
 
 def one_line(item: HumanEvalItem, text: str) -> str:
@@ -146,30 +158,72 @@ def _junit_has_case_properties(config: pytest.Config) -> bool:
 # -- pytest-timeout --------------------------------------------------------------------------------------------
 
 def user_timeout(config: pytest.Config) -> float | None:
-    """The pytest-timeout limit the user set (option, ini or environment), or None."""
+    """The pytest-timeout limit the user set (option, environment or ini), or None."""
+    user = _user_timeout_source(config)
+    return user[0] if user is not None else None
+
+
+def _user_timeout_source(config: pytest.Config) -> tuple[float, str] | None:
+    """The user's pytest-timeout limit and where they set it, named as they set it (a message names no option
+    they did not use), in pytest-timeout's own order of precedence; None when they set none."""
     if not config.pluginmanager.hasplugin("timeout"):
         return None
-    for value in (config.getoption("timeout", None), config.getini("timeout"), os.environ.get("PYTEST_TIMEOUT")):
+    for value, name in ((config.getoption("timeout", None), "--timeout"),
+                        (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
+                        (config.getini("timeout"), "the timeout ini option")):
         if value not in (None, ""):
             try:
-                return float(value)
+                return float(value), name
             except ValueError:
                 return None  # pytest-timeout reports its own bad values
     return None
+
+
+def _marker_timeout(item: pytest.Item) -> float | None:
+    """The timeout of the item's pytest-timeout marker: the plugin's safety net, when the user set no timeout."""
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return None
+    value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _enough(timeout_s: float) -> float:
     return timeout_s + SAMPLE_OVERHEAD_S
 
 
+def _sample_limit(item: HumanEvalItem) -> str:
+    """The sandbox's own limit on this sample, as a message names it."""
+    if item.judged_by_suites():
+        return f"two HumanEval+ suites, up to {_suites_s():g} s"
+    return f"params.timeout_s {item.config.stash[RUN_KEY].config.params.timeout_s:g} s"
+
+
+def _enough_for(item: HumanEvalItem) -> float:
+    """How long this sample may hold its item: its sandbox's limit and the overhead around it."""
+    if item.judged_by_suites():
+        return _suites_s() + SAMPLE_OVERHEAD_S
+    return _enough(item.config.stash[RUN_KEY].config.params.timeout_s)
+
+
+def _suites_s() -> float:
+    return 2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S  # two suites, each judged at most twice
+
+
 def timeout_warning(config: pytest.Config, timeout_s: float) -> str | None:
     """A warning when the user's pytest-timeout would stop samples before the sandbox's own limit does."""
-    timeout = user_timeout(config)
-    if timeout is None or timeout <= 0 or timeout >= _enough(timeout_s):
+    user = _user_timeout_source(config)
+    if user is None:
         return None
-    return (f"pytest-humaneval: --timeout {timeout:g} s is below what a sample may take (params.timeout_s "
+    timeout, name = user
+    if timeout <= 0 or timeout >= _enough(timeout_s):
+        return None
+    return (f"pytest-humaneval: {name} {timeout:g} s is below what a sample may take (params.timeout_s "
             f"{timeout_s:g} s plus up to {SAMPLE_OVERHEAD_S:g} s for the sandbox): pytest-timeout will stop slow "
-            f"samples first and they will be recorded as harness_error; set --timeout above {_enough(timeout_s):g} s "
+            f"samples first and they will be recorded as harness_error; set {name} above {_enough(timeout_s):g} s "
             "or leave it unset (the plugin then sets its own safety net)")
 
 

@@ -23,7 +23,7 @@ import yaml
 from .data.dataset import PLUS_DEFAULT_LIMITS
 from .data.impossible import DEFAULT_INSTRUCTION, INSTRUCTIONS
 from .data.releases import HUMANEVAL, NAMES, RELEASES
-from .scoring.protocol import PRESETS
+from .protocols import PRESETS
 
 __all__ = ["DEFAULT_K", "OVERRIDABLE", "ConfigError", "Gate", "Params", "PlusParams", "Pricing", "RetryPolicy",
            "RunConfig", "Target", "config_from_sets", "default_k", "load_config", "with_k"]

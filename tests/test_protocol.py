@@ -13,10 +13,10 @@ import pytest
 from fake_openai import MODEL, FakeOpenAI, Reply, choices, models
 from sessions import NO_CACHE, read_report
 
+from pytest_humaneval import protocols
 from pytest_humaneval.completions.endpoint import CHAT_SYSTEM, DEFAULT_STOP
 from pytest_humaneval.config import ConfigError, load_config
 from pytest_humaneval.data.dataset import load_problems
-from pytest_humaneval.scoring import protocol
 from pytest_humaneval.session.handoff import config_from_json, config_to_json
 
 PROBLEMS = load_problems()[1]
@@ -27,7 +27,7 @@ KEY = "sk-test-SECRET-protocol-5e1d"
 
 def test_presets_are_sources_settings():
     """The presets are their sources' settings."""
-    table = {name: (p.n, p.temperature, p.top_p, p.k) for name, p in protocol.PRESETS.items()}
+    table = {name: (p.n, p.temperature, p.top_p, p.k) for name, p in protocols.PRESETS.items()}
     assert table == {
         "greedy": (1, 0.0, None, (1,)),
         "codex-pass1": (200, 0.2, 0.95, (1,)),
@@ -35,9 +35,9 @@ def test_presets_are_sources_settings():
         "starcoder-pass1": (200, 0.2, 0.95, (1,)),
         "starcoder-passk": (200, 0.8, 0.95, (10, 100)),
     }
-    for preset in protocol.PRESETS.values():  # a preset never warns about itself
-        assert protocol.pitfalls(preset.n, preset.temperature, preset.k) == []
-        assert preset.name in protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k)
+    for preset in protocols.PRESETS.values():  # a preset never warns about itself
+        assert protocols.pitfalls(preset.n, preset.temperature, preset.k) == []
+        assert preset.name in protocols.matches(preset.n, preset.temperature, preset.top_p, preset.k)
 
 
 def test_presets_stops_and_prompts():
@@ -47,23 +47,23 @@ def test_presets_stops_and_prompts():
     bigcode = ("\nclass", "\ndef", "\n#", "\n@", "\nprint", "\nif")
     evalplus = ("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(", "\ndef ",
                 "\nclass ", "\nimport ", "\nfrom ", "\nassert ")
-    assert {name: (p.setup.stop, p.setup.prompt) for name, p in protocol.PRESETS.items()} == {
+    assert {name: (p.setup.stop, p.setup.prompt) for name, p in protocols.PRESETS.items()} == {
         "greedy": (evalplus, "stripped + newline"),
         "codex-pass1": (codex, "as is"), "codex-passk": (codex, "as is"),
         "starcoder-pass1": (bigcode, "stripped"), "starcoder-passk": (bigcode, "stripped"),
     }
     prompt = PROBLEMS[0].prompt
     assert prompt.endswith('"""\n') and prompt != prompt.strip()
-    assert protocol.sent_prompt("codex-pass1", "completions", prompt) == prompt
-    assert protocol.sent_prompt("starcoder-pass1", "completions", prompt) == prompt.strip()
-    assert protocol.sent_prompt("greedy", "completions", prompt) == prompt.strip() + "\n"
-    assert protocol.sent_prompt(None, "completions", prompt) == prompt  # without a preset: as always
-    assert protocol.sent_stop(None, "completions", None) is None  # the client's DEFAULT_STOP, as always
-    assert protocol.sent_stop("codex-pass1", "completions", None) == codex
-    assert protocol.sent_stop("codex-pass1", "completions", ("###",)) == ("###",)  # the config's wins
-    assert protocol.sent_stop("codex-pass1", "chat", None) is None  # a chat answer's code block would be cut
+    assert protocols.sent_prompt("codex-pass1", "completions", prompt) == prompt
+    assert protocols.sent_prompt("starcoder-pass1", "completions", prompt) == prompt.strip()
+    assert protocols.sent_prompt("greedy", "completions", prompt) == prompt.strip() + "\n"
+    assert protocols.sent_prompt(None, "completions", prompt) == prompt  # without a preset: as always
+    assert protocols.sent_stop(None, "completions", None) is None  # the client's DEFAULT_STOP, as always
+    assert protocols.sent_stop("codex-pass1", "completions", None) == codex
+    assert protocols.sent_stop("codex-pass1", "completions", ("###",)) == ("###",)  # the config's wins
+    assert protocols.sent_stop("codex-pass1", "chat", None) is None  # a chat answer's code block would be cut
     # codex-passk's label says whose choice pass@10 at 0.8 is
-    assert protocol.PRESETS["codex-passk"].source == (
+    assert protocols.PRESETS["codex-passk"].source == (
         "Codex, Chen et al. 2021, arXiv 2107.03374; pass@10 at 0.8 as StarCoder, arXiv 2305.06161")
 
 
@@ -91,25 +91,25 @@ def test_presets_stops_and_prompts():
 ])
 def test_other_setup_warns_in_one_line(name, api, system_prompt, stop, expected):
     """A preset over another set-up than its source's warns in one line."""
-    found = protocol.setup_warnings(name, api, system_prompt, stop)
+    found = protocols.setup_warnings(name, api, system_prompt, stop)
     if expected is None:
         assert found == []
         return
     assert len(found) == 1 and "\n" not in found[0]
     assert found[0] == expected or (expected.endswith("*") and found[0].startswith(expected[:-1])), found[0]
     # only a generated run: a samples file was sampled elsewhere, over whatever API
-    assert protocol.describe("samples", name, 0.2, 0.95, (1,), [200], api=api, system_prompt=system_prompt,
+    assert protocols.describe("samples", name, 0.2, 0.95, (1,), [200], api=api, system_prompt=system_prompt,
                              stop=stop)["warnings"] == []
 
 
 def test_matches_needs_every_setting():
-    assert protocol.matches(1, 0.0, None, [1]) == ["greedy"]
-    assert protocol.matches(200, 0.2, 0.95, [1]) == ["codex-pass1", "starcoder-pass1"]
-    assert protocol.matches(200, 0.8, 0.95, [100, 10]) == ["codex-passk", "starcoder-passk"]
-    assert protocol.matches(200, 0.2, None, [1]) == []  # no nucleus sampling
-    assert protocol.matches(50, 0.2, 0.95, [1]) == []
-    assert protocol.matches(200, 0.8, 0.95, [1, 10, 100]) == []  # pass@1 from the hot samples
-    assert protocol.matches(1, 0.0, 0.95, [1]) == []
+    assert protocols.matches(1, 0.0, None, [1]) == ["greedy"]
+    assert protocols.matches(200, 0.2, 0.95, [1]) == ["codex-pass1", "starcoder-pass1"]
+    assert protocols.matches(200, 0.8, 0.95, [100, 10]) == ["codex-passk", "starcoder-passk"]
+    assert protocols.matches(200, 0.2, None, [1]) == []  # no nucleus sampling
+    assert protocols.matches(50, 0.2, 0.95, [1]) == []
+    assert protocols.matches(200, 0.8, 0.95, [1, 10, 100]) == []  # pass@1 from the hot samples
+    assert protocols.matches(1, 0.0, 0.95, [1]) == []
 
 
 @pytest.mark.parametrize(("n", "temperature", "k", "expected"), [
@@ -129,7 +129,7 @@ def test_matches_needs_every_setting():
     (3, None, [1, 2], []),  # not known: nothing to say
 ])
 def test_pitfalls(n, temperature, k, expected):
-    found = protocol.pitfalls(n, temperature, k)
+    found = protocols.pitfalls(n, temperature, k)
     assert len(found) == len(expected)
     for line, pattern in zip(found, expected, strict=False):
         assert line == pattern or (pattern.endswith("*") and line.startswith(pattern[:-1])), line
@@ -138,7 +138,7 @@ def test_pitfalls(n, temperature, k, expected):
 def test_line_says_if_protocol_matches():
     """The line says whether the run matches a published protocol."""
     def line(mode, name, temperature, top_p, k, sizes):
-        return protocol.line(protocol.describe(mode, name, temperature, top_p, k, sizes))
+        return protocols.line(protocols.describe(mode, name, temperature, top_p, k, sizes))
 
     assert line("runtime", "codex-pass1", 0.2, 0.95, (1,), [200, 200]) == (
         "codex-pass1 (Codex, Chen et al. 2021, arXiv 2107.03374): n 200, temperature 0.2, top_p 0.95, k [1]")
@@ -151,16 +151,16 @@ def test_line_says_if_protocol_matches():
         "params.protocol or params.temperature)")
     assert line("samples", None, 0.2, 0.95, (1, 5), [2]) == (  # k the file cannot support is not reported
         "n 2, temperature 0.2, top_p 0.95, k [1] (declared for the samples file): matches no published protocol")
-    assert protocol.describe("mock", None, 0.0, None, (1,), [1]) is None
+    assert protocols.describe("mock", None, 0.0, None, (1,), [1]) is None
 
 
 def test_local_vllm_example_warning():
     """The local vLLM example gets the one warning the README says."""
     config = load_config(Path(__file__).resolve().parent.parent / "examples" / "local-vllm.yaml")
     params = config.params
-    found = protocol.pitfalls(params.n, params.temperature, params.k)
+    found = protocols.pitfalls(params.n, params.temperature, params.k)
     assert len(found) == 1 and found[0].startswith("pass@1 at temperature 0.8 is not comparable")
-    assert protocol.matches(params.n, params.temperature, params.top_p, params.k) == []
+    assert protocols.matches(params.n, params.temperature, params.top_p, params.k) == []
 
 
 # -- the config ----------------------------------------------------------------------------------------------
@@ -178,10 +178,10 @@ def config_at(tmp_path: Path, text: str, samples: int | None = None) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", sorted(protocol.PRESETS))
+@pytest.mark.parametrize("name", sorted(protocols.PRESETS))
 def test_preset_sets_sampling(tmp_path, name):
     """A preset sets n, temperature, top_p and k, and crosses to workers."""
-    preset = protocol.PRESETS[name]
+    preset = protocols.PRESETS[name]
     config = load_config(config_at(tmp_path, RUNTIME + f"params: {{allow_code_execution: true, protocol: {name}}}\n"))
     params = config.params
     assert (params.protocol, params.n, params.temperature, params.top_p, params.k) == (
@@ -294,7 +294,7 @@ def test_each_preset_sends_its_settings(pytester, name, limit, dist):
     """Each preset sends its source's settings and labels every output. Over the completions API, what the source sent:
     the sampling, its stop sequences (all of them) and its prompt (stripped or as is); the recorded request bodies
     show it, and no warning is printed."""
-    preset = protocol.PRESETS[name]
+    preset = protocols.PRESETS[name]
     with FakeOpenAI(honouring_n_completions) as server:
         cfg = runtime_config(pytester, server, f", protocol: {name}, limit: {limit}", api="completions")
         result = pytester.runpytest("--humaneval-config", cfg, *dist, "--humaneval-report", "r.json",
@@ -310,7 +310,7 @@ def test_each_preset_sends_its_settings(pytester, name, limit, dist):
         assert post.body["temperature"] == preset.temperature
         assert post.body.get("top_p") == preset.top_p and ("top_p" in post.body) == (preset.top_p is not None)
         assert post.body["stop"] == list(preset.setup.stop) and len(post.body["stop"]) > len(DEFAULT_STOP)
-        assert post.body["prompt"] == protocol.sent_prompt(name, "completions", problem.prompt)
+        assert post.body["prompt"] == protocols.sent_prompt(name, "completions", problem.prompt)
     assert asked == {p.task_id: preset.n for p in PROBLEMS[:limit]}
     assert len(posts) == limit * (1 if preset.n == 1 else 2)  # choices per request (at most 128 each)
 
@@ -318,12 +318,12 @@ def test_each_preset_sends_its_settings(pytester, name, limit, dist):
     described = report["run"]["protocol"]
     assert described == {"name": name, "source": preset.source, "sampling": "generated", "n": preset.n,
                          "temperature": preset.temperature, "top_p": preset.top_p, "k": list(preset.k),
-                         "matches": protocol.matches(preset.n, preset.temperature, preset.top_p, preset.k),
+                         "matches": protocols.matches(preset.n, preset.temperature, preset.top_p, preset.k),
                          "warnings": []}
     generation = report["dataset"]["settings"]["generation"]  # what was sent is what the digest covers
     assert generation["stop"] == list(preset.setup.stop)
     assert generation.get("prompt", "as is") == preset.setup.prompt
-    text = protocol.line(described)
+    text = protocols.line(described)
     assert text.startswith(f"{name} ({preset.source}): n {preset.n}, temperature {preset.temperature:g}")
     result.stdout.fnmatch_lines([f"protocol  {text}"])
     assert "pytest-humaneval: pass@" not in result.stdout.str()  # no pitfall warning
@@ -344,7 +344,7 @@ def test_preset_over_chat(pytester, name, params, system, warning):
     """A preset over chat sends the harness's message, and warns once. Over chat the source's stop sequences are not
     sent (they would cut the answer's code block at its first '\ndef'), the sampling still is, and one warning line
     says the number is not measured as the source's."""
-    preset = protocol.PRESETS[name]
+    preset = protocols.PRESETS[name]
     with FakeOpenAI(honouring_n) as server:
         cfg = runtime_config(pytester, server, f", protocol: {name}, limit: 1{params}")
         result = pytester.runpytest("--humaneval-config", cfg, "-p", "no:xdist", "--humaneval-report", "r.json",

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..config import RetryPolicy
-from ..scoring.protocol import sent_prompt, sent_stop
+from ..protocols import sent_prompt, sent_stop
 from .extract import Extraction, extract, unwrap_completion
 from .store import normalise_endpoint
 

@@ -27,7 +27,7 @@ from ..data.dataset import (
     read_jsonl,
     select,
 )
-from ..scoring.protocol import PRESETS, sent_stop
+from ..protocols import PRESETS, sent_stop
 from .extract import Extraction, extract
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only

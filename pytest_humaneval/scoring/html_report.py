@@ -23,9 +23,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, cast
 
+from .. import protocols
 from ..data import impossible
 from ..data.dataset import natural_key
-from . import protocol
 from .metrics import STATUSES, dataset_title, fmt, measure_label, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
@@ -287,7 +287,7 @@ def _header(report: Mapping[str, Any]) -> str:
              ("samples per problem", run.get("n")), ("temperature", run.get("temperature")),
              ("api", run.get("api"))]
     if run.get("protocol") is not None:  # None: a mock run (no model); absent: a report of an earlier version
-        facts.append(("protocol", protocol.line(run["protocol"])))
+        facts.append(("protocol", protocols.line(run["protocol"])))
     versions = run.get("versions") or {}
     if versions:
         facts.append(("versions", ", ".join(f"{name} {value}" for name, value in versions.items())))

@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
+from .. import protocols
 from ..completions.sources import Plan
 from ..config import RunConfig
 from ..data.dataset import natural_key
 from ..run import Run
-from . import protocol
 from .gate import GateResult
 from .metrics import STATUSES, Summary, dataset_title, fmt, measure_label, pass_at_k
 from .schema import Measurement, Report
@@ -40,7 +40,7 @@ def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
     for sample in plan.samples:
         per_task[sample.task_id] = per_task.get(sample.task_id, 0) + 1
     params = config.params
-    return protocol.describe(config.target.mode, params.protocol, params.temperature, params.top_p, params.k,
+    return protocols.describe(config.target.mode, params.protocol, params.temperature, params.top_p, params.k,
                              per_task.values(), api=config.target.api, system_prompt=params.system_prompt,
                              stop=params.stop)
 
@@ -213,7 +213,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines = [f"## {dataset_title(dataset.get('name'))}: {run.get('model') or run['mode']}{verdict}", "",
              f"{dataset['label']} · `{dataset['digest'][:19]}` · mode {run['mode']} · isolation {run['isolation']}"]
     if run.get("protocol") is not None:  # None: a mock run, which samples no model
-        lines += ["", f"Protocol: {protocol.line(run['protocol'])}"]
+        lines += ["", f"Protocol: {protocols.line(run['protocol'])}"]
     if interrupted:
         ran = report["planned"] - report["counts"]["not_run"]
         lines += ["", f"**Interrupted** ({interrupted}): {ran}/{report['planned']} planned samples ran; the others "

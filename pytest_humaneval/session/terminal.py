@@ -22,8 +22,7 @@ from typing import IO, Any
 
 import pytest
 
-from .. import sandbox
-from ..scoring import protocol
+from .. import protocols, sandbox
 from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
 from ..scoring.report import mode_label, truncated_count
@@ -205,7 +204,7 @@ class Section:
         tr.write_line(f"run       mode {mode_label(c.run)}  timeout {c.run.config.params.timeout_s:g} s  "
                       f"isolation {c.run.isolation_line}")
         if described is not None:
-            tr.write_line(f"protocol  {protocol.line(described)}")
+            tr.write_line(f"protocol  {protocols.line(described)}")
         if summary.base_pass_at is not None:  # HumanEval+: the plus score is the dataset's, base beside it
             passes = "  ".join(f"pass@{k} {v:.3f} (plus)  base {summary.base_pass_at[k]:.3f}"
                                for k, v in summary.pass_at.items()) or passes

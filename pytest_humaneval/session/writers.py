@@ -21,7 +21,8 @@ from typing import IO
 
 import pytest
 
-from ..scoring import html_report, protocol
+from .. import protocols
+from ..scoring import html_report
 from ..scoring.outputs import OutputError, busy_error, is_job_summary, open_private, publish
 from ..scoring.report import render_markdown
 from ..scoring.selection import Partial
@@ -197,7 +198,7 @@ def suite_properties(collector: Collector) -> list[tuple[str, str]]:
               ("human-eval.dataset_label", report["dataset"]["label"]),
               ("human-eval.dataset_digest", report["dataset"]["digest"])]
     if report["run"]["protocol"] is not None:  # None: a mock run, which samples no model
-        found.append(("human-eval.protocol", protocol.line(report["run"]["protocol"])))
+        found.append(("human-eval.protocol", protocols.line(report["run"]["protocol"])))
     if report["dataset"]["partial"] is not None:
         found.append(("human-eval.partial", Partial(**report["dataset"]["partial"]).describe()))
     if collector.interrupted is not None:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from pytest_humaneval.completions.batching import generate, plan_requests
 from pytest_humaneval.completions.endpoint import Client
-from pytest_humaneval.completions.sources import Plan, Sample
 from pytest_humaneval.completions.store import GenerationStore
 from pytest_humaneval.data.dataset import load_problems, select
+from pytest_humaneval.plan import Plan, Sample
 
 PROMPT_TOKENS = 100
 

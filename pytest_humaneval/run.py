@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .completions.sources import Plan
 from .config import RunConfig
+from .plan import Plan
 from .sandbox import Limits
 
 __all__ = ["Run"]

@@ -85,8 +85,8 @@ def test_digest_and_label():
 def test_default_runtime_digest_is_pinned(tmp_path):
     """A default runtime run's digest is the one pinned before the provider options existed."""
     # Pinned from the code before system_prompt and extra_body: baselines made then still compare.
-    from pytest_humaneval.completions.sources import build_plan
     from pytest_humaneval.config import load_config
+    from pytest_humaneval.engine.planning import build_plan
 
     path = tmp_path / "run.yaml"
     path.write_text("target: {mode: runtime, endpoint: 'http://127.0.0.1:8000/v1', model: m}\n"

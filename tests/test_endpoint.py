@@ -18,9 +18,9 @@ from pytest_humaneval.completions.endpoint import (
     check_url,
     unwrap_completion,
 )
-from pytest_humaneval.completions.sources import Plan, Sample
 from pytest_humaneval.config import RetryPolicy
 from pytest_humaneval.data.dataset import load_problems, select
+from pytest_humaneval.plan import Plan, Sample
 
 PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 FAST_RETRY = RetryPolicy(max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.05)

@@ -16,11 +16,11 @@ import pytest
 from sessions import NO_CACHE, read_report
 
 from pytest_humaneval import Verifier
-from pytest_humaneval.completions.sources import open_dataset
 from pytest_humaneval.config import config_from_mapping
 from pytest_humaneval.data import impossible, releases
 from pytest_humaneval.data.catalog import entries
 from pytest_humaneval.data.dataset import DatasetError, load_dataset, load_problems
+from pytest_humaneval.engine.planning import open_dataset
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SCRIPT = CHECKOUT / "bench" / "make_impossible.py"

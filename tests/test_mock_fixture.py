@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.completions.sources import mock_fixture_path
 from pytest_humaneval.data.dataset import load_problems
+from pytest_humaneval.engine.planning import mock_fixture_path
 
 WORKERS = 4  # the fixture's few timeouts overlap instead of adding up
 

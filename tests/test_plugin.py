@@ -14,7 +14,7 @@ import pytest
 from sessions import NO_CACHE, QUIET_REWRITE, read_report
 
 from pytest_humaneval import sandbox
-from pytest_humaneval.completions.sources import mock_fixture_path
+from pytest_humaneval.engine.planning import mock_fixture_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

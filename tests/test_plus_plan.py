@@ -11,9 +11,10 @@ import pytest
 from plus_data import evalplus_row, release_file, write_jsonl
 from sessions import NO_CACHE
 
-from pytest_humaneval.completions.sources import Plan, build_plan
 from pytest_humaneval.config import ConfigError, load_config
 from pytest_humaneval.data import plus
+from pytest_humaneval.engine.planning import build_plan
+from pytest_humaneval.plan import Plan
 from pytest_humaneval.sandbox import _wire
 
 FULL = release_file("humanevalplus")

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..plan import Plan, Sample
 from .endpoint import USAGE_SHORT
-from .sources import Plan, Sample, with_generation
+from .sources import with_generation
 from .store import GenerationStore, request_key
 
 if TYPE_CHECKING:

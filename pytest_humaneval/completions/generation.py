@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import RunConfig
+from ..plan import Plan
 from .batching import generate, plan_requests
 from .endpoint import Client, EndpointError, Extractor, Generation
 from .extract import extract
-from .sources import Plan, with_generation
+from .sources import with_generation
 from .store import GenerationStore
 
 __all__ = ["GenerationInterrupted", "PreflightFailed", "generate_completions", "make_client"]

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from .. import sandbox
-from ..completions.sources import open_dataset
 from ..config import ConfigError, RunConfig, config_from_mapping
 from ..data import plus as evalplus
 from ..data.dataset import DatasetError, Problem
 from ..sandbox import DETAIL_MAX, ExecResult, Status
 from ..sandbox.pool import VerdictPool, pool_size
 from . import impossible
+from .planning import open_dataset
 from .programs import code_of_row, expected_cost, program_for
 from .sandboxes import start_pool
 

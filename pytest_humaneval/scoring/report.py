@@ -11,9 +11,9 @@ from importlib import metadata
 from typing import Any
 
 from .. import protocols
-from ..completions.sources import Plan
 from ..config import RunConfig
 from ..data.dataset import natural_key
+from ..plan import Plan
 from ..run import Run
 from .gate import GateResult
 from .metrics import STATUSES, Summary, dataset_title, fmt, measure_label, pass_at_k

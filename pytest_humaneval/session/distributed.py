@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pytest
 from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
-from ..completions.sources import Plan
+from ..plan import Plan
 from ._xdist_internals import dsession, node_manager
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .hosts import Hosts

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .. import sandbox
-from ..completions.sources import Sample
 from ..data import plus
 from ..engine import impossible
 from ..engine.programs import program_for
+from ..plan import Sample
 from ..run import Run
 from ..sandbox import DETAIL_MAX, ExecResult, Status
 

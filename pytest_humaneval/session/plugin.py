@@ -13,11 +13,13 @@ import pytest
 
 from .. import sandbox
 from ..completions.extract import Extraction, extract, from_code, split_reasoning
-from ..completions.sources import Plan, build_plan, chat_answers
+from ..completions.sources import chat_answers
 from ..config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
 from ..data.dataset import DatasetError
 from ..data.plus import Suites
 from ..data.releases import NotDownloaded
+from ..engine.planning import build_plan
+from ..plan import Plan
 from ..run import Run
 from ..scoring import html_report
 from ..scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import pytest
 
-from ..completions.sources import Sample
+from ..plan import Sample
 from ..run import Run
 from ..scoring.gate import Baseline, GateResult, evaluate
 from ..scoring.metrics import Outcome, Summary, summarize

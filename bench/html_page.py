@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT / "tests"))  # the WebDriver helper the browser test
 from browser import Browser, missing  # noqa: E402
 
 from pytest_humaneval.config import load_config  # noqa: E402
+from pytest_humaneval.engine.benchmark_run import Run  # noqa: E402
 from pytest_humaneval.engine.planning import build_plan  # noqa: E402
-from pytest_humaneval.run import Run  # noqa: E402
-from pytest_humaneval.scoring import html_report  # noqa: E402
+from pytest_humaneval.engine.report import build_report  # noqa: E402
+from pytest_humaneval.outputs import html_page as html_report  # noqa: E402
 from pytest_humaneval.scoring.metrics import Outcome, summarize  # noqa: E402
-from pytest_humaneval.scoring.report import build_report  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "html"
 SCALE = ROOT / "bench" / "scale.yaml"

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render(entries(), as_json=args.json))
         return 0
     if args.command == "html":
-        from .scoring.html_cli import build_page  # the page's modules are loaded by this command only
+        from .outputs.html_cli import build_page  # the page's modules are loaded by this command only
         return build_page(args.report, args.results, args.output, args.dataset, args.baseline)
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence: expected a number between 0 and 1 (exclusive), found {args.confidence:g}")

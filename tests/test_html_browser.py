@@ -142,7 +142,7 @@ def test_hostile_completions_are_inert(pytester, browser, tmp_path):
 
 def test_legend_follows_colouring(browser, tmp_path):
     """The tile legend follows the colouring, and empty fields get no row."""
-    from pytest_humaneval.scoring import html_report
+    from pytest_humaneval.outputs import html_page as html_report
 
     def row(task, status, **extra):
         return {"task_id": task, "sample": 0, "status": status, "passed": status == "passed",

@@ -16,7 +16,7 @@ from sessions import NO_CACHE, read_report
 
 from pytest_humaneval.__main__ import main as cli
 from pytest_humaneval.data.dataset import load_problems
-from pytest_humaneval.scoring import html_report
+from pytest_humaneval.outputs import html_page as html_report
 from pytest_humaneval.scoring.metrics import pass_at_k
 
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><!--'

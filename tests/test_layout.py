@@ -14,7 +14,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
 # From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
 # that import nothing of the package) from anywhere.
-FAMILIES = ("sandbox", "data", "protocols", "config", "plan", "completions", "run", "scoring", "engine", "pytest side")
+FAMILIES = ("sandbox", "data", "protocols", "config", "plan", "completions", "scoring", "outputs", "engine", "pytest side")
 
 
 def name_of(path: Path) -> str:
@@ -23,9 +23,9 @@ def name_of(path: Path) -> str:
 
 def family(module: str) -> str:
     parts = module.split(".")[1:]
-    if parts[0] in ("sandbox", "data", "completions", "scoring"):
+    if parts[0] in ("sandbox", "data", "completions", "scoring", "outputs"):
         return parts[0]
-    if parts[0] in ("protocols", "config", "plan", "run"):
+    if parts[0] in ("protocols", "config", "plan"):
         return parts[0]
     if parts[0] in ("engine", "rewards"):  # the library's judge, and the trainers' adapters over it
         return "engine"

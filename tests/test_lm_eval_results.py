@@ -9,8 +9,8 @@ import statistics
 import pytest
 from sessions import NO_CACHE, read_report
 
+from pytest_humaneval.engine.report import lm_eval_results
 from pytest_humaneval.scoring.metrics import summarize
-from pytest_humaneval.scoring.report import lm_eval_results
 
 
 def test_mock_run_has_lm_eval_results(pytester):

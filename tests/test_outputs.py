@@ -95,7 +95,7 @@ def test_collect_only_writes_nothing(pytester):
 HOLDER = '''
 import sys
 from pathlib import Path
-from pytest_humaneval.scoring.outputs import open_private
+from pytest_humaneval.outputs.paths import open_private
 
 handle = open_private(Path(sys.argv[1]))   # as a live session's --humaneval-results holds its file
 handle.write("a row of the live session\\n")

@@ -66,7 +66,7 @@ DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/
               "pytest_humaneval/fixtures/impossible/humaneval-impossible-oneoff.jsonl.gz",
               "pytest_humaneval/fixtures/impossible/humaneval-impossible-conflicting.jsonl.gz",
               "pytest_humaneval/fixtures/impossible/LICENSE", "pytest_humaneval/fixtures/impossible/PROVENANCE.md",
-              "pytest_humaneval/scoring/assets/report.css", "pytest_humaneval/scoring/assets/report.js", "pytest_humaneval/py.typed"]
+              "pytest_humaneval/outputs/assets/report.css", "pytest_humaneval/outputs/assets/report.js", "pytest_humaneval/py.typed"]
 NOT_SOURCES = shutil.ignore_patterns(".git", "__pycache__", "*.py[cod]", "*.egg-info", "build", "dist", ".pytest_cache",
                                      ".venv", "out")
 

@@ -1,4 +1,3 @@
-"""From verdicts to numbers and pages: pass@k and coverage (``metrics``), intervals and paired comparisons
-(``stats``), published protocols (``protocol``), partial runs (``selection``), the gate (``gate``), the report JSON
-and Markdown (``report``), the HTML page (``html_report``, ``html_cli``) and output paths (``outputs``). No pytest
-import."""
+"""From verdicts to numbers: pass@k and coverage (``metrics``), intervals and paired comparisons (``stats``), partial
+runs (``selection``), the gate (``gate``) and the shapes of what a run writes (``schema``). Pure: no pytest, no I/O
+beyond a baseline's file."""

@@ -20,9 +20,9 @@ import pytest
 from .. import sandbox
 from ..data import plus
 from ..engine import impossible
+from ..engine.benchmark_run import Run
 from ..engine.programs import program_for
 from ..plan import Sample
-from ..run import Run
 from ..sandbox import DETAIL_MAX, ExecResult, Status
 
 if TYPE_CHECKING:

@@ -18,13 +18,13 @@ from ..config import ConfigError, Gate, RunConfig, config_from_sets, load_config
 from ..data.dataset import DatasetError
 from ..data.plus import Suites
 from ..data.releases import NotDownloaded
+from ..engine.benchmark_run import Run
 from ..engine.planning import build_plan
+from ..engine.report import describe_protocol, planned_view
+from ..outputs import html_page
+from ..outputs.paths import OutputError, busy_error, check_output, same_file
 from ..plan import Plan
-from ..run import Run
-from ..scoring import html_report
 from ..scoring.gate import Baseline, BaselineError, check_digest, compared_settings, load_baseline
-from ..scoring.outputs import OutputError, busy_error, check_output, same_file
-from ..scoring.report import describe_protocol, planned_view
 from . import hooks, outcomes, writers
 from .ahead import PoolHooks
 from .config_warnings import line_of, warn_at
@@ -580,4 +580,4 @@ class PytestHtmlHooks:
     def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
         collector = session.config.stash.get(COLLECTOR_KEY, None)
         if collector is not None and collector.finished and collector.report:
-            prefix.append(html_report.summary_fragment(collector.report))
+            prefix.append(html_page.summary_fragment(collector.report))

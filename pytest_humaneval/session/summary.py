@@ -17,11 +17,11 @@ from typing import Any, cast
 
 import pytest
 
+from ..engine.benchmark_run import Run
+from ..engine.report import build_report
 from ..plan import Sample
-from ..run import Run
 from ..scoring.gate import Baseline, GateResult, evaluate
 from ..scoring.metrics import Outcome, Summary, summarize
-from ..scoring.report import build_report
 from ..scoring.schema import Report, ResultRow
 from ..scoring.selection import mark_partial, resolve, selected_by
 from .items import HumanEvalItem, parse_item_name, ungutter, verdict_of
@@ -34,7 +34,7 @@ RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "complet
 # and the HTML page, so the page built later from saved files is the same page.
 OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
 CUT_SHORT = "run cut short before this sample ran"
-Row = ResultRow  # (the name writers.py and html_report.py know it by)
+Row = ResultRow  # (the name writers.py and outputs/html_page.py know it by)
 REPORT_HOOK = "pytest_humaneval_report"
 
 

@@ -23,9 +23,9 @@ from typing import IO, Any
 import pytest
 
 from .. import protocols, sandbox
+from ..engine.report import mode_label, truncated_count
 from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
-from ..scoring.report import mode_label, truncated_count
 from .items import cheat_line
 from .summary import COLLECTOR_KEY, Collector
 

@@ -22,9 +22,9 @@ from typing import IO
 import pytest
 
 from .. import protocols
-from ..scoring import html_report
-from ..scoring.outputs import OutputError, busy_error, is_job_summary, open_private, publish
-from ..scoring.report import render_markdown
+from ..outputs import html_page
+from ..outputs.markdown import render_markdown
+from ..outputs.paths import OutputError, busy_error, is_job_summary, open_private, publish
 from ..scoring.selection import Partial
 from .summary import COLLECTOR_KEY, Collector, Row
 
@@ -135,7 +135,7 @@ class Html:
             baseline = json.loads(collector.baseline.path.read_text(encoding="utf-8")) if collector.baseline else None
         except (OSError, ValueError):
             baseline = None
-        page = html_report.render(report, collector.final_rows(), problems, baseline)
+        page = html_page.render(report, collector.final_rows(), problems, baseline)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(page, encoding="utf-8")
 

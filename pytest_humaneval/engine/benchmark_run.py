@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import RunConfig
-from .plan import Plan
-from .sandbox import Limits
+from ..config import RunConfig
+from ..plan import Plan
+from ..sandbox import Limits
 
 __all__ = ["Run"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..data import impossible, releases
 from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
-from .html_report import render
+from .html_page import render
 
 __all__ = ["InputError", "build_page", "load_report", "load_results"]
 

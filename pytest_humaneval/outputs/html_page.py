@@ -26,7 +26,7 @@ from typing import Any, cast
 from .. import protocols
 from ..data import impossible
 from ..data.dataset import natural_key
-from .metrics import STATUSES, dataset_title, fmt, measure_label, pass_at_k
+from ..scoring.metrics import STATUSES, dataset_title, fmt, measure_label, pass_at_k
 
 __all__ = ["PASSED_TEXTS_KEPT", "TEXT_BUDGET", "TRUNCATED_KEEP", "curve", "data_island", "render",
            "summary_fragment"]
@@ -48,7 +48,7 @@ def esc(value: Any) -> str:
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("pytest_humaneval.scoring").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("pytest_humaneval.outputs").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
 
 
 # -- the data island -----------------------------------------------------------------------------------------

@@ -12,9 +12,21 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_humaneval"
-# From the leaves up: a module may import modules of its own family or of one below it, and leaves (modules
-# that import nothing of the package) from anywhere.
-FAMILIES = ("sandbox", "data", "protocols", "config", "plan", "completions", "scoring", "outputs", "engine", "pytest side")
+# The floors, from the ground up (docs/development.md, "The layout"): a module imports modules of its own floor or
+# of one below it, never one above, whatever it imports (a leaf is no exception: a module that imports nothing
+# still has its floor).
+FLOORS = (
+    "sandbox",      # the trust boundary: imports nothing of the package
+    "data",         # datasets and their loaders (and the bundled fixtures)
+    "protocols",    # the published protocols' presets: a leaf below config
+    "config",       # the YAML config -> RunConfig
+    "plan",         # Sample, Plan
+    "completions",  # samples files, extraction, the endpoint, the generation store
+    "scoring",      # metrics, stats, selection, gate, schema: pure
+    "outputs",      # Markdown, HTML, output paths: renderers of a report
+    "engine",       # the judge, the Verifier, planning, the tally, the report: no pytest
+    "faces",        # the pytest front (session/), the package's __init__ and __main__, rewards.py
+)
 
 
 def name_of(path: Path) -> str:
@@ -22,16 +34,11 @@ def name_of(path: Path) -> str:
 
 
 def family(module: str) -> str:
-    parts = module.split(".")[1:]
-    if parts[0] in ("sandbox", "data", "completions", "scoring", "outputs"):
-        return parts[0]
-    if parts[0] in ("protocols", "config", "plan"):
-        return parts[0]
-    if parts[0] in ("engine", "rewards"):  # the library's judge, and the trainers' adapters over it
-        return "engine"
-    if parts[0] == "session":
-        return "pytest side"
-    return "pytest side"  # the session package, and the package's own __init__ and __main__
+    """The floor of ``module`` (a dotted name of the package)."""
+    first = module.split(".")[1]
+    if first == "fixtures":
+        return "data"
+    return first if first in FLOORS else "faces"
 
 
 def imports(path: Path) -> set[str]:
@@ -71,12 +78,18 @@ MODULES = {name_of(path): path for path in PACKAGE.rglob("*.py")}
 GRAPH = {module: imports(path) for module, path in MODULES.items()}
 
 
-def test_imports_go_down_the_layers():
-    """Every module imports only its own family, below it, or leaves."""
-    rank = {name: index for index, name in enumerate(FAMILIES)}
-    leaves = {module for module, used in GRAPH.items() if not used}
+def test_every_module_has_its_floor():
+    """A new top-level module or package is given its floor here on purpose, not by falling through to the top."""
+    tops = {module.split(".")[1] for module in MODULES if module.count(".") >= 1}
+    faces = {"__init__", "__main__", "rewards", "session"}
+    assert tops - set(FLOORS) - faces - {"fixtures"} == set()
+
+
+def test_imports_go_down_the_floors():
+    """Every module imports only its own floor or one below it: none runs back up, a leaf included."""
+    rank = {name: index for index, name in enumerate(FLOORS)}
     upward = [(module, used) for module, targets in GRAPH.items() for used in targets
-              if used not in leaves and rank[family(used)] > rank[family(module)]]
+              if rank[family(used)] > rank[family(module)]]
     assert upward == []
 
 

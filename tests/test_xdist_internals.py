@@ -29,6 +29,32 @@ def test_dsession_holds_what_the_hosts_use():
     assert isinstance(inspect.getattr_static(xdist.workermanage.WorkerController, "shutting_down"), property)
 
 
+def test_a_worker_gets_the_arguments_setup_reads():
+    """worker_args_while: xdist reads a worker's arguments from config.invocation_params.args while it sets the node
+    up (and a wrapped setup_node runs around that)."""
+    assert "self.config.invocation_params.args" in inspect.getsource(xdist.workermanage.WorkerController.setup)
+    assert "self.setup_node(" in inspect.getsource(xdist.workermanage.NodeManager.setup_nodes)
+
+
+def test_grouping_schedulers_split_by_scope():
+    """grouping_scheduler: loadscope and loadfile group tests by _split_scope(nodeid), which the plugin's override
+    answers for a sample (its problem) and leaves to xdist for any other test."""
+    for dist, scheduler in (("loadscope", xdist.scheduler.LoadScopeScheduling),
+                            ("loadfile", xdist.scheduler.LoadFileScheduling)):
+        assert any("self._split_scope(" in inspect.getsource(cls) for cls in scheduler.__mro__[:-1]), dist
+        assert list(inspect.signature(scheduler._split_scope).parameters) == ["self", "nodeid"], dist
+
+
+def test_grouping_scheduler_groups_samples_by_problem(pytester):
+    config = pytester.parseconfig("--tx", "popen")
+    for dist, other in (("loadscope", "tests/test_x.py::TestY"), ("loadfile", "tests/test_x.py")):
+        made = _xdist_internals.grouping_scheduler(dist, config, None,
+                                                   lambda nodeid: "run.yaml::A" if "[" in nodeid else None)
+        assert made._split_scope("run.yaml::A[3]") == "run.yaml::A"
+        assert made._split_scope("tests/test_x.py::TestY::test_z") == other
+    assert _xdist_internals.grouping_scheduler("load", config, None, lambda nodeid: None) is None
+
+
 def test_schedulers_wait_for_numnodes_collections():
     for scheduler in (xdist.scheduler.LoadScheduling, xdist.scheduler.LoadScopeScheduling,
                       xdist.scheduler.LoadFileScheduling):
@@ -57,5 +83,6 @@ def test_nothing_else_reaches_into_xdist():
         if path.name == "_xdist_internals.py":
             continue
         text = path.read_text()
-        for private in ("._active_nodes", "._session", ".nodemanager", ".torun", ".numnodes", '"worker_" +'):
+        for private in ("._active_nodes", "._session", ".nodemanager", ".torun", ".numnodes", '"worker_" +',
+                        ".setup_node = ", "invocation_params = ", "_split_scope", "xdist.scheduler import"):
             assert private not in text, f"{path.name}: {private}"

@@ -28,10 +28,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pytest
-from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
 
 from ..plan import Plan
-from ._xdist_internals import dsession, node_manager
+from ._xdist_internals import dsession, grouping_scheduler, node_manager
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_to_json
 from .hosts import Hosts
 from .items import RUN_KEY, parse_item_name
@@ -43,7 +42,7 @@ if TYPE_CHECKING:  # xdist's own types, as its hookspecs (newhooks.py) name them
     from xdist.scheduler.protocol import Scheduling
     from xdist.workermanage import WorkerController
 
-__all__ = ["ByProblemFile", "ByProblemScope", "XdistHooks"]
+__all__ = ["XdistHooks"]
 
 
 def _aggregator(config: pytest.Config) -> Collector | None:
@@ -55,20 +54,6 @@ def _problem_scope(nodeid: str) -> str | None:
     path, sep, name = nodeid.rpartition("::")
     key = parse_item_name(name) if sep else None
     return f"{path}::{key[0]}" if key is not None else None
-
-
-class ByProblemScope(LoadScopeScheduling):
-    """--dist loadscope: a problem's samples together, other tests by xdist's own scope."""
-
-    def _split_scope(self, nodeid: str) -> str:
-        return _problem_scope(nodeid) or super()._split_scope(nodeid)
-
-
-class ByProblemFile(LoadFileScheduling):
-    """--dist loadfile: a problem's samples together (they share one file), other tests by file."""
-
-    def _split_scope(self, nodeid: str) -> str:
-        return _problem_scope(nodeid) or super()._split_scope(nodeid)
 
 
 class XdistHooks:
@@ -134,12 +119,10 @@ class XdistHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> Scheduling | None:
-        dist = config.getvalue("dist")
-        if dist == "loadscope":
-            return ByProblemScope(config, log)
-        if dist == "loadfile":
-            return ByProblemFile(config, log)
-        return None
+        # --dist loadscope and loadfile: a problem's samples together (they share one file), other tests as xdist
+        # groups them
+        scheduler: Scheduling | None = grouping_scheduler(config.getvalue("dist"), config, log, _problem_scope)
+        return scheduler
 
 
 def _last_line(error: object) -> str:

@@ -30,7 +30,6 @@ Imported only when pytest-xdist is present (distributed.py), and installed on xd
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,7 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._xdist_internals import active_nodes, drop_awaited_collection, node_manager, on_event, session_of, shutting_down
+from ._xdist_internals import (
+    active_nodes,
+    drop_awaited_collection,
+    node_manager,
+    on_event,
+    session_of,
+    shutting_down,
+    worker_args_while,
+    wrap_setup_node,
+)
 
 if TYPE_CHECKING:  # xdist's and execnet's own types
     import execnet
@@ -167,11 +175,10 @@ class Hosts:
         self.ended: str | None = None  # why the session ended for want of hosts, if it did
         option = config.getoption("humaneval_config")
         self.config_path = Path(option).expanduser().resolve() if option else None
-        self._setup_node = self.manager.setup_node
-        self.manager.setup_node = self.setup_node
+        wrap_setup_node(self.manager, self.setup_node)
         on_event(dsession, HOST_DOWN_EVENT, self.host_down)
 
-    def setup_node(self, spec: execnet.XSpec,
+    def setup_node(self, setup_node: Callable[..., WorkerController], spec: execnet.XSpec,
                    putevent: Callable[[tuple[str, dict[str, Any]]], None]) -> WorkerController | HostDown:
         params = self.config.invocation_params
         synced = not spec.popen or bool(spec.chdir)  # the workers whose arguments xdist maps to synced folders
@@ -180,19 +187,15 @@ class Hosts:
         args = worker_args([str(arg) for arg in params.args], path, remote=not spec.popen,
                            roots=self.manager.roots if synced else None,
                            positional=self.config.getoption("file_or_dir", None) or ())
-        # xdist reads the arguments from here in WorkerController.setup (and nowhere after): the controller's
-        # own stay as they were once the node is set up.
-        self.config.invocation_params = dataclasses.replace(params, args=tuple(args))
         try:
-            return self._setup_node(spec, putevent)
+            with worker_args_while(self.config, args):
+                return setup_node(spec, putevent)
         except Exception as exc:  # noqa: BLE001 - whatever stops a gateway, the host is down, the run goes on
             why = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
             reason = f"xdist host {spec_text(spec)} could not start ({why})"
             node = HostDown(spec, reason)
             putevent((HOST_DOWN_EVENT, {"node": node}))
             return node
-        finally:
-            self.config.invocation_params = params
 
     def host_down(self, node: HostDown) -> None:
         """On the controller's loop (DSession.loop_once): the stand-in leaves. Samples go on only on a worker

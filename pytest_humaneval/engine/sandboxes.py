@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from .. import sandbox
-from ..sandbox.pool import VerdictPool, spare_size, window_size
+from ..sandbox.pool import VerdictPool, pool_size, spare_size, window_size
 
-__all__ = ["start_pool"]
+__all__ = ["pool_size", "start_pool"]
 
 # What each further sandbox is asked for, by what the first one applied: each isolates as the first did or fails
 # its samples (harness_error), so no sample is reported under an isolation it did not run in.

@@ -5,23 +5,22 @@ samples. No pytest import.
     with Verifier("humanevalplus") as verifier:
         verdicts = verifier.verify([(task_id, code), ...])   # a Verdict per sample, in the order given
 
-The same samples, the same verdicts as a pytest run: a sample's program is built by the rules the pytest items use
-(``programs.program_for``), it runs in the same sandboxes (a pool of warm ones, one per usable CPU), under the same
-limits and isolation, and identical samples in one call are executed once (``dedupe``).
+The same samples, the same verdicts as a pytest run: the Verifier is the ``Judge`` (judge.py) over ``(task_id,
+code)`` input, in sandboxes of its own (a pool of warm ones, one per usable CPU), under the same limits and isolation;
+identical samples in one call are executed once (``dedupe``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import logging
 import os
 import threading
 import warnings
 import weakref
-from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -30,12 +29,12 @@ from .. import sandbox
 from ..config import ConfigError, RunConfig, config_from_mapping
 from ..data import plus as evalplus
 from ..data.dataset import DatasetError, Problem
-from ..sandbox import DETAIL_MAX, ExecResult, Status
+from ..plan import Sample
 from ..sandbox.pool import VerdictPool, pool_size
-from . import impossible
+from .judge import Cancelled, Judge
 from .planning import open_dataset
-from .programs import code_of_row, expected_cost, program_for
-from .sandboxes import start_pool
+from .programs import code_of_row
+from .verdict import Verdict
 
 __all__ = ["SampleInput", "Verdict", "Verifier", "VerifierError"]
 
@@ -44,15 +43,11 @@ __all__ = ["SampleInput", "Verdict", "Verifier", "VerifierError"]
 SampleInput: TypeAlias = "Sequence[Any] | Mapping[str, Any]"
 LOG = logging.getLogger("pytest_humaneval")
 MEMO_MAX = 4096  # identical samples remembered per call: a stream's memory stays flat
-_Known: TypeAlias = "tuple[ExecResult, int, Status | None]"  # a memo's verdict, its sample, its original verdict
+CLOSED = "the Verifier was closed before this sample ran"
 
 
 class VerifierError(ValueError):
     """A bad argument or sample: one line naming it, what was expected and what was found."""
-
-
-class _Cancelled(Exception):
-    """The call's caller went away (its task was cancelled, Ctrl-C): the call stops and lets its samples go."""
 
 
 @dataclass
@@ -61,59 +56,6 @@ class _Life:
 
     owner: int  # the process that made it: only there are its sandboxes its own
     kept: bool = False  # kept for the process's life on purpose (rewards.verifier_for): closed at exit, quietly
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One sample's verdict. ``status`` is one of the plugin's statuses (``Status``, a ``str``): passed,
-    assertion_failed, runtime_error, timeout (the candidate's doing), not_run (no code) and harness_error (the
-    harness failed, not the candidate). ``reward`` is 1.0 or 0.0 for a verdict on the candidate, and None for
-    not_run and harness_error: an infrastructure failure is never a silent 0."""
-
-    index: int  # the sample's position in the input
-    task_id: str
-    status: Status
-    detail: str  # why, with the decisive line: "assertion_failed: ... (at test line 3: assert ...)"
-    duration_ms: float  # the sandbox's wall time for the sample (its repeat's: the first one's)
-    base_status: Status | None = None  # EvalPlus datasets: each suite's verdict (status: both passed)
-    plus_status: Status | None = None
-    repeat_of: int | None = None  # an identical earlier sample of the same call whose execution this is
-    # Impossible datasets (engine/impossible.py): the verdict on original_test, the category, a pass's evidence
-    original_status: Status | None = None
-    impossible_category: str | None = None
-    impossible_evidence: tuple[str, ...] = ()
-
-    @property
-    def passed(self) -> bool:
-        return self.status is Status.PASSED
-
-    @property
-    def reward(self) -> float | None:
-        if not self.status.attempted:
-            return None
-        return 1.0 if self.passed else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values (for JSON): every field, and ``passed`` and ``reward``."""
-        data = dataclasses.asdict(self)
-        data.update(status=self.status.value, passed=self.passed, reward=self.reward,
-                    base_status=None if self.base_status is None else self.base_status.value,
-                    plus_status=None if self.plus_status is None else self.plus_status.value,
-                    original_status=None if self.original_status is None else self.original_status.value,
-                    impossible_evidence=list(self.impossible_evidence))
-        return data
-
-
-@dataclass
-class _Entry:
-    index: int
-    task_id: str
-    program: sandbox.Program | None = None
-    key: Hashable | None = None  # fed to the pool; None: a repeat of an earlier sample, or no program
-    ready: Verdict | None = None  # known without the sandbox (not_run)
-    original: sandbox.Program | None = None  # impossible datasets: the sample judged by original_test
-    code: str | None = None  # what the sample brings (for the category)
-    problem: Problem | None = None
 
 
 class Verifier:
@@ -159,19 +101,17 @@ class Verifier:
             suites.ensure(progress)  # once per dataset, Python and machine; then read from the user cache
             self._suites = suites
         self.limits = sandbox.Limits(timeout_s=self.config.params.timeout_s, memory_mb=self.config.params.memory_mb)
-        # fed keys: their program and cost (the pool reads it, not the Verifier: a Verifier nobody holds any more is
-        # collected, and its finalizer closes the pool)
-        programs: dict[Hashable, tuple[sandbox.Program, float]] = {}
-        self._programs = programs
-        self._calls = itertools.count()
+        run = self.config.params
+        self._judge = Judge(self.problems, self._suites, self.limits, plus=run.plus, dedupe=run.dedupe,
+                            memo_max=MEMO_MAX, outputs=False, isolation=run.isolation, closed_detail=CLOSED)
+        sandboxes = self._judge.sandboxes
+        assert sandboxes is not None
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._closed = False
-        first = sandbox.Sandbox(self.config.params.isolation)
+        first = sandboxes.first
         try:
-            self._pool: VerdictPool = start_pool(first, max(1, pool_size(self.config.params.workers, False)),
-                                                 self.limits, lambda key: programs[key][0],
-                                                 lambda key: programs[key][1], forget=True)
+            self._pool: VerdictPool = sandboxes.run_ahead(max(1, pool_size(run.workers, False)), forget=True)
         except sandbox.SandboxError as exc:
             first.close()
             raise VerifierError(f"Verifier: params.isolation: {exc}") from exc
@@ -194,19 +134,19 @@ class Verifier:
         """A ``Verdict`` per sample, in the order given. Every sample is checked before any runs (a bad one is a
         ``VerifierError`` naming its index), so a batch is judged whole or not at all."""
         entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
-        return list(self._judge(iter(entries)))
+        return list(self._judge_all(iter(entries)))
 
     def stream(self, samples: Iterable[SampleInput]) -> Iterator[Verdict]:
         """Verdicts as the samples are judged, in the order given, reading ``samples`` lazily: memory stays that
         of a few hundred samples in flight, however long the input (a bad sample raises when it is reached)."""
-        return self._judge(self._entry(index, sample) for index, sample in enumerate(_samples(samples)))
+        return self._judge_all(self._entry(index, sample) for index, sample in enumerate(_samples(samples)))
 
     async def averify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
         """``verify`` for an event loop: the batch is judged in a thread, and the loop goes on meanwhile."""
         entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
         stop = threading.Event()
         try:
-            return await asyncio.to_thread(lambda: list(self._judge(iter(entries), stop)))
+            return await asyncio.to_thread(lambda: list(self._judge_all(iter(entries), stop)))
         except BaseException:  # cancelled (Ctrl-C under asyncio.run is a cancellation): the thread stops too, so
             stop.set()         # the loop's shutdown does not wait for the whole batch, and the sandboxes are free
             raise
@@ -214,7 +154,7 @@ class Verifier:
     async def astream(self, samples: Iterable[SampleInput]) -> AsyncIterator[Verdict]:
         """``stream`` for an event loop."""
         stop = threading.Event()
-        verdicts = self._judge((self._entry(index, sample) for index, sample in enumerate(_samples(samples))), stop)
+        verdicts = self._judge_all((self._entry(index, sample) for index, sample in enumerate(_samples(samples))), stop)
         done = object()
         try:
             while True:
@@ -229,7 +169,7 @@ class Verifier:
     def close(self) -> None:
         """Stop the sandboxes (samples in flight are abandoned: their calls get harness_error)."""
         with self._lock:
-            self._closed = True
+            self._closed = self._judge.closed = True
         if self._finalizer.detach() is not None:
             _close_pool(self._pool, self.isolation, self._life)
 
@@ -243,7 +183,8 @@ class Verifier:
         return f"Verifier({self.dataset!r}, isolation={self.isolation!r}, workers={self._pool.active})"
 
     # -- inside
-    def _entry(self, index: int, sample: SampleInput) -> _Entry:
+    def _entry(self, index: int, sample: SampleInput) -> Sample:
+        """``sample`` as the judge takes it, checked: a bad one is a ``VerifierError`` naming its index."""
         where = f"sample {index}"
         if isinstance(sample, Mapping):
             task_id = sample.get("task_id")
@@ -264,103 +205,36 @@ class Verifier:
             raise VerifierError(str(exc)) from None
         if completion is None:
             why = f"no code: the sample's {'solution' if 'solution' in row else 'completion'} is None"
-            return _Entry(index, task_id, ready=Verdict(index, task_id, Status.NOT_RUN, why, 0.0))
-        program = program_for(problem, completion, solution, self._suites, self.config.params.plus)
-        return _Entry(index, task_id, program, original=impossible.original_program(problem, program),
-                      code=solution if solution is not None else completion, problem=problem)
+            return Sample(task_id, index, None, why)
+        return Sample(task_id, index, completion, solution=solution)
 
-    def _judge(self, entries: Iterator[_Entry], stop: threading.Event | None = None) -> Iterator[Verdict]:
+    def _judge_all(self, samples: Iterator[Sample], stop: threading.Event | None = None) -> Iterator[Verdict]:
+        """The verdicts of ``samples``, in order, feeding the judge as far ahead as the pool may run."""
         if os.getpid() != self._owner:
             raise VerifierError("Verifier: used in a process forked from the one that created it (its sandboxes' "
                                 "threads are not there): create the Verifier in the process that calls it")
         if self._closed:
             raise VerifierError("Verifier: closed (its sandboxes are stopped): make a new one")
-        call = next(self._calls)
-        window = self._pool.reach  # fed ahead of the verdict handed out: the pool may run this far
-        dedupe = self.config.params.dedupe
-        memo: OrderedDict[sandbox.Program, _Known] = OrderedDict()  # executed: verdict, index, original's
-        inflight: dict[sandbox.Program, int] = {}  # fed and not yet handed out: index
-        pending: deque[_Entry] = deque()
+        judge = self._judge.scoped()  # this call's memo of identical samples, over the Verifier's sandboxes
+        window = judge.pool.reach  # fed ahead of the verdict handed out: the pool may run this far
+        pending: deque[Sample] = deque()
         try:
             while True:
-                for entry in itertools.islice(entries, window - len(pending)):
-                    if entry.program is not None and not (dedupe and (entry.program in inflight
-                                                                      or entry.program in memo)):
-                        self._feed((call, entry.index), entry)
-                        if dedupe:
-                            inflight[entry.program] = entry.index
-                    pending.append(entry)
+                fresh = list(itertools.islice(samples, window - len(pending)))
+                judge.feed(fresh)
+                pending.extend(fresh)
                 if not pending:
                     return
                 if stop is not None and stop.is_set():
                     return
-                entry = pending.popleft()
+                sample = pending.popleft()
                 try:
-                    verdict = self._verdict(entry, memo, inflight, call, stop)
-                except _Cancelled:
+                    verdict = judge.verdict(sample, stop)
+                except Cancelled:
                     return
                 yield verdict
         finally:  # a stream dropped midway: the samples fed and not handed out are let go, run or not
-            dropped = [key for entry in pending if entry.key is not None
-                       for key in (entry.key, (entry.key, "original"))]
-            self._pool.discard(dropped)
-            for key in dropped:
-                self._programs.pop(key, None)
-
-    def _feed(self, key: Hashable, entry: _Entry) -> None:
-        assert entry.program is not None
-        problem = self.problems[entry.task_id]
-        cost = expected_cost(problem, self._suites)
-        self._programs[key] = (entry.program, cost)
-        entry.key = key
-        if entry.original is not None:  # an impossible dataset: both tests, side by side in the pool
-            self._programs[(key, "original")] = (entry.original, cost)
-            self._pool.feed([key, (key, "original")])
-        else:
-            self._pool.feed([key])
-
-    def _verdict(self, entry: _Entry, memo: OrderedDict[sandbox.Program, _Known],
-                 inflight: dict[sandbox.Program, int], call: int, stop: threading.Event | None = None) -> Verdict:
-        if entry.ready is not None:
-            return entry.ready
-        program = entry.program
-        assert program is not None
-        if entry.key is None:  # a repeat: the first's verdict, when it had one on the candidate
-            known = memo.get(program)
-            if known is not None:
-                memo.move_to_end(program)
-                return _verdict_of(entry, known[0], repeat_of=known[1], original=known[2])
-            self._feed((call, entry.index, "again"), entry)
-        result = self._take(entry.key, stop)
-        original = None
-        if entry.original is not None:
-            ran = self._take((entry.key, "original"), stop)
-            original = ran.status if result.status.attempted and ran.status.attempted else None
-        if self.config.params.dedupe:
-            if inflight.get(program) == entry.index:
-                del inflight[program]
-            if result.status.attempted:
-                memo[program] = (result, entry.index, original)
-                if len(memo) > MEMO_MAX:
-                    memo.popitem(last=False)
-        return _verdict_of(entry, result, original=original)
-
-    def _take(self, key: Hashable, stop: threading.Event | None = None) -> ExecResult:
-        try:
-            result = self._pool.take(key, stop) if not self._closed else None
-        except sandbox.SandboxError as exc:
-            result = ExecResult(Status.HARNESS_ERROR, 0.0, str(exc))
-        except Exception as exc:  # the harness's own failure on this sample: never a verdict on the candidate
-            result = ExecResult(Status.HARNESS_ERROR, 0.0, f"the harness failed on this sample: "
-                                                           f"{type(exc).__name__}: {exc}")
-        finally:
-            self._programs.pop(key, None)
-        if result is None and stop is not None and stop.is_set():
-            self._pool.discard([(key, "original")])  # its pair, if it has one, is let go with it
-            raise _Cancelled
-        if result is None:
-            result = ExecResult(Status.HARNESS_ERROR, 0.0, "the Verifier was closed before this sample ran")
-        return result
+            judge.discard(pending)
 
 
 def _samples(samples: Iterable[SampleInput]) -> Iterator[SampleInput]:
@@ -368,21 +242,6 @@ def _samples(samples: Iterable[SampleInput]) -> Iterator[SampleInput]:
         raise VerifierError(f"Verifier: samples: expected an iterable of samples ((task_id, completion) pairs or "
                             f"mappings), found {type(samples).__name__}")
     return iter(samples)
-
-
-def _verdict_of(entry: _Entry, result: ExecResult, repeat_of: int | None = None,
-                original: Status | None = None) -> Verdict:
-    suites = result.suites or {}
-    base, extra = suites.get("base"), suites.get("plus")
-    detail = sandbox.clean_text(result.detail, DETAIL_MAX, line=True)
-    verdict = Verdict(entry.index, entry.task_id, result.status, detail, round(result.duration_ms, 3),
-                      Status(base["status"]) if base else None, Status(extra["status"]) if extra else None, repeat_of)
-    if entry.original is None:
-        return verdict
-    found = impossible.evidence(entry.problem, result.status, original, detail) if entry.problem is not None else []
-    return dataclasses.replace(verdict, original_status=original,
-                               impossible_category=impossible.categorize(result.status, detail, original, entry.code),
-                               impossible_evidence=tuple(found))
 
 
 def _close_pool(pool: VerdictPool, isolation: str, life: _Life) -> None:

@@ -46,6 +46,7 @@ def kind_of(task_id: str) -> tuple[str, str | None]:
 def main() -> int:
     _, problems = load_problems()
     rows = []
+    box = sandbox.Sandbox()
     for problem in problems:
         kind, completion = kind_of(problem.task_id)
         if kind == "generation_failed":
@@ -56,9 +57,10 @@ def main() -> int:
         if kind == "canonical":
             completion = problem.canonical_solution
         program = sandbox.Program(problem.prompt, completion, problem.test, problem.entry_point)
-        result = sandbox.run(program, sandbox.Limits())
+        result = box.run(program, sandbox.Limits())
         rows.append({"task_id": problem.task_id, "completion": completion, "status": result.status.value,
                      "detail": result.detail, "duration_ms": round(result.duration_ms, 3)})
+    box.close()
     statuses = Counter(row["status"] for row in rows)
     missing = {"passed", "assertion_failed", "runtime_error", "timeout", "not_run"} - set(statuses)
     if missing:

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from pytest_humaneval.session.items import POOL_KEY, HumanEvalItem
+from pytest_humaneval.session.items import JUDGE_KEY, HumanEvalItem
 
 
 class _Profile:
@@ -54,8 +54,9 @@ def pytest_runtest_setup(item: pytest.Item):
     if isinstance(item, HumanEvalItem):
         _profile.items += 1
         _profile.setup_s += time.perf_counter() - started
-        if _profile.pool is None:
-            _profile.pool = item.config.stash.get(POOL_KEY, None)
+        judge = item.config.stash.get(JUDGE_KEY, None)
+        if _profile.pool is None and judge is not None and judge.sandboxes is not None:
+            _profile.pool = judge.sandboxes.ahead  # (the judge's pool of sandboxes, while the run loop runs)
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:

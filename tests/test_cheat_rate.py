@@ -395,12 +395,11 @@ def test_categories_under_xdist_and_for_repeats(pytester, xdist):
 def test_the_pool_runs_the_original_tests_ahead(pytester, monkeypatch):
     """With a pool of sandboxes (params.workers: 2) each sample's original-test program is executed ahead beside
     its mutated-test one, not after it in the item's own setup."""
-    from pytest_humaneval import sandbox
-    from pytest_humaneval.session import items
+    from pytest_humaneval.engine.judge import Sandboxes
     ran_in_setup = []
-    real_run = sandbox.run
-    monkeypatch.setattr(items.sandbox, "run", lambda program, limits: ran_in_setup.append(program.test)
-                        or real_run(program, limits))
+    real_run = Sandboxes.run  # a sample the pool does not hold: run when its item asks
+    monkeypatch.setattr(Sandboxes, "run", lambda self, program: ran_in_setup.append(program.test)
+                        or real_run(self, program))
     _, rows = run(pytester, "honest", params=", workers: 2")
     assert {row["impossible_category"] for row in rows.values()} == {"honest_failure"}
     assert ran_in_setup == []

@@ -444,13 +444,13 @@ def test_unprocessable_result_is_harness_error(pytester):
     """A sample whose result cannot be processed is a harness error, not "not run"."""
     pytester.makeconftest("""
 import pytest_humaneval.sandbox as sandbox
-real = sandbox.run
+real = sandbox.Sandbox.run
 def broken(*args, **kwargs):
     raise ValueError("post-processing failed")
 def pytest_configure(config):
-    sandbox.run = broken
+    sandbox.Sandbox.run = broken
 def pytest_unconfigure(config):
-    sandbox.run = real  # this session runs inside the test process: leave the module as it was
+    sandbox.Sandbox.run = real  # this session runs inside the test process: leave the class as it was
 """)
     (pytester.path / "samples.jsonl").write_text(
         json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n")

@@ -44,7 +44,7 @@ def family(module: str) -> str:
 def imports(path: Path) -> set[str]:
     """The package's modules ``path`` imports (``from . import x`` counts as importing ``x``)."""
     module = name_of(path)
-    here = module.split(".")[:-1] if path.name != "__init__.py" else module.split(".")
+    here = module.split(".")[:-1]  # the package it is in (a package's __init__: that package)
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -110,10 +110,21 @@ def test_no_import_cycle():
             visit(module, [])
 
 
+def test_the_pytest_front_names_the_engine_not_the_sandbox():
+    """One judge decides every verdict: the pytest side reaches the sandbox only through the engine's judge."""
+    front = {module: used for module, used in GRAPH.items() if module.startswith("pytest_humaneval.session.")}
+    assert {module: sorted(u for u in used if u.startswith("pytest_humaneval.sandbox")) for module, used in front.items()
+            if any(u.startswith("pytest_humaneval.sandbox") for u in used)} == {}
+    assert "pytest_humaneval.engine.judge" in GRAPH["pytest_humaneval.engine.__init__"]
+    assert "pytest_humaneval.engine.__init__" in GRAPH["pytest_humaneval.session.items"]  # (its Judge)
+
+
 def test_trust_boundary_imports_nothing():
     """The trust boundary's own files import nothing of the package."""
     # The supervisor loads them by path in an interpreter of its own: nothing of the package may come in.
     for path in (PACKAGE / "sandbox").glob("_*.py"):
+        if path.name == "__init__.py":
+            continue
         outside = [used for used in GRAPH[name_of(path)] if not used.startswith("pytest_humaneval.sandbox._")]
         assert outside == [], path.name
         assert "import pytest" not in path.read_text(), path.name

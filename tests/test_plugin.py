@@ -90,7 +90,7 @@ def test_mock_replay_executes_nothing(pytester, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("mock replay must not execute anything")
 
-    monkeypatch.setattr(sandbox, "run", forbidden)
+    monkeypatch.setattr(sandbox.Sandbox, "run", forbidden)
     cfg = config(pytester, "target: {mode: mock}\n")
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report",
                                 "report.json", "-rs", *NO_CACHE)

@@ -57,7 +57,7 @@ def test_harness_fault_is_harness_error(pytester, monkeypatch):
     def broken(program, limits):
         raise KeyError("a bug in the harness")
 
-    monkeypatch.setattr(sandbox, "run", broken)
+    monkeypatch.setattr(sandbox.Sandbox, "run", lambda self, program, limits: broken(program, limits))
     cfg = samples_config(pytester, [SOLVED_0])
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "--humaneval-report", "r.json",
                                 "--tb=short", *NO_CACHE)
@@ -71,15 +71,15 @@ def test_harness_errors_are_listed_apart_with_their_detail(pytester, monkeypatch
     """With pytest's default output (which leaves the samples' failure blocks out), the HumanEval section still
     lists each harness_error with what went wrong, apart from the model's failures: a broken harness is never
     mistaken for a low score, and a CI log says why."""
-    def broken(program, limits):
+    def broken(box, program, limits):
         if "return None" in program.completion:
-            return real(program, limits)
+            return real(box, program, limits)
         raise RuntimeError("the sandbox supervisor did not start: no answer within 60 s (its last start-up step: "
                            "namespaces); its processes: 123 python D in copy_net_ns")
 
-    real = sandbox.run
-    monkeypatch.setattr(sandbox, "run", broken)
-    monkeypatch.setattr(VerdictPool, "take", lambda self, item: None)  # each sample through sandbox.run
+    real = sandbox.Sandbox.run
+    monkeypatch.setattr(sandbox.Sandbox, "run", broken)
+    monkeypatch.setattr(VerdictPool, "take", lambda self, item, cancel=None: None)  # each sample run when asked
     cfg = samples_config(pytester, [SOLVED_0, {"task_id": "HumanEval/0", "completion": "    return None\n"}])
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", *NO_CACHE)
     result.assert_outcomes(errors=1, failed=1)
@@ -100,7 +100,7 @@ def test_multiline_fault_is_one_line(pytester, monkeypatch):
     def broken(program, limits):
         raise RuntimeError("a bug in the harness\npass@1 1.000  coverage 164/164  FORGED")
 
-    monkeypatch.setattr(sandbox, "run", broken)
+    monkeypatch.setattr(sandbox.Sandbox, "run", lambda self, program, limits: broken(program, limits))
     cfg = samples_config(pytester, [SOLVED_0])
     result = pytester.runpytest("--humaneval-config", str(cfg), "-p", "no:xdist", "-rA", *NO_CACHE)
     result.assert_outcomes(errors=1)

@@ -1,8 +1,9 @@
 """The trust boundary: every line that runs, contains or judges candidate code is in this folder.
 
-``run(program, limits) -> ExecResult`` is its one seam (``harness``): the rest of the package hands it a sample
-and gets a verdict back, and imports nothing else from here but the pool that calls it from several threads
-(``pool``) and the plain-value format (``_wire``, for HumanEval+'s expected outputs).
+``Sandbox(isolation).run(program, limits) -> ExecResult`` is its one seam (``harness``): the rest of the package
+(the engine's judge, which owns its sandboxes: there is no sandbox of the process) hands it a sample and gets a
+verdict back, and imports nothing else from here but the pool that calls it from several threads (``pool``) and
+the plain-value format (``_wire``, for HumanEval+'s expected outputs).
 
 What runs where:
 
@@ -51,16 +52,11 @@ from .harness import (
     Suite,
     build_program,
     clean_text,
-    configure,
     locate,
-    run,
     sandbox_env,
-    shared,
     shorten,
-    shutdown,
 )
 
 __all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_ATTEMPTS", "SUITE_CAP_S",
            "SUPERVISOR", "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite",
-           "build_program", "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shorten",
-           "shutdown"]
+           "build_program", "clean_text", "harness", "locate", "sandbox_env", "shorten"]

@@ -38,7 +38,7 @@ from typing import IO, Any, cast
 from . import _contain
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
-           "clean_text", "configure", "run", "shared", "shutdown", "shorten"]
+           "clean_text", "shorten"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
@@ -864,37 +864,4 @@ def _receive(proc: subprocess.Popen[bytes], timeout_s: float) -> Any:
     return json.loads(read_exact(size))
 
 
-_default: Sandbox | None = None
-
-
-def configure(isolation: str, wait: bool = True) -> Sandbox:
-    """Replace this process's shared sandbox with one of the requested isolation, started now (see
-    ``Sandbox.start`` for ``wait``)."""
-    global _default
-    shutdown()
-    _default = Sandbox(isolation)
-    return _default.start(wait)
-
-
-def shared() -> Sandbox:
-    """This harness process's shared sandbox (the one ``run`` uses), created if there is none yet."""
-    global _default
-    if _default is None:
-        _default = Sandbox()
-    return _default
-
-
-def run(program: Program, limits: Limits = Limits()) -> ExecResult:
-    """Run ``program`` in fresh sandboxed processes of this harness process's shared supervisor."""
-    return shared().run(program, limits)
-
-
-def shutdown() -> None:
-    global _default
-    if _default is not None:
-        _default.close()
-        _default = None
-
-
-atexit.register(_close_holders)  # (after shutdown: atexit runs the last registered first)
-atexit.register(shutdown)
+atexit.register(_close_holders)

@@ -23,7 +23,7 @@ import os
 
 import pytest
 
-from .. import sandbox
+from ..engine.verdict import SUITES_LIMIT_S
 from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
 from .terminal import is_sample, mark_sample
 
@@ -210,7 +210,7 @@ def _enough_for(item: HumanEvalItem) -> float:
 
 
 def _suites_s() -> float:
-    return 2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S  # two suites, each judged at most twice
+    return SUITES_LIMIT_S  # two suites, each judged at most twice
 
 
 def timeout_warning(config: pytest.Config, timeout_s: float) -> str | None:

@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .. import sandbox
 from ..completions.extract import Extraction, extract, from_code, split_reasoning
 from ..completions.sources import chat_answers
 from ..config import ConfigError, Gate, RunConfig, config_from_sets, load_config, with_k
 from ..data.dataset import DatasetError
 from ..data.plus import Suites
 from ..data.releases import NotDownloaded
+from ..engine import Judge
 from ..engine.benchmark_run import Run
+from ..engine.judge import SandboxError
 from ..engine.planning import build_plan
 from ..engine.report import describe_protocol, planned_view
+from ..engine.verdict import SUITES_LIMIT_S
 from ..outputs import html_page
 from ..outputs.paths import OutputError, busy_error, check_output, same_file
 from ..plan import Plan
@@ -29,7 +31,7 @@ from . import hooks, outcomes, writers
 from .ahead import PoolHooks
 from .config_warnings import line_of, warn_at
 from .handoff import CONFIG_INPUT, PLAN_INPUT, config_from_json
-from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
+from .items import JUDGE_KEY, RUN_KEY, HumanEvalFile, HumanEvalItem
 from .summary import COLLECTOR_KEY, Collector
 from .terminal import Progress, QuietSamples, Section
 
@@ -390,7 +392,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         _warn_unreportable_k(config, run_config, plan)
         _warn_incomparable(config, run_config, plan)
         _warn_chat_answers(config, run_config, plan)
-    applied = NOT_STARTED if collect_only else _start_sandbox(config, run_config)
+    judge = config.stash[JUDGE_KEY] = Judge.of(run_config, plan, _isolation(config, run_config))
+    applied = NOT_STARTED if collect_only else _start_sandbox(config, run_config, judge)
     run = config.stash[RUN_KEY] = Run(run_config, plan, *applied)
     collector = config.stash.get(COLLECTOR_KEY, None)
     if collector is not None:
@@ -437,30 +440,39 @@ def _extractor(config: pytest.Config) -> Callable[[str, str, str], Extraction]:
     return extractor
 
 
-def _start_sandbox(config: pytest.Config, run_config: RunConfig) -> tuple[str, str, str, str]:
+def _isolation(config: pytest.Config, run_config: RunConfig) -> str:
+    """The isolation this process's sandboxes ask for: the config's; on an xdist worker where auto would end in
+    basic unasked, what strict asks (the controller has refused that already; a remote worker's items then fail
+    with the reason)."""
+    requested = run_config.params.isolation
+    allowed = requested != "auto" or run_config.params.allow_basic  # auto ends in basic only when the file says so
+    return requested if allowed or not hasattr(config, "workerinput") else "strict"
+
+
+def _start_sandbox(config: pytest.Config, run_config: RunConfig, judge: Judge) -> tuple[str, str, str, str]:
     """Start this process's sandbox now, so a strict request fails before anything runs: (the isolation, how
     memory and processes are limited, which uid candidates get, what else confines them)."""
     if not run_config.executes:
         return "none (replay)", "", "", ""
     requested = run_config.params.isolation
-    allowed = requested != "auto" or run_config.params.allow_basic  # auto ends in basic only when the file says so
+    sandboxes = judge.sandboxes
+    assert sandboxes is not None
     if hasattr(config, "workerinput"):
         # An xdist worker: the controller started a sandbox first (a strict request that cannot be met has
         # failed there, as a usage error) and reports the isolation. This one starts while the worker
         # collects; the worker waits for it before its first item (ahead.py), and a remote worker (--tx)
         # that cannot meet a strict request fails its items with the reason.
-        # (a remote one that would end in basic unasked asks what strict asks: its items fail with the reason)
-        sandbox.configure(requested if allowed else "strict", wait=False)
+        sandboxes.start(wait=False)
         return "started by an xdist worker: the controller reports it", "", "", ""
     try:
-        box = sandbox.configure(requested)
-    except sandbox.SandboxError as exc:
+        box = sandboxes.start()
+    except SandboxError as exc:
         if requested == "strict":
             raise pytest.UsageError(f"{run_config.path}: params.isolation: {exc}") from exc
         return "unavailable", "", "", ""  # each item then reports the sandbox failure as a harness_error
-    if box.isolation == "basic" and not allowed:
+    if box.isolation == "basic" and requested == "auto" and not run_config.params.allow_basic:
         reason = box.isolation_reason
-        sandbox.shutdown()
+        judge.close()
         raise pytest.UsageError(
             f"{run_config.path}: params.isolation: auto found neither namespaces nor Landlock here ({reason}); the "
             "basic sandbox that is left lets a candidate read what you can read (your files, the datasets' answers), "
@@ -506,8 +518,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash[PLUGINS_KEY] = []
     if COLLECTOR_KEY in config.stash:
         del config.stash[COLLECTOR_KEY]
-    if RUN_KEY in config.stash:
-        sandbox.shutdown()
+    judge = config.stash.get(JUDGE_KEY, None)
+    if judge is not None:
+        judge.close()
+        del config.stash[JUDGE_KEY]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -555,7 +569,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s an attempt, and judged
     # at most twice (batched, then one input at a time): whatever params.timeout_s says, the net never cuts an
     # honest one.
-    suites = pytest.mark.timeout(2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S + SAFETY_NET_MARGIN_S)
+    suites = pytest.mark.timeout(SUITES_LIMIT_S + SAFETY_NET_MARGIN_S)
     for item in items:
         if isinstance(item, HumanEvalItem):
             item.add_marker(suites if item.judged_by_suites() else plain)

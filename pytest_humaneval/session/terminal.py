@@ -22,8 +22,9 @@ from typing import IO, Any
 
 import pytest
 
-from .. import protocols, sandbox
+from .. import protocols
 from ..engine.report import mode_label, truncated_count
+from ..engine.verdict import shorten
 from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
 from .items import cheat_line
@@ -240,14 +241,14 @@ class Section:
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
             first = c.details.get(never[0], "").splitlines()[:1]
             tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
-                          f"{sandbox.shorten(first[0], LINE_SHOWN) if first else ''}")
+                          f"{shorten(first[0], LINE_SHOWN) if first else ''}")
         if broken:  # the harness's failures, not the model's: each with what went wrong, never left out
             tr.write_line(f"harness   {len(broken)} sample(s) the harness could not judge (not the model's failures; "
                           "each counts as failed in pass@k):", red=True)
             for key in broken[:FAILING_SHOWN]:
                 detail = c.details.get(key, "").splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] harness_error: "
-                              f"{sandbox.shorten(detail[0], ERROR_SHOWN) if detail else ''}", red=True)
+                              f"{shorten(detail[0], ERROR_SHOWN) if detail else ''}", red=True)
             if len(broken) > FAILING_SHOWN:
                 tr.write_line(f"  ... and {len(broken) - FAILING_SHOWN} more, each with its detail in pytest's "
                               "ERROR lines (-rE) and the results file", red=True)
@@ -262,7 +263,7 @@ class Section:
                     continue
                 detail = c.details.get(key, "").splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: "
-                              f"{sandbox.shorten(detail[0], LINE_SHOWN) if detail else ''}")
+                              f"{shorten(detail[0], LINE_SHOWN) if detail else ''}")
             if len(failing) > FAILING_SHOWN:
                 where = ("every sample is in the files below" if self.keeps_samples else
                          "--humaneval-results PATH or --humaneval-html PATH keeps every sample")
@@ -306,7 +307,7 @@ class Section:
             return
         tr.write_line(f"{head}, for {len(counted)} reasons:")
         for reason, count in counted[:REASONS_SHOWN]:
-            tr.write_line(f"  {count} x {sandbox.shorten(reason, LINE_SHOWN)}")
+            tr.write_line(f"  {count} x {shorten(reason, LINE_SHOWN)}")
         if len(counted) > REASONS_SHOWN:
             rest = sum(count for _, count in counted[REASONS_SHOWN:])
             tr.write_line(f"  ... and {len(counted) - REASONS_SHOWN} other reasons ({rest} samples): each sample's "

@@ -14,7 +14,7 @@ they were read from (``KNOWN_VERSIONS``). What each is for:
   while it runs and nowhere after (``worker_args_while``);
 - a node's ``shutting_down`` (``WorkerController``);
 - a worker's queue of the items it was sent and will run, ``torun`` of its worker plugin (``TestQueue``, with
-  ``lock()``), which ``ahead.PoolHooks`` reads to feed its pool;
+  ``lock()``), which ``ahead.XdistQueue`` reads to feed its pool;
 - the schedulers of ``--dist loadscope`` and ``--dist loadfile``, which group tests by ``_split_scope(nodeid)``
   (``grouping_scheduler``).
 

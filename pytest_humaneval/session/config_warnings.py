@@ -1,4 +1,6 @@
-"""Config-time warnings that point at the user's config file, not at the plugin.
+"""Config-time warnings that point at the user's config file, not at the plugin: the warnings themselves (a seed
+that repeats samples, a k a samples file cannot support, raw chat answers, settings no published protocol uses) and
+how they are placed.
 
 ``config.issue_config_time_warning`` places a warning at a Python frame, so pytest's summary named
 ``pytest_humaneval/plugin.py:197`` and printed the plugin's own source line for a setting of the user's YAML.
@@ -15,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["line_of", "warn_at"]
+from ..completions.sources import chat_answers
+from ..config import RunConfig
+from ..engine.report import describe_protocol
+from ..plan import Plan
+
+__all__ = ["line_of", "warn_at", "warn_chat_answers", "warn_incomparable", "warn_seeded", "warn_unreportable_k"]
 
 
 def line_of(path: Path, key: str) -> int:
@@ -65,3 +72,53 @@ def _apply(spec: str) -> None:
                                 int(lineno) if lineno else 0)                  # by warnings itself
     except (ValueError, AssertionError):
         pass
+
+
+def warn_seeded(config: pytest.Config, run_config: RunConfig) -> None:
+    """A fixed seed sent in every request of a problem: samples drawn in separate requests are the same answer."""
+    params = run_config.params
+    seeded = (params.extra_body or {}).get("seed") is not None
+    if seeded and run_config.target.mode == "runtime" and params.request_n is not None and params.request_n < params.n:
+        warn_at(config, f"pytest-humaneval: params.extra_body.seed with params.n {params.n} and params.request_n "
+                        f"{params.request_n}: every request sends the same seed, so the samples of a problem drawn in "
+                        "separate requests repeat one another (a server seeds the choices of one request apart, not "
+                        "its requests) and pass@k measures fewer samples than n; leave the seed out, or set "
+                        f"params.request_n to {params.n}", run_config.path, "params.extra_body")
+
+
+def warn_unreportable_k(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """Samples mode: the file sets n per problem, so a k it cannot support is left out, with a warning."""
+    per_task: dict[str, int] = {}
+    for sample in plan.samples:
+        per_task[sample.task_id] = per_task.get(sample.task_id, 0) + 1
+    for k in run_config.params.k:
+        short = [task for task, n in per_task.items() if n < k]
+        if short:
+            warn_at(config, f"pytest-humaneval: pass@{k} will not be reported: {len(short)} problem(s) of "
+                            f"{run_config.target.samples} have fewer than {k} samples (e.g. {short[0]})",
+                    run_config.path, "params.k")
+
+
+def warn_chat_answers(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """Samples mode without target.extract: raw chat answers run as written (and score 0), so say which key
+    takes their code out, as runtime mode does."""
+    if run_config.target.mode != "samples" or run_config.target.extract:
+        return
+    found = chat_answers(plan)
+    if found is not None:
+        count, first = found
+        warn_at(config, f"pytest-humaneval: {count} of {len(plan.samples)} samples of {run_config.target.samples} "
+                        f"look like raw chat answers (a Markdown code fence, a <think> block or prose where code "
+                        f"starts; the first: {first.task_id} sample {first.index}), which run as written and fail "
+                        "with SyntaxError: set target.extract: true (or --humaneval-set target.extract=true) to "
+                        "take the code out of each answer as runtime mode does", run_config.path, "target.samples")
+
+
+def warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) -> None:
+    """A pass@k computed under settings no published protocol uses: one warning line each, naming the preset
+    that would make it comparable (protocol.pitfalls)."""
+    described = describe_protocol(run_config, plan)
+    key = next((key for key in ("params.protocol", "params.temperature", "params.n") if
+                line_of(run_config.path, key) > 1), "target.mode")
+    for warning in (described or {}).get("warnings", []):
+        warn_at(config, f"pytest-humaneval: {warning}", run_config.path, key)

@@ -28,7 +28,7 @@ from ..outputs.paths import OutputError, busy_error, is_job_summary, open_privat
 from ..scoring.selection import Partial
 from .summary import COLLECTOR_KEY, Collector, Row
 
-__all__ = ["WRITER_KEYS", "Html", "Junit", "Markdown", "Report", "Results", "make"]
+__all__ = ["WRITER_KEYS", "Html", "Junit", "Markdown", "PytestHtmlSummary", "Report", "Results", "make"]
 
 XML_HEAD = '<?xml version="1.0" encoding="utf-8"?>'  # as junitxml writes it
 
@@ -206,6 +206,15 @@ def suite_properties(collector: Collector) -> list[tuple[str, str]]:
     if collector.gate_result is not None:
         found.append(("human-eval.gate", "PASS" if collector.gate_result.passed else "FAIL"))
     return [(name, str(value)) for name, value in found]
+
+
+class PytestHtmlSummary:
+    """Registered only when pytest-html is present: its report's summary gets pass@k, coverage and the gate."""
+
+    def pytest_html_results_summary(self, prefix: list[str], session: pytest.Session) -> None:
+        collector = session.config.stash.get(COLLECTOR_KEY, None)
+        if collector is not None and collector.finished and collector.report:
+            prefix.append(html_page.summary_fragment(collector.report))
 
 
 # name -> (option, plugin); the HTML page first, so that among the trylast ones it is called last

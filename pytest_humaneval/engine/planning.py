@@ -15,7 +15,7 @@ from ..completions.sources import Extractor, SampleRow, read_samples_file
 from ..config import ConfigError, PlusParams, RunConfig
 from ..data import impossible, plus, releases
 from ..data.dataset import DatasetError, LoadedDataset, Problem, load_dataset, read_jsonl, select
-from ..plan import Plan, Sample
+from ..plan import Plan, Recorded, Sample
 from ..protocols import PRESETS, sent_stop
 
 __all__ = ["MOCK_FIXTURE", "NOT_GENERATED", "build_plan", "mock_fixture_path", "open_dataset"]
@@ -180,8 +180,8 @@ def _replay(problems: list[Problem]) -> list[Sample]:
                                f"found {row.get('status') if isinstance(row, dict) else row!r}")
         task_id = row["task_id"]
         samples = recorded.setdefault(task_id, [])
-        verdict = {"status": row["status"], "detail": row.get("detail", ""),
-                   "duration_ms": row.get("duration_ms")}
+        verdict: Recorded = {"status": row["status"], "detail": row.get("detail", ""),
+                             "duration_ms": row.get("duration_ms")}
         reason = row.get("detail") if row["status"] == "not_run" else None
         samples.append(Sample(task_id, len(samples), row.get("completion"), reason, verdict))
     missing = [p.task_id for p in problems if p.task_id not in recorded]

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import protocols
 from ..config import RunConfig
-from ..plan import Plan
+from ..plan import GenerationRecord, Plan
 from ..scoring.gate import GateResult
 from ..scoring.metrics import Summary, pass_at_k
 from ..scoring.schema import Measurement, Report
@@ -52,7 +52,7 @@ def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
             "problems": {problem.task_id: {} for problem in selection.problems}}
 
 
-def build_report(run: Run, summary: Summary, generations: list[dict[str, Any]],
+def build_report(run: Run, summary: Summary, generations: list[GenerationRecord],
                  gate: GateResult | None) -> Report:
     config, selection = run.config, run.plan.selection
     confidence = (config.gate.confidence if config.gate and config.gate.confidence else None) or 0.95
@@ -147,7 +147,7 @@ def lm_eval_results(dataset: str, summary: Summary) -> dict[str, dict[str, Any]]
     return {task: entry}
 
 
-def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict[str, Measurement]:
+def generation_measurements(run: Run, records: Iterable[GenerationRecord]) -> dict[str, Measurement]:
     records = list(records)
     if not records:
         return {}
@@ -184,7 +184,7 @@ def generation_measurements(run: Run, records: Iterable[dict[str, Any]]) -> dict
     return out
 
 
-def truncated_count(records: Iterable[dict[str, Any]]) -> int:
+def truncated_count(records: Iterable[GenerationRecord]) -> int:
     """Answers the server cut at max_tokens: they ran as they were, and their detail says so."""
     return sum(1 for r in records if r.get("finish_reason") == "length")
 

@@ -43,7 +43,8 @@ class Verdict:
     task_id: str
     status: Status
     detail: str  # why, with the decisive line: "assertion_failed: ... (at test line 3: assert ...)"
-    duration_ms: float  # the sandbox's wall time for the sample (its repeat's: the first one's)
+    duration_ms: float | None  # the sandbox's wall time for the sample (its repeat's: the first one's); None when
+    #                            none was measured (the process judging it died)
     base_status: Status | None = None  # EvalPlus datasets: each suite's verdict (status: both passed)
     plus_status: Status | None = None
     repeat_of: int | None = None  # an identical earlier sample (of the same call) whose execution this is
@@ -90,7 +91,8 @@ class Verdict:
         among them: it travels in the report's sections."""
         found: list[tuple[str, str | int | float | None]] = [
             ("task_id", self.task_id), ("sample", self.index), ("status", self.status.value),
-            ("duration_ms", round(self.duration_ms, 3)), ("detail", self.detail[:DETAIL_MAX])]
+            ("duration_ms", None if self.duration_ms is None else round(self.duration_ms, 3)),
+            ("detail", self.detail[:DETAIL_MAX])]
         if self.repeat_of is not None:
             found.append(("repeat_of", self.repeat_of))
         if self.impossible:
@@ -108,7 +110,7 @@ class Verdict:
         """A verdict from its ``to_properties`` (as a mapping: name -> value)."""
         evidence = tuple(name for name in (found.get("impossible_evidence") or "").split(",") if name)
         return cls(int(found["sample"]), str(found["task_id"]), Status(found["status"]), found.get("detail") or "",
-                   float(found.get("duration_ms") or 0.0), _status(found.get("base_status")),
+                   found.get("duration_ms"), _status(found.get("base_status")),
                    _status(found.get("plus_status")), found.get("repeat_of"), _status(found.get("original_status")),
                    found.get("impossible_category"), evidence, found.get("base_detail"), found.get("plus_detail"),
                    "impossible_category" in found)

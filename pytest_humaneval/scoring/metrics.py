@@ -7,8 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
+from typing import Protocol
 
-__all__ = ["IMPOSSIBLE_CATEGORIES", "IMPOSSIBLE_EVIDENCE", "MEASURE_LABELS", "STATUSES", "Outcome", "Summary",
+__all__ = ["IMPOSSIBLE_CATEGORIES", "IMPOSSIBLE_EVIDENCE", "MEASURE_LABELS", "STATUSES", "Judged", "Outcome", "Summary",
            "dataset_title", "fmt", "measure_label", "pass_at_k", "summarize"]
 
 STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "not_run", "harness_error")
@@ -94,6 +95,20 @@ class Outcome:
     impossible: bool = False
 
 
+class Judged(Protocol):
+    """What the summary reads of a sample's record: an ``Outcome``, or the engine's ``Verdict`` (its status a
+    ``str`` too)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def duration_ms(self) -> float | None: ...
+
+    @property
+    def base_status(self) -> str | None: ...
+
+
 @dataclass
 class ProblemScore:
     n: int = 0
@@ -141,7 +156,7 @@ class Summary:
         return self.counts["passed"] / self.attempted if self.attempted else None
 
 
-def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, int], Outcome],
+def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, int], Judged],
               ks: Iterable[int]) -> Summary:
     """Aggregate outcomes over the planned samples; a planned sample with no outcome counts as not_run."""
     counts = dict.fromkeys(STATUSES, 0)
@@ -153,7 +168,7 @@ def summarize(planned: Iterable[tuple[str, int]], outcomes: Mapping[tuple[str, i
     for key in planned:
         total += 1
         outcome = outcomes.get(key)
-        status = outcome.status if outcome is not None else "not_run"
+        status = str(outcome.status) if outcome is not None else "not_run"  # (a Status prints as its value)
         counts[status] += 1
         score = problems.setdefault(key[0], ProblemScore())
         score.n += 1

@@ -114,5 +114,5 @@ class ResultRow(_RowKeys, total=False):
     repeat_of: int  # an identical earlier sample, whose execution this verdict is
     # impossible datasets (engine/impossible.py)
     original_status: str | None
-    impossible_category: str
+    impossible_category: str | None
     impossible_evidence: list[str]

@@ -1,6 +1,7 @@
-"""The controller's collector: every sample's verdict as it arrives, then the summary, the gate, the report and
-the exit status. The outputs are written by their own plugins (``writers.py``), the terminal section by
-``terminal.py``; all of them read this one collector from the config's stash (``COLLECTOR_KEY``).
+"""The controller's collector: every sample's verdict as it arrives (into the run's ``Tally``, one record a sample),
+then the summary, the gate, the report and the exit status. The outputs are written by their own plugins
+(``writers.py``), the terminal section by ``terminal.py``; all of them read this one collector from the config's
+stash (``COLLECTOR_KEY``).
 
 Registered on the controller only (or the lone process without xdist), never under ``--collect-only``. It keys
 everything by (task_id, sample) and does O(1) work per report, so a 32,800-item run aggregates in linear time.
@@ -17,22 +18,22 @@ from typing import Any, cast
 
 import pytest
 
+from ..engine import Verdict
 from ..engine.benchmark_run import Run
 from ..engine.report import build_report
-from ..plan import Sample
+from ..engine.tally import OUTPUT_FIELDS, Tally
+from ..plan import GenerationRecord, Sample
 from ..scoring.gate import Baseline, GateResult, evaluate
-from ..scoring.metrics import Outcome, Summary, summarize
+from ..scoring.metrics import Summary
 from ..scoring.schema import Report, ResultRow
 from ..scoring.selection import mark_partial, resolve, selected_by
 from .items import HumanEvalItem, parse_item_name, ungutter, verdict_of
 
 __all__ = ["COLLECTOR_KEY", "Collector", "HookFailure", "call_report_hooks"]
 
-RUNTIME_FIELDS = ("raw", "reasoning", "finish_reason", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-                  "generation_ms", "attempts", "cached")
 # The candidate's output, as report sections of a failing sample's call phase (items.py): kept for the results
 # and the HTML page, so the page built later from saved files is the same page.
-OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in ("stdout", "stderr", "traceback")}
+OUTPUT_SECTIONS = {f"Captured candidate {name} call": name for name in OUTPUT_FIELDS}
 CUT_SHORT = "run cut short before this sample ran"
 Row = ResultRow  # (the name writers.py and outputs/html_page.py know it by)
 REPORT_HOOK = "pytest_humaneval_report"
@@ -59,16 +60,8 @@ class Collector:
         self.gate_result: GateResult | None = None
         self._report: Report | None = None
         self._run: Run | None = None
-        self.samples: dict[tuple[str, int], Sample] = {}
-        self.positions: dict[tuple[str, int], int] = {}
+        self.tally = Tally()  # every sample's verdict, one record a sample
         self.planned: list[tuple[str, int]] | None = None
-        self.outcomes: dict[tuple[str, int], Outcome] = {}
-        self.details: dict[tuple[str, int], str] = {}
-        self.outputs: dict[tuple[str, int], dict[str, str]] = {}  # failing samples' stdout, stderr, traceback
-        self.suites: dict[tuple[str, int], dict[str, Any]] = {}  # HumanEval+: base_/plus_status and _failure
-        self.repeats: dict[tuple[str, int], int] = {}  # a repeat: the sample whose execution its verdict is
-        # Impossible datasets: original_status, impossible_category and impossible_evidence (engine/impossible.py)
-        self.impossible: dict[tuple[str, int], dict[str, Any]] = {}
         self.summary: Summary | None = None
         self.stop_reason: str | None = None  # why the session stopped before running its samples, if known
         self.interrupted: str | None = None  # Ctrl-C or pytest.exit(): what stopped the session, said everywhere
@@ -94,15 +87,14 @@ class Collector:
         """The run whose samples are reported (runtime mode: replaced once completions are generated)."""
         self._run = run
         self.baseline = baseline or self.baseline
-        self.samples = {sample.key: sample for sample in run.plan.samples}
-        self.positions = {sample.key: i for i, sample in enumerate(run.plan.samples)}
+        self.tally.use(run.plan)
 
     # -- what is planned: the collected items after deselection (-k, --lf), wherever they were collected
     def set_planned(self, names: list[str]) -> None:
         if self.planned is not None:
             return
         keys = [parse_item_name(name) for name in names]
-        self.planned = [key for key in keys if key is not None and key in self.samples]
+        self.planned = [key for key in keys if key is not None and key in self.tally.samples]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # After every plugin's deselection (-k, -m, --lf wraps pytest_collection_modifyitems).
@@ -114,83 +106,33 @@ class Collector:
             self.others_failed = True
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.failed and parse_item_name(report.nodeid.rpartition("::")[2]) not in self.samples:
+        key = parse_item_name(report.nodeid.rpartition("::")[2])
+        if report.failed and key not in self.tally.samples:
             self.others_failed = True  # the project's own test: its failure is never the model's score
         if report.when == "call" and report.sections:
-            self._keep_output(report)
+            self.tally.keep_outputs(key, {OUTPUT_SECTIONS[title]: ungutter(text) for title, text in report.sections
+                                          if title in OUTPUT_SECTIONS})
         if report.when != "teardown":  # the verdict rides on the teardown report (see outcomes.py)
             return
-        verdict = verdict_of(report)
-        if not verdict or "status" not in verdict:
+        found = verdict_of(report)
+        if not found or "status" not in found:
             return
-        key = (verdict["task_id"], verdict["sample"])
-        if key in self.outcomes:
-            return
-        status, detail = verdict["status"], verdict.get("detail", "")
-        evidence = tuple(name for name in (verdict.get("impossible_evidence") or "").split(",") if name)
-        self.outcomes[key] = Outcome(key[0], key[1], status, verdict.get("duration_ms"), verdict.get("base_status"),
-                                     verdict.get("impossible_category"), evidence, "impossible_category" in verdict)
-        self.details[key] = detail
-        if "base_status" in verdict:  # HumanEval+: both suites' statuses and first failing inputs
-            self.suites[key] = {f"{name}_{field}": verdict.get(f"{name}_{prop}") or None
-                                for name in ("base", "plus") for field, prop in (("status", "status"),
-                                                                                 ("failure", "detail"))}
-        if verdict.get("repeat_of") is not None:
-            self.repeats[key] = verdict["repeat_of"]
-        if "impossible_category" in verdict:
-            self.impossible[key] = {"original_status": verdict.get("original_status"),
-                                    "impossible_category": verdict["impossible_category"],
-                                    "impossible_evidence": list(evidence)}
-        self._write_result(key, status, verdict.get("duration_ms"), detail)
+        self._write(self.tally.record(Verdict.from_properties(found)))
 
     def record_crash(self, nodeid: str, what: str) -> None:
         """The xdist worker running this sample died: no verdict, and not for want of trying."""
-        key = parse_item_name(nodeid.rpartition("::")[2])
-        if key is None or key not in self.samples or key in self.outcomes:
-            return
-        detail = f"the xdist worker running this sample crashed, so it has no verdict ({what})"
-        self.outcomes[key] = Outcome(key[0], key[1], "harness_error", None)
-        self.details[key] = detail
-        self._write_result(key, "harness_error", None, detail)
+        self._write(self.tally.crashed(parse_item_name(nodeid.rpartition("::")[2]), what))
 
-    def _keep_output(self, report: pytest.TestReport) -> None:
-        key = parse_item_name(report.nodeid.rpartition("::")[2])
-        outputs = {OUTPUT_SECTIONS[title]: ungutter(text) for title, text in report.sections
-                   if title in OUTPUT_SECTIONS}
-        if key in self.samples and outputs:
-            self.outputs[key] = outputs
-
-    def _row(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> ResultRow:
-        """One sample's line of the results JSONL (and of the HTML page): ``schema.ResultRow``."""
-        sample = self.samples[key]
-        line: ResultRow = {"task_id": key[0], "sample": key[1], "status": status, "passed": status == "passed",
-                           "completion": sample.completion, "duration_ms": duration_ms, "detail": detail}
-        if sample.solution is not None:  # a whole program, run as written (read back as EvalPlus reads it)
-            line["solution"] = sample.solution
-        # The keys of these groups are ResultRow's, named in one place each (RUNTIME_FIELDS, the suites' names
-        # in pytest_runtest_logreport, OUTPUT_SECTIONS, the impossible fields): added as they come.
-        grouped = cast("dict[str, Any]", line)
-        if sample.generation is not None:
-            grouped.update({name: sample.generation.get(name) for name in RUNTIME_FIELDS})
-        grouped.update(self.suites.get(key, {}))
-        grouped.update(self.outputs.get(key, {}))
-        if key in self.repeats:  # an identical earlier sample's verdict: the sample whose execution it carries
-            line["repeat_of"] = self.repeats[key]
-        grouped.update(self.impossible.get(key, {}))
-        return line
-
-    def final_row(self, key: tuple[str, int]) -> ResultRow:
-        outcome = self.outcomes.get(key)
-        if outcome is None:  # (a sample generation never reached says so, not only why the run stopped)
-            why = self.samples[key].not_run if self.samples[key].completion is None else None
-            return self._row(key, "not_run", None, why or self.stop_reason or CUT_SHORT)
-        return self._row(key, outcome.status, outcome.duration_ms, self.details.get(key, ""))
-
-    def _write_result(self, key: tuple[str, int], status: str, duration_ms: float | None, detail: str) -> None:
-        if self.listeners:
-            row = self._row(key, status, duration_ms, detail)
+    def _write(self, verdict: Verdict | None) -> None:
+        if verdict is not None and self.listeners:
+            row = self.final_row((verdict.task_id, verdict.index))
             for listener in self.listeners:
                 listener(row)
+
+    def final_row(self, key: tuple[str, int]) -> ResultRow:
+        """One sample's line of the results JSONL (and of the HTML page): ``schema.ResultRow``; not_run, with why,
+        for a sample without a verdict."""
+        return self.tally.row(key, self.stop_reason or CUT_SHORT)
 
     def final_rows(self) -> list[Row]:
         """Every planned sample's row, in plan order (after the session: not_run for those that did not run)."""
@@ -216,11 +158,11 @@ class Collector:
                                         selected_by(config.option, config.args, self.run.config.path))
         planned = self.planned
         self._mark_stopped(session, planned)
-        self.summary = summary = summarize(planned, self.outcomes, self.run.config.params.k)
+        self.summary = summary = self.tally.summarize(planned, self.run.config.params.k)
         gate = self.run.config.gate
         if gate is not None:
             problems = {task: (score.n, score.c) for task, score in summary.problems.items()}
-            ran = sum(key in self.outcomes for key in planned)
+            ran = sum(key in self.tally.verdicts for key in planned)
             self.gate_result = evaluate(gate, summary.pass_at, summary.coverage, problems, self.baseline, partial,
                                         stopped=None if self.interrupted is None else (self.interrupted, ran,
                                                                                        len(planned)),
@@ -256,7 +198,7 @@ class Collector:
         """A session that ended before its last selected sample, for any reason but a selection, stopped: -x and
         --maxfail (pytest's shouldstop), a failure that ends the session (shouldfail), an internal error. It is
         said as an interruption is, everywhere, and it is never a baseline."""
-        if self.interrupted is not None or all(key in self.outcomes for key in planned):
+        if self.interrupted is not None or all(key in self.tally.verdicts for key in planned):
             return
         why = session.shouldstop or session.shouldfail
         if why:
@@ -268,14 +210,11 @@ class Collector:
         if self.stop_reason is None:
             self.stop_reason = f"the run was cut short ({self.interrupted}) before this sample ran"
 
-    def generated(self) -> list[dict[str, Any]]:
-        """The generation records of every sample of the plan (runtime mode only): generation covers the whole
-        plan whatever -k or --lf select, and what it cost is what this run paid."""
-        return [sample.generation for sample in self.samples.values() if sample.generation is not None]
+    def generated(self) -> list[GenerationRecord]:
+        return self.tally.generated()
 
     def generation_failures(self) -> list[Sample]:
-        return [self.samples[key] for key in (self.planned or [])
-                if self.samples[key].generation is not None and self.samples[key].completion is None]
+        return self.tally.generation_failures(self.planned or [])
 
     def _set_exit_status(self, session: pytest.Session) -> None:
         judged = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)

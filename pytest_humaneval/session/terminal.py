@@ -227,26 +227,27 @@ class Section:
         failures = c.generation_failures()
         if failures:
             self._write_generation_failures(tr, [sample.not_run or "" for sample in failures], summary.planned)
-        slow = sorted((o for o in c.outcomes.values() if o.duration_ms is not None and o.status != "not_run"),
-                      key=lambda o: o.duration_ms or 0.0, reverse=True)[:SLOWEST]
+        verdicts = c.tally.verdicts
+        slow = sorted((v for v in verdicts.values() if v.duration_ms is not None and v.status != "not_run"),
+                      key=lambda v: v.duration_ms or 0.0, reverse=True)[:SLOWEST]
         if slow and tr.verbosity >= 0:
-            tr.write_line("slowest   " + ", ".join(f"{o.task_id}[{o.sample}] {o.duration_ms:.0f} ms" for o in slow))
-        ordered = sorted(c.outcomes.items(), key=lambda kv: c.positions[kv[0]])
+            tr.write_line("slowest   " + ", ".join(f"{v.task_id}[{v.index}] {v.duration_ms:.0f} ms" for v in slow))
+        ordered = sorted(verdicts.items(), key=lambda kv: c.tally.positions[kv[0]])
         impossible = summary.impossible is not None  # its failures are its cheats (a pass), not its failed tests
-        failing = [(key, o) for key, o in ordered if
-                   (o.impossible_category == "cheated" if impossible else
-                    o.status not in ("passed", "not_run", "harness_error"))]
-        broken = [key for key, o in ordered if o.status == "harness_error"]
-        never = [key for key, o in ordered if o.status == "not_run"]
+        failing = [(key, v) for key, v in ordered if
+                   (v.impossible_category == "cheated" if impossible else
+                    v.status not in ("passed", "not_run", "harness_error"))]
+        broken = [key for key, v in ordered if v.status == "harness_error"]
+        never = [key for key, v in ordered if v.status == "not_run"]
         if never:  # skipped, not failed: counted apart, as pytest's outcome line counts them
-            first = c.details.get(never[0], "").splitlines()[:1]
+            first = verdicts[never[0]].detail.splitlines()[:1]
             tr.write_line(f"not run   {len(never)} sample(s), e.g. {never[0][0]}[{never[0][1]}]: "
                           f"{shorten(first[0], LINE_SHOWN) if first else ''}")
         if broken:  # the harness's failures, not the model's: each with what went wrong, never left out
             tr.write_line(f"harness   {len(broken)} sample(s) the harness could not judge (not the model's failures; "
                           "each counts as failed in pass@k):", red=True)
             for key in broken[:FAILING_SHOWN]:
-                detail = c.details.get(key, "").splitlines()[:1]
+                detail = verdicts[key].detail.splitlines()[:1]
                 tr.write_line(f"  {key[0]}[{key[1]}] harness_error: "
                               f"{shorten(detail[0], ERROR_SHOWN) if detail else ''}", red=True)
             if len(broken) > FAILING_SHOWN:
@@ -257,12 +258,12 @@ class Section:
         if failing:
             tr.write_line(f"cheated   {len(failing)} sample(s), this run's failures:" if impossible else
                           f"failing   {len(failing)} sample(s):")
-            for key, outcome in failing[:FAILING_SHOWN]:
+            for key, judged in failing[:FAILING_SHOWN]:
                 if impossible:
-                    tr.write_line(f"  {key[0]}[{key[1]}] {cheat_line(outcome.impossible_evidence)}")
+                    tr.write_line(f"  {key[0]}[{key[1]}] {cheat_line(judged.impossible_evidence)}")
                     continue
-                detail = c.details.get(key, "").splitlines()[:1]
-                tr.write_line(f"  {key[0]}[{key[1]}] {outcome.status}: "
+                detail = judged.detail.splitlines()[:1]
+                tr.write_line(f"  {key[0]}[{key[1]}] {judged.status}: "
                               f"{shorten(detail[0], LINE_SHOWN) if detail else ''}")
             if len(failing) > FAILING_SHOWN:
                 where = ("every sample is in the files below" if self.keeps_samples else

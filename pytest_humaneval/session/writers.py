@@ -77,7 +77,7 @@ class Results:
             return
         collector = _collector(self.config)
         for key in collector.planned or []:
-            if key not in collector.outcomes:
+            if key not in collector.tally.verdicts:
                 self.write(collector.final_row(key))
         self._file.close()
         self._file = None

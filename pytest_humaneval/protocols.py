@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
-__all__ = ["PRESETS", "Preset", "Setup", "describe", "line", "matches", "pitfalls", "sent_prompt", "sent_stop",
-           "setup_warnings"]
+__all__ = ["PRESETS", "Preset", "ProtocolSection", "Setup", "describe", "line", "matches", "pitfalls", "sent_prompt",
+           "sent_stop", "setup_warnings"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,20 @@ class Setup:
     stop: tuple[str, ...]  # its stop sequences, all of them (OpenAI's own API accepts at most 4)
     prompt: str  # HumanEval's prompt as it sends it: "as is", "stripped" or "stripped + newline"
     chat: str | None  # what it sent a chat model, in words; None: it never used a chat API
+
+
+class ProtocolSection(TypedDict):
+    """A run's protocol as its report records it (``run.protocol``): ``describe``."""
+
+    name: str | None  # the preset, when the config names one
+    source: str | None
+    sampling: str  # generated, declared (a labelled samples file) or unknown
+    n: int | None
+    temperature: float | None
+    top_p: float | None
+    k: list[int]
+    matches: list[str]  # the published protocols the sampling matches
+    warnings: list[str]  # what makes the numbers incomparable with a published one
 
 
 @dataclass(frozen=True)
@@ -155,7 +169,7 @@ def setup_warnings(name: str | None, api: str, system_prompt: str | None, stop: 
 
 def describe(mode: str, name: str | None, temperature: float | None, top_p: float | None, k: Iterable[int],
              samples_per_problem: Iterable[int], *, api: str = "chat", system_prompt: str | None = None,
-             stop: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+             stop: tuple[str, ...] | None = None) -> ProtocolSection | None:
     """The run's protocol as the report records it (``run.protocol``), or None for a mock run (no model).
 
     ``temperature`` None: not known (a samples file that was not labelled). ``k``: the configured k; only those

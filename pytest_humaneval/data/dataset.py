@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -72,7 +72,7 @@ class Selection:
     label: str
     # What the digest covers besides the problems (timeout, limits, generation settings...), as it was hashed:
     # the report records it, so a refused baseline can say which setting differs.
-    settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    settings: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     # The problems of the dataset (of its first params.limit) that a samples file lacks, scored as a subset on
     # purpose (target.allow_subset): the label says ``subset``.
     missing: tuple[str, ...] = ()
@@ -284,7 +284,7 @@ def _evalplus_problem(where: str, row: dict[str, Any]) -> Problem:
                    inputs["base_input"], inputs["plus_input"], float(atol))
 
 
-def select(name: str, problems: list[Problem], total: int, settings: dict[str, Any],
+def select(name: str, problems: list[Problem], total: int, settings: dict[str, object],
            release: str | None = None, missing: tuple[str, ...] = ()) -> Selection:
     """Freeze the selected problems with a digest over them and the settings that change what is measured.
     ``release`` (a known release's version) goes into the label after the name; ``missing``: the problems a
@@ -299,11 +299,11 @@ def select(name: str, problems: list[Problem], total: int, settings: dict[str, A
     return Selection(name, tuple(problems), total, "sha256:" + digest.hexdigest(), label, settings, missing)
 
 
-def _label_notes(settings: dict[str, Any]) -> list[str]:
+def _label_notes(settings: Mapping[str, object]) -> list[str]:
     """What makes a run incomparable with a plain one, said where people look: the label."""
-    generation = settings.get("generation") or {}
+    generation = _section(settings, "generation")
     notes = ["retried generation"] if settings.get("retry") else []
-    evalplus = settings.get("evalplus") or {}
+    evalplus = _section(settings, "evalplus")
     if evalplus and (evalplus["min_time_limit_s"], evalplus["time_limit_factor"]) != PLUS_DEFAULT_LIMITS:
         notes.append(f"time limits max({evalplus['min_time_limit_s']:g} s, {evalplus['time_limit_factor']:g} x "
                      "canonical)")
@@ -315,3 +315,9 @@ def _label_notes(settings: dict[str, Any]) -> list[str]:
         body = json.dumps(generation["extra_body"], sort_keys=True, separators=(",", ":"))
         notes.append("extra_body " + (body if len(body) <= LABEL_BODY_MAX else body[:LABEL_BODY_MAX - 3] + "..."))
     return notes
+
+
+def _section(settings: Mapping[str, object], name: str) -> Mapping[str, Any]:
+    """One of the settings' sections (the generation's, EvalPlus's limits), empty when the run has none."""
+    found = settings.get(name)
+    return found if isinstance(found, Mapping) else {}

@@ -162,7 +162,7 @@ class Suites(Mapping[str, bytes]):
     def __repr__(self) -> str:
         return f"Suites({self.dataset_sha256[:12]}..., {len(self)} tasks)"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str]:
         return {"dataset_sha256": self.dataset_sha256}
 
 

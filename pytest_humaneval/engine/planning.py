@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from ..completions.extract import extract
 from ..completions.sources import Extractor, SampleRow, read_samples_file
@@ -28,23 +27,24 @@ RECORDED_STATUSES = ("passed", "assertion_failed", "runtime_error", "timeout", "
 def mock_fixture_path() -> Path:
     return Path(str(resources.files("pytest_humaneval.fixtures").joinpath(MOCK_FIXTURE)))
 
-def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, Any]:
+def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, object]:
     """What changes the measurement (and so must change the digest): never the model or the endpoint."""
     params = config.params
-    settings: dict[str, Any] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
-                                "retry": params.retry is not None}
+    settings: dict[str, object] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
+                                   "retry": params.retry is not None}
     if config.target.mode == "runtime":
         stop = sent_stop(params.protocol, config.target.api, params.stop)  # a preset's source's, on completions
-        settings["generation"] = {"api": config.target.api, "temperature": params.temperature,
-                                  "top_p": params.top_p, "max_tokens": params.max_tokens,
-                                  "stop": list(stop) if stop else None}
+        generation: dict[str, object] = {"api": config.target.api, "temperature": params.temperature,
+                                         "top_p": params.top_p, "max_tokens": params.max_tokens,
+                                         "stop": list(stop) if stop else None}
         if params.protocol and config.target.api == "completions" and PRESETS[params.protocol].setup.prompt != "as is":
-            settings["generation"]["prompt"] = PRESETS[params.protocol].setup.prompt
+            generation["prompt"] = PRESETS[params.protocol].setup.prompt
         # Only when set, so that the digest of a run with the defaults stays what it always was.
         if params.system_prompt is not None:
-            settings["generation"]["system_prompt"] = params.system_prompt
+            generation["system_prompt"] = params.system_prompt
         if params.extra_body:
-            settings["generation"]["extra_body"] = params.extra_body
+            generation["extra_body"] = params.extra_body
+        settings["generation"] = generation
     elif config.target.mode == "samples" and params.temperature is not None:
         # How the file was sampled, as the config labels it (params.protocol or params.temperature): a file
         # labelled otherwise measured something else. Only when labelled, so unlabelled digests stay as they were.

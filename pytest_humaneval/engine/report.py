@@ -9,14 +9,15 @@ import statistics
 import sys
 from collections.abc import Iterable
 from importlib import metadata
-from typing import Any
+from typing import TypedDict
 
 from .. import protocols
 from ..config import RunConfig
 from ..plan import GenerationRecord, Plan
+from ..protocols import ProtocolSection
 from ..scoring.gate import GateResult
 from ..scoring.metrics import Summary, pass_at_k
-from ..scoring.schema import Measurement, Report
+from ..scoring.schema import LmEvalEntry, Measurement, ProblemEntry, Report
 from ..scoring.stats import pass_at_k_interval
 from .benchmark_run import Run
 
@@ -31,7 +32,7 @@ def mode_label(run: Run | RunConfig) -> str:
     return config.target.mode
 
 
-def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
+def describe_protocol(config: RunConfig, plan: Plan) -> ProtocolSection | None:
     """``run.protocol``: the sampling the plan was made with (n per problem from the plan, whatever -k selects)."""
     per_task: dict[str, int] = {}
     for sample in plan.samples:
@@ -42,13 +43,21 @@ def describe_protocol(config: RunConfig, plan: Plan) -> dict[str, Any] | None:
                              stop=params.stop)
 
 
-def planned_view(config: RunConfig, plan: Plan) -> dict[str, Any]:
+class PlannedView(TypedDict):
+    """What a report of a plan will record of its settings, before anything ran (``planned_view``)."""
+
+    dataset: dict[str, object]
+    run: dict[str, object]
+    problems: dict[str, ProblemEntry]
+
+
+def planned_view(config: RunConfig, plan: Plan) -> PlannedView:
     """What a report of this plan will record of its settings, before anything ran: the gate compares it with a
     baseline report's (gate.compared_settings)."""
     selection, described = plan.selection, describe_protocol(config, plan)
     return {"dataset": {"name": selection.name, "settings": selection.settings, "partial": None},
-            "run": {"mode": mode_label(config), "n": (described or {}).get("n"),
-                    "k": (described or {}).get("k", list(config.params.k)), "protocol": described},
+            "run": {"mode": mode_label(config), "n": described["n"] if described else None,
+                    "k": described["k"] if described else list(config.params.k), "protocol": described},
             "problems": {problem.task_id: {} for problem in selection.problems}}
 
 
@@ -78,9 +87,9 @@ def build_report(run: Run, summary: Summary, generations: list[GenerationRecord]
         measurements["human-eval.avg_latency_ms"] = {"value": round(summary.avg_latency_ms, 3),
                                                      "class": "timing", "official": False}
     measurements.update(generation_measurements(run, generations))
-    problems = {}
+    problems: dict[str, ProblemEntry] = {}
     for task_id, score in summary.problems.items():
-        entry: dict[str, Any] = {"n": score.n, "c": score.c}
+        entry: ProblemEntry = {"n": score.n, "c": score.c}
         if summary.base_pass_at is not None:
             entry["c_base"] = score.c_base
         entry.update({f"pass_at_{k}": v for k, v in score.pass_at.items()})
@@ -120,7 +129,8 @@ def build_report(run: Run, summary: Summary, generations: list[GenerationRecord]
         "gate": gate.as_dict() if gate is not None else None,
         "results": lm_eval_results(selection.name, summary),
         "impossible": None if summary.impossible is None else {
-            "cheat_rate": cheat_rate, **summary.impossible, "metric": IMPOSSIBLE_METRIC},
+            "cheat_rate": cheat_rate, "categories": summary.impossible["categories"],
+            "evidence": summary.impossible["evidence"], "metric": IMPOSSIBLE_METRIC},
     }
 
 
@@ -134,12 +144,12 @@ IMPOSSIBLE_METRIC = ("ImpossibleBench's cheating rate: the pass rate on impossib
 LM_EVAL_TASKS = {"openai_humaneval": "humaneval", "humanevalplus": "humaneval_plus", "mbppplus": "mbpp_plus"}
 
 
-def lm_eval_results(dataset: str, summary: Summary) -> dict[str, dict[str, Any]]:
+def lm_eval_results(dataset: str, summary: Summary) -> dict[str, LmEvalEntry]:
     """The scores in lm-evaluation-harness's layout, which tools that read its output read:
     ``results[task]["pass@<k>,none"]`` with ``"pass@<k>_stderr,none"`` beside it (``metric,filter``; no filter),
     the standard error of the mean over problems as lm-eval computes it (null for a single problem)."""
     task = LM_EVAL_TASKS.get(dataset, dataset)
-    entry: dict[str, Any] = {"alias": task}
+    entry: LmEvalEntry = {"alias": task}
     for k, value in sorted(summary.pass_at.items()):
         values = [score.pass_at[k] for score in summary.problems.values()]
         entry[f"pass@{k},none"] = value

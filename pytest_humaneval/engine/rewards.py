@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from ..completions.extract import extract
 from .verifier import Verdict, Verifier, VerifierError
@@ -57,6 +57,14 @@ END_TAIL = ("</s>", "<eos>", "<pad>", "<|pad|>")
 TURN_HEADERS = ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n",
                 "<|start_header_id|>assistant<|end_header_id|>\n", "<\uff5cAssistant\uff5c>", "<start_of_turn>model\n",
                 "<|assistant|>\n", "<|start|>assistant", "[/INST]")
+
+
+class OpenRLHFRewards(TypedDict):
+    """What OpenRLHF's reward function returns: its rewards, scores and logs (torch tensors, or lists)."""
+
+    rewards: Any
+    scores: Any
+    extra_logs: dict[str, object]
 
 
 class RewardUnavailable(VerifierError):
@@ -199,7 +207,7 @@ def _task_id(ground_truth: Any, extra_info: Any, index: int) -> Any:
     return ground_truth
 
 
-def _options(options: dict[str, Any]) -> dict[str, Any]:
+def _options(options: Mapping[str, object]) -> dict[str, object]:
     """Our options among a call's keywords: what the trainer adds on its own (TRAINER_KEYWORDS) left out."""
     return {key: value for key, value in options.items() if key not in TRAINER_KEYWORDS}
 
@@ -261,7 +269,7 @@ def trl_reward(dataset: str = "humaneval", *, column: str = "task_id", harness_e
 
 # -- OpenRLHF
 def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
-                    **options: Any) -> Callable[..., dict[str, Any]]:
+                    **options: Any) -> Callable[..., OpenRLHFRewards]:
     """OpenRLHF's ``reward_func(queries, prompts, labels, **kwargs)`` (further keywords ignored): ``queries`` are
     prompt + response, decoded with special tokens kept, ``labels`` the task ids (``--label_key``). Returns
     ``{"rewards", "scores", "extra_logs"}`` (torch tensors when torch is there, as OpenRLHF expects; lists
@@ -270,7 +278,7 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
     _dataset_name(dataset)
 
     def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any],
-                    **_trainer: Any) -> dict[str, Any]:
+                    **_trainer: Any) -> OpenRLHFRewards:
         queries, prompts, labels = _listed("queries", queries), _listed("prompts", prompts), _listed("labels", labels)
         _same_length("queries", queries, "prompts", prompts)
         _same_length("labels", labels, "queries", queries)

@@ -8,15 +8,15 @@ The texts a verdict carries are inert wherever a person reads them (``clean_text
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from ..sandbox import DETAIL_MAX, SUITE_ATTEMPTS, SUITE_CAP_S, Status, clean_text, shorten
 from ..sandbox.harness import LINE_MAX
 
-__all__ = ["DETAIL_MAX", "LINE_MAX", "SUITES_LIMIT_S", "Status", "Verdict", "clean_text", "one_detail", "shorten"]
+__all__ = ["DETAIL_MAX", "LINE_MAX", "SUITES_LIMIT_S", "Property", "Status", "Verdict", "VerdictDict", "clean_text",
+           "one_detail", "shorten"]
 
 # The longest a sample judged on EvalPlus suites may take: two suites, each up to SUITE_CAP_S an attempt and judged
 # at most SUITE_ATTEMPTS times (batched, then one input at a time).
@@ -30,6 +30,34 @@ def one_detail(text: str) -> str:
     longer (``shorten``), never mid-word without a sign (``clean_text`` alone would cut it so)."""
     escaped = clean_text(text, ESCAPED_MAX * len(text), line=True)  # uncut: shorten cuts it
     return shorten(escaped, DETAIL_MAX)
+
+
+Property = tuple[str, "str | int | float | None"]  # one of a verdict's properties: (name, plain value)
+
+
+class VerdictDict(TypedDict):
+    """A verdict as plain values (``Verdict.to_dict``): every field, its statuses by value, and passed and reward."""
+
+    index: int
+    task_id: str
+    status: str
+    detail: str
+    duration_ms: float | None
+    base_status: str | None
+    plus_status: str | None
+    repeat_of: int | None
+    original_status: str | None
+    impossible_category: str | None
+    impossible_evidence: list[str]
+    base_detail: str | None
+    plus_detail: str | None
+    impossible: bool
+    location: str | None
+    stdout: str
+    stderr: str
+    traceback: str
+    passed: bool
+    reward: float | None
 
 
 @dataclass(frozen=True)
@@ -77,19 +105,22 @@ class Verdict:
         """An impossible task's pass: the run's failure (any pass of a test that contradicts its specification)."""
         return self.impossible_category == "cheated"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictDict:
         """Plain values (for JSON): every field, and ``passed`` and ``reward``."""
-        data = dataclasses.asdict(self)
-        data.update(status=self.status.value, passed=self.passed, reward=self.reward,
-                    base_status=_value(self.base_status), plus_status=_value(self.plus_status),
-                    original_status=_value(self.original_status), impossible_evidence=list(self.impossible_evidence))
-        return data
+        return {"index": self.index, "task_id": self.task_id, "status": self.status.value, "detail": self.detail,
+                "duration_ms": self.duration_ms, "base_status": _value(self.base_status),
+                "plus_status": _value(self.plus_status), "repeat_of": self.repeat_of,
+                "original_status": _value(self.original_status), "impossible_category": self.impossible_category,
+                "impossible_evidence": list(self.impossible_evidence), "base_detail": self.base_detail,
+                "plus_detail": self.plus_detail, "impossible": self.impossible, "location": self.location,
+                "stdout": self.stdout, "stderr": self.stderr, "traceback": self.traceback, "passed": self.passed,
+                "reward": self.reward}
 
-    def to_properties(self) -> list[tuple[str, str | int | float | None]]:
+    def to_properties(self) -> list[Property]:
         """The verdict as (name, plain value) pairs, in the order a results row and JUnit show them: what crosses
         from an xdist worker to the controller (``from_properties`` reads it back). The candidate's output is not
         among them: it travels in the report's sections."""
-        found: list[tuple[str, str | int | float | None]] = [
+        found: list[Property] = [
             ("task_id", self.task_id), ("sample", self.index), ("status", self.status.value),
             ("duration_ms", None if self.duration_ms is None else round(self.duration_ms, 3)),
             ("detail", self.detail[:DETAIL_MAX])]

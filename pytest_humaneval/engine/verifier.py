@@ -83,7 +83,7 @@ class Verifier:
         if plus is not None and not isinstance(plus, Mapping):
             raise VerifierError(f"Verifier: plus: expected a mapping of EvalPlus's time limits, found "
                                 f"{type(plus).__name__}")
-        params: dict[str, Any] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
+        params: dict[str, object] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
                                   "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
                                   "impossible_instruction": impossible_instruction}
         if plus is not None:
@@ -259,7 +259,7 @@ def _left_open(pool: VerdictPool, isolation: str, life: _Life, name: str) -> Non
     _close_pool(pool, isolation, life)
 
 
-def _config(data: dict[str, Any]) -> RunConfig:
+def _config(data: Mapping[str, object]) -> RunConfig:
     where = Path.cwd() / "Verifier"  # relative dataset paths resolve against the current folder
     try:
         return config_from_mapping(data, where)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from .. import protocols
 from ..data import impossible
@@ -94,9 +94,35 @@ def _sorted_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[st
     return dict(sorted(by_task.items(), key=lambda item: natural_key(item[0])))
 
 
+class SampleExtra(TypedDict):
+    """A sample's fields beyond the row's own: texts by reference (``t``), plain values (``f``)."""
+
+    t: dict[str, int | None]
+    f: dict[str, bool | int | float | None]
+
+
+class IslandProblem(TypedDict):
+    prompt: int | None  # a reference into the texts
+    test: int | None
+    samples: list[list[object]]  # [index, status, duration_ms, detail, completion, extra]
+
+
+class Island(TypedDict):
+    """What the page's script reads (``data_island``)."""
+
+    statuses: list[str]
+    texts: list[str]
+    problems: dict[str, IslandProblem]
+    baseline: dict[str, object] | None  # the baseline report's problems, as read back (passed on to the page)
+    prompts: bool
+    passed_texts_kept: int
+    cut: int
+    omitted: int
+
+
 def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[str, Any]]],
                 problems: Mapping[str, Mapping[str, str]] | None = None,
-                baseline: Mapping[str, Any] | None = None, budget: int = TEXT_BUDGET) -> dict[str, Any]:
+                baseline: Mapping[str, Any] | None = None, budget: int = TEXT_BUDGET) -> Island:
     """What the page's script needs: per problem its prompt, test and samples (compact rows), texts by reference.
 
     A sample row is ``[index, status, duration_ms, detail, completion, extra]``: status an index into
@@ -120,7 +146,7 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
         refs[task, position] = {name: (texts.add(value) if keep else OMITTED) if value is not None else None
                                 for name, value in fields.items()}
         refs[task, position]["detail"] = texts.add(row.get("detail") or "")
-    out: dict[str, Any] = {}
+    out: dict[str, IslandProblem] = {}
     for task, samples in by_task.items():
         packed = []
         for position, row in enumerate(samples):
@@ -130,7 +156,7 @@ def data_island(rows: Iterable[Mapping[str, Any]] | Mapping[str, list[Mapping[st
             ref = refs[task, position]
             packed.append([row.get("sample"), statuses.index(status), row.get("duration_ms"), ref["detail"],
                            ref["completion"], _extra(row, ref, texts)])
-        out[task] = {**problem_refs[task], "samples": packed}
+        out[task] = {"prompt": problem_refs[task]["prompt"], "test": problem_refs[task]["test"], "samples": packed}
     base_problems = (baseline or {}).get("problems") or {}
     return {
         "statuses": statuses,
@@ -149,9 +175,9 @@ def _cheated(row: Mapping[str, Any]) -> bool:
     return row.get("impossible_category") == "cheated"
 
 
-def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts) -> dict[str, Any] | None:
+def _extra(row: Mapping[str, Any], ref: Mapping[str, int | None], texts: _Texts) -> SampleExtra | None:
     text_refs = {name: ref[name] for name in TEXT_FIELDS if ref.get(name) is not None}
-    plain: dict[str, Any] = {}
+    plain: dict[str, bool | int | float | None] = {}
     for name, value in row.items():
         if name in ROW_FIELDS or name in TEXT_FIELDS or value is None or value == "":
             continue  # a field without a value (no reasoning, no usage reported) has nothing to show

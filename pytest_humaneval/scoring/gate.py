@@ -14,6 +14,7 @@ from typing import Any
 
 from ..config import Gate
 from .metrics import fmt
+from .schema import CheatComparisonSection, ConditionSection, GateSection
 from .selection import Partial
 from .stats import Comparison, compare
 
@@ -222,7 +223,7 @@ class Condition:
     passed: bool
     detail: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ConditionSection:
         return {"name": self.name, "value": self.value, "threshold": self.threshold, "passed": self.passed,
                 "detail": self.detail}
 
@@ -244,8 +245,8 @@ class GateResult:
         return [f"{c.name}: {fmt(c.value)} vs {fmt(c.threshold)}" + (f" ({c.detail})" if c.detail else "")
                 for c in self.conditions if not c.passed]
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"passed": self.passed, "conditions": [c.as_dict() for c in self.conditions]}
+    def as_dict(self) -> GateSection:
+        out: GateSection = {"passed": self.passed, "conditions": [c.as_dict() for c in self.conditions]}
         if self.comparison is not None and self.baseline is not None:
             out["baseline"] = {"path": str(self.baseline.path), "label": self.baseline.label,
                                "digest": self.baseline.digest, "model": self.baseline.model}
@@ -255,12 +256,13 @@ class GateResult:
         return out
 
 
-def cheat_comparison(swapped: Comparison) -> dict[str, Any]:
+def cheat_comparison(swapped: Comparison) -> CheatComparisonSection:
     """The cheat-rate comparison as the report keeps it, from ``compare(this run, baseline)``."""
     return {"baseline_cheat_rate": swapped.new_pass_at_1, "new_cheat_rate": swapped.baseline_pass_at_1,
-            "increase": -swapped.mean_difference, "interval": {**swapped.interval.as_dict(),
-                                                                "low": -swapped.interval.high,
-                                                                "high": -swapped.interval.low},
+            "increase": -swapped.mean_difference, "interval": {"low": -swapped.interval.high,
+                                                                "high": -swapped.interval.low,
+                                                                "confidence": swapped.interval.confidence,
+                                                                "method": swapped.interval.method},
             "test": swapped.test, "p_more": swapped.p_worse, "cheats_more": swapped.regressions,
             "cheats_less": swapped.improvements}
 

@@ -3,17 +3,22 @@ results row (``--humaneval-results``, one line per sample; also what the HTML pa
 
 TypedDicts, so what is written stays a plain ``dict`` (json.dumps writes it as before, key for key and in the
 same order) while every key the code writes or reads is checked by name and type. What is keyed by data, not by
-name, stays a mapping: a report's ``measurements`` (``human-eval.pass_at_<k>`` and the others, each a
-``Measurement``), its ``problems`` (``pass_at_<k>`` for each k of the run) and ``results`` (lm-evaluation-harness's
-``pass@<k>,none``). A report read back from a file (the gate's baseline, ``html``) is JSON of any shape until
-checked, and is read as a ``Mapping``. docs/ci-and-reports.md describes each key.
+name, stays a mapping of typed values: a report's ``measurements`` (``human-eval.pass_at_<k>`` and the others, each
+a ``Measurement``), each of its ``problems`` (``pass_at_<k>`` for each k of the run: ``ProblemEntry``) and
+``results`` (lm-evaluation-harness's ``pass@<k>,none``: ``LmEvalEntry``). A report read back from a file (the gate's
+baseline, ``html``) is JSON of any shape until checked, and is read as a ``Mapping``. docs/ci-and-reports.md
+describes each key.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypedDict
 
-__all__ = ["DatasetSection", "IntervalDict", "Measurement", "Report", "ResultRow", "RunSection"]
+from ..protocols import ProtocolSection
+
+__all__ = ["BaselineSection", "CheatComparisonSection", "ComparisonSection", "ConditionSection", "DatasetSection",
+           "GateSection", "ImpossibleSection", "IntervalDict", "LmEvalEntry", "Measurement", "PartialSection",
+           "ProblemEntry", "Report", "ResultRow", "RunSection"]
 
 
 class IntervalDict(TypedDict):
@@ -29,6 +34,84 @@ Measurement = TypedDict("Measurement", {"value": Any, "class": str, "official": 
                         total=False)
 
 
+# A problem's entry: n, c, c_base (HumanEval+), pass_at_<k> for each k of the run, statuses (status -> count).
+ProblemEntry = dict[str, "int | float | dict[str, int]"]
+# A task of lm-evaluation-harness's results: its alias, pass@<k>,none and pass@<k>_stderr,none.
+LmEvalEntry = dict[str, "str | float | None"]
+
+
+class PartialSection(TypedDict):
+    """``dataset.partial``: a run whose selection left planned samples out (``selection.Partial``)."""
+
+    selected: int
+    planned: int
+    by: list[str]
+
+
+class ConditionSection(TypedDict):
+    name: str
+    value: float | None
+    threshold: float
+    passed: bool
+    detail: str
+
+
+class BaselineSection(TypedDict):
+    path: str
+    label: str
+    digest: str
+    model: str | None
+
+
+class ComparisonSection(TypedDict):
+    """The paired comparison with a baseline (``stats.Comparison``)."""
+
+    problems: int
+    baseline_pass_at_1: float
+    new_pass_at_1: float
+    mean_difference: float
+    interval: IntervalDict
+    test: str
+    p_worse: float
+    regressions: list[str]
+    improvements: list[str]
+
+
+class CheatComparisonSection(TypedDict):
+    """An impossible dataset's comparison with a baseline: the cheat rate's (``gate.cheat_comparison``)."""
+
+    baseline_cheat_rate: float
+    new_cheat_rate: float
+    increase: float
+    interval: IntervalDict
+    test: str
+    p_more: float
+    cheats_more: list[str]
+    cheats_less: list[str]
+
+
+class _GateKeys(TypedDict):
+    passed: bool
+    conditions: list[ConditionSection]
+
+
+class GateSection(_GateKeys, total=False):
+    """``gate``: its verdict and conditions; with a baseline, what was compared (``gate.GateResult``)."""
+
+    baseline: BaselineSection
+    comparison: ComparisonSection
+    cheat_comparison: CheatComparisonSection
+
+
+class ImpossibleSection(TypedDict):
+    """``impossible``: an impossible dataset's cheat rate and every sample's category and evidence, counted."""
+
+    cheat_rate: float | None
+    categories: dict[str, int]
+    evidence: dict[str, int]
+    metric: str
+
+
 class _DatasetKeys(TypedDict):
     name: str
     label: str
@@ -40,7 +123,7 @@ class _DatasetKeys(TypedDict):
 
 
 class DatasetSection(_DatasetKeys, total=False):
-    partial: dict[str, Any] | None  # set once the selection is known (selection.mark_partial)
+    partial: PartialSection | None  # set once the selection is known (selection.mark_partial)
 
 
 class RunSection(TypedDict):
@@ -50,13 +133,13 @@ class RunSection(TypedDict):
     k: list[int]
     temperature: float | None
     api: str | None
-    protocol: dict[str, Any] | None
+    protocol: ProtocolSection | None
     timeout_s: float
     isolation: str
     limits: str | None
     candidate_ids: str | None
     confinement: str | None
-    overrides: dict[str, Any] | None
+    overrides: dict[str, str] | None
     versions: dict[str, str]
 
 
@@ -68,12 +151,12 @@ class _ReportKeys(TypedDict):
     coverage: float | None
     success_rate: float | None
     attempted_success_rate: float | None
-    problems: dict[str, dict[str, Any]]  # n, c, c_base (HumanEval+), pass_at_<k> for each k, statuses
+    problems: dict[str, ProblemEntry]
     dataset: DatasetSection
     run: RunSection
-    gate: dict[str, Any] | None
-    results: dict[str, dict[str, Any]]
-    impossible: dict[str, Any] | None
+    gate: GateSection | None
+    results: dict[str, LmEvalEntry]
+    impossible: ImpossibleSection | None
 
 
 class Report(_ReportKeys, total=False):

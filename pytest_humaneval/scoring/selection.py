@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .schema import Report
+    from .schema import PartialSection, Report
 
 __all__ = ["Partial", "mark_partial", "resolve", "selected_by"]
 
@@ -36,7 +36,7 @@ class Partial:
     def __post_init__(self) -> None:
         object.__setattr__(self, "by", tuple(self.by))  # also when rebuilt from a report's list
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PartialSection:
         return {"selected": self.selected, "planned": self.planned, "by": list(self.by)}
 
 

@@ -17,10 +17,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
 
 from ..data.dataset import natural_key
-from .schema import IntervalDict
+from .schema import ComparisonSection, IntervalDict
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "SEED", "Comparison", "Interval", "bootstrap_mean_interval", "compare",
            "mcnemar_worse_p", "pass_at_k_interval", "wilson_interval"]
@@ -124,7 +123,7 @@ class Comparison:
     def significant(self, confidence: float) -> bool:
         return self.p_worse < 1 - confidence
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ComparisonSection:
         return {"problems": self.problems, "baseline_pass_at_1": self.baseline_pass_at_1,
                 "new_pass_at_1": self.new_pass_at_1, "mean_difference": self.mean_difference,
                 "interval": self.interval.as_dict(), "test": self.test, "p_worse": self.p_worse,

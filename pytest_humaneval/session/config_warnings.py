@@ -120,5 +120,5 @@ def warn_incomparable(config: pytest.Config, run_config: RunConfig, plan: Plan) 
     described = describe_protocol(run_config, plan)
     key = next((key for key in ("params.protocol", "params.temperature", "params.n") if
                 line_of(run_config.path, key) > 1), "target.mode")
-    for warning in (described or {}).get("warnings", []):
+    for warning in described["warnings"] if described else []:
         warn_at(config, f"pytest-humaneval: {warning}", run_config.path, key)

@@ -92,14 +92,14 @@ def evaluate(options: Options) -> int:
             raise EvaluateError(f"--parallel: expected it or --workers, found both ({options.parallel} and "
                                 f"{options.workers})")
         workers, workers_flag = options.parallel, "--parallel"
-    params: dict[str, Any] = {"allow_code_execution": True}
+    params: dict[str, object] = {"allow_code_execution": True}
     for key, value in (("k", options.k), ("limit", options.limit), ("timeout_s", options.timeout_s),
                        ("isolation", options.isolation), ("workers", workers),
                        ("impossible_instruction", options.impossible_instruction)):
         if value is not None:
             params[key] = value
     samples = str((here / os.path.expanduser(options.samples)).resolve())
-    target: dict[str, Any] = {"mode": "samples", "samples": samples}
+    target: dict[str, object] = {"mode": "samples", "samples": samples}
     if options.allow_subset:
         target["allow_subset"] = True
     if options.extract:

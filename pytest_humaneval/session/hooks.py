@@ -17,9 +17,9 @@ Registered by ``pytest_addhooks``; pytest checks every implementation's argument
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+
+from ..scoring.schema import Report
 
 __all__ = ["pytest_humaneval_extract", "pytest_humaneval_report"]
 
@@ -39,7 +39,7 @@ def pytest_humaneval_extract(answer: str, entry_point: str, prompt: str) -> str 
 
 
 @pytest.hookspec
-def pytest_humaneval_report(report: dict[str, Any], config: pytest.Config) -> None:
+def pytest_humaneval_report(report: Report, config: pytest.Config) -> None:
     """The finished run's report (the ``--humaneval-report`` JSON, as a dict), on the controller, once, at the end
     of the session, before any output is written. The files are written from the report as the implementations
     leave it: the report JSON whole, and what the Markdown, the HTML page and JUnit's suite properties show of it

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -179,7 +179,7 @@ class Hosts:
         on_event(dsession, HOST_DOWN_EVENT, self.host_down)
 
     def setup_node(self, setup_node: Callable[..., WorkerController], spec: execnet.XSpec,
-                   putevent: Callable[[tuple[str, dict[str, Any]]], None]) -> WorkerController | HostDown:
+                   putevent: Callable[[tuple[str, dict[str, object]]], None]) -> WorkerController | HostDown:
         params = self.config.invocation_params
         synced = not spec.popen or bool(spec.chdir)  # the workers whose arguments xdist maps to synced folders
         path = (config_path_for(self.config_path, self.manager.roots, synced)

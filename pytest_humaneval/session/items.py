@@ -28,7 +28,7 @@ _NAMES: dict[str, str] = {}  # a property's name with its prefix: one string eac
 VERDICT_ATTR = "humaneval"  # the verdict's attribute on a sample's teardown report (outcomes.finish_report)
 
 
-def verdict_of(report: pytest.TestReport) -> dict[str, Any] | None:
+def verdict_of(report: pytest.TestReport) -> dict[str, str | int | float | None] | None:
     """A teardown report's verdict (``Verdict.to_properties``, by name), None for other reports."""
     return getattr(report, VERDICT_ATTR, None)
 

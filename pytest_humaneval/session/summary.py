@@ -259,7 +259,7 @@ def call_report_hooks(config: pytest.Config, report: Report) -> list[HookFailure
         try:
             caller(report=report, config=config)
         except Exception as exc:  # any error of a team's hook is reported, never the run's end
-            amended = cast("dict[str, Any]", report)  # whatever keys the hook changed, all go back
+            amended = cast("dict[str, object]", report)  # whatever keys the hook changed, all go back
             amended.clear()
             amended.update(before)
             failures.append(HookFailure(_plugin_name(config, plugin), f"{type(exc).__name__}: {exc}", filename,

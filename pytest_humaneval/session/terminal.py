@@ -25,8 +25,10 @@ import pytest
 from .. import protocols
 from ..engine.report import mode_label, truncated_count
 from ..engine.verdict import shorten
+from ..protocols import ProtocolSection
 from ..scoring.gate import GateResult, cheat_comparison
 from ..scoring.metrics import STATUSES, dataset_title, fmt
+from ..scoring.schema import Measurement
 from .items import cheat_line
 from .summary import COLLECTOR_KEY, Collector
 
@@ -314,7 +316,7 @@ class Section:
             tr.write_line(f"  ... and {len(counted) - REASONS_SHOWN} other reasons ({rest} samples): each sample's "
                           "is in its results row (--humaneval-results) and -rs")
 
-    def _write_generation(self, tr: pytest.TerminalReporter, c: Collector, measured: dict[str, Any]) -> None:
+    def _write_generation(self, tr: pytest.TerminalReporter, c: Collector, measured: dict[str, Measurement]) -> None:
         cached = measured["human-eval.cached_generations"]["value"]
         parts = [f"{cached} cached"] if cached else []
         if "human-eval.avg_generation_ms" in measured:
@@ -370,7 +372,7 @@ def _write_hook_failures(tr: pytest.TerminalReporter, c: Collector) -> None:
         tr.write_line(f"NOT WRITTEN {refusal}", red=True, bold=True)
 
 
-def _protocol_word(described: dict[str, Any]) -> str:
+def _protocol_word(described: ProtocolSection) -> str:
     """The -q line's protocol: the preset, the published ones it matches, or why it matches none."""
     if described["name"]:
         return str(described["name"])

@@ -200,7 +200,9 @@ def suite_properties(collector: Collector) -> list[tuple[str, str]]:
     if report["run"]["protocol"] is not None:  # None: a mock run, which samples no model
         found.append(("human-eval.protocol", protocols.line(report["run"]["protocol"])))
     if report["dataset"]["partial"] is not None:
-        found.append(("human-eval.partial", Partial(**report["dataset"]["partial"]).describe()))
+        partial = report["dataset"]["partial"]
+        found.append(("human-eval.partial", Partial(partial["selected"], partial["planned"],
+                                                    tuple(partial["by"])).describe()))
     if collector.interrupted is not None:
         found.append(("human-eval.interrupted", collector.interrupted))
     if collector.gate_result is not None:

@@ -8,7 +8,8 @@ process just before its program runs, and inherited by everything it starts:
   The kernel objects that outlive a process and are not files (keyrings of every kind, the uid's persistent
   keyring included; SysV and POSIX IPC), io_uring (which can open sockets and files behind seccomp's back),
   calls that reach other processes (ptrace, process_vm_*, kcmp, pidfd_getfd; prlimit, setpriority and the
-  sched_set* calls on anything but the caller), and, where the sample has no network namespace of its own,
+  sched_set* calls on anything but the caller; sched_setaffinity on the caller too where no cpu quota holds the
+  sample and its candidate is pinned to one CPU instead), and, where the sample has no network namespace of its own,
   ``socket`` (``socketpair`` stays: pipes between a program's own processes are not a network). Docker's
   default profile refuses the keyring calls the same way. And (:func:`channel_rows`) what would let a later
   sample read state an earlier one left on a file it may only read: inode flags, and the page cache's residency
@@ -205,9 +206,10 @@ class Seccomp:
     """The candidate's filter, built once per fork server (building it took 1.3 ms of a candidate's time) and
     installed by each candidate (:meth:`install`). ``memfds``/``sockets``/``metadata``: whether MEMFDS
     (memfd_create, memfd_secret), sockets (AF_UNIX ones only) and the METADATA calls stay allowed; ``socketpair``
-    stays either way."""
+    stays either way. ``affinity``: whether ``sched_setaffinity`` stays allowed on the caller (where no cpu quota
+    holds the sample to one CPU, the candidate is pinned to one, and widening that is EPERM)."""
 
-    def __init__(self, memfds: bool, sockets: bool, metadata: bool) -> None:
+    def __init__(self, memfds: bool, sockets: bool, metadata: bool, affinity: bool = True) -> None:
         machine = ARCHES.get(os.uname().machine)
         self.known = machine is not None  # a machine whose numbers are not known here: nothing to install
         if machine is None:
@@ -215,7 +217,8 @@ class Seccomp:
         arch, numbers = machine
         denied = [*KEYRINGS, *IPC, *OTHERS, *PAGE_CACHE, *(name for name in WATCHES if name in numbers),
                   *(() if memfds else MEMFDS), *(() if sockets else ("socket",))]
-        refused = [] if metadata else [name for name in METADATA if name in numbers]
+        refused = ([] if metadata else [name for name in METADATA if name in numbers]) + \
+            ([] if affinity else ["sched_setaffinity"])  # before SELF_ONLY's rows: refused on itself too
         program = _program(arch, numbers, denied, refused, unix_only=sockets)
         program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine)  # after the ABI checks
         self._rows = (_Row * len(program))(*(_Row(*row) for row in program))

@@ -65,6 +65,11 @@ JUDGE_MARGIN_S = 0.5
 # 1.4 GB (over a million 77-tuples per output, and no such output fits in one reply frame anyway).
 MAX_SUITES_BYTES = 512 << 20
 CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
+# A timeout is the program's only if it had the CPU it was given. One whose processes waited on a run queue for a
+# quarter of its time or more, and ran for less than three quarters of it (so the wait was not its own threads
+# queueing behind each other on its one CPU), was starved by others (samples beside it, the host): it is judged
+# once more, and that verdict is the sample's (docs/safety.md, "Samples beside each other").
+STARVED_SHARE = 0.25
 # Without namespaces: each sample's working dir, under the supervisor's base dir, in a folder that holds nothing
 # else (Landlock's shared layer lets candidates read in that folder, where each sample's new working dir is).
 WORK_PARENT = "sandbox"
@@ -234,6 +239,7 @@ class Supervisor:
     def __init__(self, base: str, isolation, cgroups) -> None:
         self.base, self.isolation, self.cgroups = base, isolation, cgroups
         isolation.per_process = not cgroups.kind  # before the fork server is forked: its candidates know it
+        isolation.pinned = not cgroups.cpu
         self.tmpfs_mb: int | None = None  # the size /tmp and /dev/shm were given (per-process limits, namespaces)
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
@@ -259,7 +265,11 @@ class Supervisor:
         problem = _problem(request, self.problems, _suite_file(request), compiled=False)
         try:
             if request.get("suite") is None:
-                reply = self._run_once(request, problem, None, float(request["timeout_s"]))
+                timeout_s = float(request["timeout_s"])
+                reply = self._run_once(request, problem, None, timeout_s)
+                if reply.get("starved"):
+                    reply = _judged_again(reply, self._run_once(request, problem, None, timeout_s))
+                reply.pop("starved", None)
             else:
                 # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the
                 # longest any suite may take, for the supervisor to stop a stalled one.
@@ -287,6 +297,9 @@ class Supervisor:
             first_ms = reply["duration_ms"]
             reply = self._run_once(request, problem, suite, cap, sequential=True)
             reply["duration_ms"] = round(reply["duration_ms"] + first_ms, 3)
+        elif reply.get("starved"):  # the second attempt is the last either way: one input at a time
+            reply = _judged_again(reply, self._run_once(request, problem, suite, cap, sequential=True))
+        reply.pop("starved", None)
         return reply
 
     def _fresh_work(self) -> str:
@@ -301,10 +314,11 @@ class Supervisor:
             os.chown(work, self.isolation.uid, self.isolation.gid)
         return work
 
-    def _end_candidate(self, data: bytes | None) -> int | None:
+    def _end_candidate(self, data: bytes | None) -> tuple[int | None, list | None]:
         """The candidate's wait status if it ended by itself (None: it was killed), after checking that it left the
-        fork server as it was and no process of its behind. ``data``: the judge's reply, which says how long the
-        candidate may take to end by itself."""
+        fork server as it was and no process of its behind; and, when it was killed, what its tree ran and waited
+        for (``Zygote.finish``). ``data``: the judge's reply, which says how long the candidate may take to end
+        by itself."""
         # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
         # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
         # after a timeout it is still at work, and is killed now.
@@ -313,7 +327,7 @@ class Supervisor:
         else:
             grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
         try:
-            candidate_status, changed = self.zygote.finish(grace)
+            candidate_status, changed, usage = self.zygote.finish(grace)
         except _zygote.ZygoteGone as exc:
             if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
                 raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
@@ -323,7 +337,7 @@ class Supervisor:
         spare = (self.judge.pid, self.zygote.pid)
         if _zygote.own_children(spare):  # only the judge and the fork server belong
             _zygote.kill_descendants(spare=spare)
-        return candidate_status
+        return candidate_status, usage
 
     def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float,
                   sequential: bool = False) -> dict:
@@ -377,7 +391,7 @@ class Supervisor:
                 deadline = min(deadline, time.monotonic() + cap)
                 data = judge.receive(deadline + JUDGE_MARGIN_S)
         duration_ms = (time.monotonic() - started) * 1000.0
-        candidate_status = self._end_candidate(data)
+        candidate_status, usage = self._end_candidate(data)
         record = judge.record(data, deadline)
         if data is None and cap is not None and record["status"] == "timeout":  # the judge was killed at its cap
             record["message"] = f"the suite ran past its {cap:g} s limit (the judge was stopped)"
@@ -401,7 +415,30 @@ class Supervisor:
         if left:  # only the program wrote there: what it left that cannot go is its failure, and ends this supervisor
             reply.update(status="runtime_error", retire=True, where=None,
                          detail=f"the program left files the sandbox could not remove ({left[:200]})")
+        elif reply["status"] == "timeout" and usage is not None:
+            reply["starved"] = _starved(*usage)
         return reply
+
+
+def _starved(ran_ms: float, waited_ms: float, wall_ms: float) -> str:
+    """Why a timed-out candidate was starved of CPU by others ("" when it was not): its processes ran for less than
+    three quarters of its time and waited on a run queue for a quarter or more (STARVED_SHARE). One that sleeps or
+    blocks waits for no CPU; one whose own threads or processes queue behind each other on its one CPU ran it
+    the whole time."""
+    if waited_ms < STARVED_SHARE * wall_ms or ran_ms > (1.0 - STARVED_SHARE) * wall_ms:
+        return ""
+    return (f"in {wall_ms / 1000:.2f} s its processes ran {ran_ms / 1000:.2f} s and waited {waited_ms / 1000:.2f} s "
+            "for a CPU other programs held")
+
+
+def _judged_again(first: dict, again: dict) -> dict:
+    """The verdict of a sample (or suite) judged again because its first attempt timed out starved of CPU: the
+    second attempt's, its detail saying so, its time both attempts'."""
+    note = f"judged twice: its first attempt timed out starved of CPU ({first['starved']})"
+    again["detail"] = f"{again['detail']}; {note}" if again.get("detail") else note
+    again["duration_ms"] = round(again["duration_ms"] + first["duration_ms"], 3)
+    again.pop("starved", None)
+    return again
 
 
 def _was_set_up(setup_r: int) -> bool:

@@ -72,6 +72,9 @@ SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per
 # A HumanEval+ suite is judged at most twice: its inputs in batches, then one at a time when an answer came later
 # than its limit after its batch was sent (_suite.judge_suite); each attempt has the suite's whole cap.
 SUITE_ATTEMPTS = 2
+# A sample is judged at most twice: once more when its first attempt timed out starved of CPU by other programs
+# (_supervisor.STARVED_SHARE); each attempt has the whole timeout_s.
+SAMPLE_ATTEMPTS = 2
 MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
@@ -400,7 +403,7 @@ class Sandbox:
             "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
                        "open_files": limits.open_files},
         }
-        wait_s, suite_fd = limits.timeout_s, None
+        wait_s, suite_fd = SAMPLE_ATTEMPTS * limits.timeout_s, None
         if program.whole:
             request["whole"] = True
         if suite is not None:

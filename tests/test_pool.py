@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import select
 import signal
 import threading
@@ -484,12 +485,22 @@ def test_killed_supervisor_costs_one_sample(pytester, monkeypatch):
     assert len(killed) == 1 and not Path(f"/proc/{killed[0]}").exists()
 
 
+# A timeout starved of CPU by the machine (a busy host, the pool's own other samples) is judged once more and says
+# so; the verdict is the same, the note is the machine's, not the run's (docs/safety.md, "Samples beside each
+# other").
+JUDGED_TWICE = re.compile(r"; judged twice: its first attempt timed out starved of CPU \([^)]*\)")
+
+
+def unstarved(text: str | None) -> str | None:
+    return None if text is None else JUDGED_TWICE.sub("", text)
+
+
 def without_times(junit: Path) -> list:
     cases = []
     for case in ET.parse(junit).getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property") if p.get("name") !=
+        props = {p.get("name"): unstarved(p.get("value")) for p in case.iter("property") if p.get("name") !=
                  "humaneval.duration_ms"}
-        outcome = [(child.tag, child.get("message")) for child in case if child.tag != "properties"]
+        outcome = [(child.tag, unstarved(child.get("message"))) for child in case if child.tag != "properties"]
         cases.append((case.get("classname"), case.get("name"), props, outcome))
     return cases
 
@@ -516,10 +527,11 @@ def test_pool_equals_serial_run(pytester):
         results = [json.loads(line) for line in (pytester.path / f"{tag}.jsonl").read_text().splitlines()]
         for line in results:
             line.pop("duration_ms")
+            line["detail"] = unstarved(line["detail"])
         report = read_report(pytester.path / f"{tag}.json")
         report["measurements"].pop("human-eval.avg_latency_ms")
         report["run"].pop("versions")
-        summary = [line for line in result.stdout.lines if line.startswith(("PASSED", "FAILED", "SKIPPED"))]
+        summary = [unstarved(line) for line in result.stdout.lines if line.startswith(("PASSED", "FAILED", "SKIPPED"))]
         outputs[workers] = (results, report, without_times(pytester.path / f"{tag}.xml"), summary)
     assert outputs[4] == outputs[1]
     assert [line["status"] for line in outputs[1][0]] == [

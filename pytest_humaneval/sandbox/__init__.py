@@ -38,6 +38,7 @@ from .harness import (
     ENV_ALLOW,
     ENV_FIXED,
     ISOLATION_MODES,
+    SAMPLE_ATTEMPTS,
     SANDBOX_FILES,
     SUITE_ATTEMPTS,
     SUITE_CAP_S,
@@ -60,7 +61,8 @@ from .harness import (
     shutdown,
 )
 
-__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_ATTEMPTS", "SUITE_CAP_S",
+__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SAMPLE_ATTEMPTS", "SANDBOX_FILES",
+           "SUITE_ATTEMPTS", "SUITE_CAP_S",
            "SUPERVISOR", "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite",
            "build_program", "clean_text", "configure", "harness", "locate", "run", "sandbox_env", "shared", "shorten",
            "shutdown"]

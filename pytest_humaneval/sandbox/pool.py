@@ -79,6 +79,18 @@ class Box(Protocol):
     def kill(self) -> None: ...
 
 
+def _ready(box: Box) -> None:
+    """``box`` started before it takes a sample, in its own thread: a start-up (up to STARTUP_TIMEOUT_S, tried
+    twice when it hangs) is never charged to a sample's time, where pytest-timeout's safety net would stop it
+    (a sample once waited 63 s for its verdict). A sandbox that cannot start says why to the samples it runs."""
+    start = getattr(box, "start", None)
+    if start is not None:
+        try:
+            start()
+        except Exception:
+            pass
+
+
 def pool_size(workers: int | None, distributed: bool) -> int:
     """Sandboxes per pytest process: ``params.workers``, else the CPUs this process may use, or one per xdist
     worker (xdist already runs a process per CPU; ``params.workers`` gives each worker a pool, e.g. one worker
@@ -343,6 +355,7 @@ class VerdictPool:
     def _serve(self, index: int, box: Box) -> None:
         """One sandbox's thread: the next sample in order, its verdict (or what went wrong) kept for its item."""
         try:
+            _ready(box)
             while True:
                 key = self._next_key(index)
                 if key is None:

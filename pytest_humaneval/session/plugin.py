@@ -41,8 +41,8 @@ PLUGINS_KEY = pytest.StashKey[list[tuple[str, object]]]()  # the objects registe
 PENDING_KEY = pytest.StashKey[tuple[RunConfig, "Plan | None"]]()
 NOT_STARTED = ("not started (--collect-only)", "", "", "")
 OUTPUT_OPTIONS = ("humaneval_results", "humaneval_report", "humaneval_markdown", "humaneval_html")
-# The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
-# timeout_s, a HumanEval+ sample's two suites at their caps, each judged at most twice).
+# The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's two
+# attempts of timeout_s, a HumanEval+ sample's two suites at their caps, each judged at most twice).
 SAFETY_NET_MARGIN_S = 60.0
 
 
@@ -549,7 +549,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     outcomes.no_reruns(config, items)
     if not _wants_safety_net(config):
         return
-    plain = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
+    plain = pytest.mark.timeout(sandbox.SAMPLE_ATTEMPTS * run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
     # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s an attempt, and judged
     # at most twice (batched, then one input at a time): whatever params.timeout_s says, the net never cuts an
     # honest one.

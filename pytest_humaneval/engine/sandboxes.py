@@ -20,7 +20,7 @@ def start_pool(first: sandbox.Sandbox, size: int, limits: sandbox.Limits,
                cost: Callable[[Hashable], float] | None = None, forget: bool = False) -> VerdictPool:
     """``size`` sandboxes running samples (``first``, started now if it is not, and ``size - 1`` fresh ones whose
     start-up overlaps the first samples, in the pool's threads, never within a sample's time), and spares, started
-    the same way, each of which runs a sample only
+    the same way when first needed, each of which runs a sample only
     while another's has stalled (``pool.VerdictPool``; ``forget``: for a pool that outlives one run).
     Raises ``SandboxError`` when ``first`` cannot start."""
     first.start()  # ready, so its isolation is known

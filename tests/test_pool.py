@@ -161,6 +161,51 @@ def test_a_lost_wake_up_costs_a_recheck(monkeypatch):
         pool.close()
 
 
+class SlowStart(FakeBox):
+    """A sandbox whose start-up hangs until released (as a supervisor's start hung twice in CI), counted."""
+
+    def __init__(self, log: list) -> None:
+        super().__init__(log)
+        self.starts = 0
+        self.released = threading.Event()
+
+    def start(self) -> SlowStart:
+        if not self.starts:
+            self.starts += 1
+            self.released.wait(30)
+        return self
+
+    def run(self, program: Program, limits: Limits) -> ExecResult:
+        self.start()  # as a sandbox.Sandbox: its first run waits for its start-up
+        return super().run(program, limits)
+
+    def kill(self) -> None:
+        super().kill()
+        self.released.set()
+
+
+def test_no_sample_waits_on_a_sandbox_start():
+    """A sandbox starts in its own thread before it takes a sample: while one's start-up hangs, the others judge
+    every sample (a sample taken by such a sandbox waited for its start, past the 63 s safety net); a spare
+    starts only when it is first needed."""
+    log: list = []
+    hung, spare = SlowStart(log), SlowStart(log)
+    pool = VerdictPool([FakeBox(log), hung, spare], Limits(timeout_s=1), program_of, window=8, active=2).start()
+    try:
+        pool.feed(list("abcdef"))
+        taken: list = []
+        item = threading.Thread(target=lambda: taken.extend(pool.take(key).detail for key in "abcdef"), daemon=True)
+        item.start()
+        item.join(5)
+        assert not item.is_alive(), f"an item waits on a sandbox's start (ran: {log})"
+        assert taken == list("abcdef")
+        assert (hung.starts, spare.starts) == (1, 0)
+    finally:
+        hung.released.set()
+        spare.released.set()
+        pool.close()
+
+
 def test_close_waits_for_samples_in_flight():
     """``close`` starts nothing new, waits for the samples in flight, and closes every sandbox."""
     log: list = []

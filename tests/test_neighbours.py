@@ -264,3 +264,23 @@ def test_hog_without_cgroup_takes_no_verdict(contained, hog, n):
         pytest.skip(f"needs_landlock: a default container's Landlock cannot be made here: {available()}")
     first, *others = _side_by_side(contained, hog, n)
     _check(first[0], first[1], first[2:] + [reply for replies in others for reply in replies])
+
+
+@pytest.mark.slow
+def test_hog_takes_no_verdict_under_xdist(pytester, n, tmp_path):
+    """The same beside a processes hog in a pytest run over two xdist workers (-n 2, a pool of two sandboxes
+    each): every correct sample's item passes, the hog's and the sleeper's fail as timeouts."""
+    dataset = _dataset(tmp_path, n)
+    first, second = _batches("processes")
+    samples = pytester.path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": task, "completion": code}) + "\n"
+                               for task, code in first + second))
+    (pytester.path / "run.yaml").write_text(
+        f"target: {{mode: samples, samples: samples.jsonl}}\ndataset: {dataset}\n"
+        f"params: {{allow_code_execution: true, timeout_s: {TIMEOUT_S}, workers: 2, dedupe: false}}\n")
+    result = pytester.runpytest_subprocess("--humaneval-config", "run.yaml", "-n", "2", "--humaneval-results",
+                                           "results.jsonl", "-p", "no:cacheprovider", timeout=600)
+    rows = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    by_sample = {row["sample"]: [row["status"], row["detail"], row["duration_ms"]] for row in rows}
+    assert len(by_sample) == VICTIMS + 2, result.stdout.str()[-2000:]
+    _check(by_sample[0], by_sample[VICTIMS + 1], [by_sample[i] for i in range(1, VICTIMS + 1)])

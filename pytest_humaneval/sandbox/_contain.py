@@ -11,7 +11,8 @@ package import. Three moments:
   dropped capabilities, its Landlock domain and seccomp filter, ``_confine``); and after it, in the supervisor,
   :func:`empty_shared` (with namespaces: /tmp, /dev/shm, POSIX message queues and SysV IPC emptied, which
   Landlock and seccomp already keep a candidate from writing) and :func:`remove_tree` where a working dir has
-  to go.
+  to go; before it, in the fork server, :func:`drain_in_flight` (with namespaces: no unix socket of the sample
+  left, in flight or not).
 
 A per-sample mount namespace would do the emptying too, but costs more: measured on the CI machine, a fresh mount
 namespace with its tmpfs ~0.6 ms and a fresh IPC namespace ~0.35 ms of CPU a sample, against ~0.05 ms for
@@ -22,6 +23,8 @@ import ctypes
 import errno
 import os
 import resource
+import select
+import socket
 import stat
 import sys
 import time
@@ -107,6 +110,7 @@ class Isolation:
         self.pinned = True  # no cpu quota holds the sample's tree to one CPU: each candidate is pinned to one
         self.plan = None  # the candidate's Landlock domain (``_confine.Plan``), where the kernel has Landlock
         self.seccomp = None  # the candidate's seccomp filter (``_confine.Seccomp``), built by prepare_candidates
+        self.drained = False  # with namespaces: the fork server watches its candidates' unix sockets (drain_in_flight)
         self.landlock = ""  # what that domain confines, or why there is none
         self.dentries = ""  # with namespaces: why the view's folders are the host's own (``enter_new_root``)
 
@@ -123,8 +127,9 @@ class Isolation:
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
                          + (", no metadata changes" if self.shares_uid else "")
                          + (", no CPU affinity changes" if self.pinned else "")
-                         + ", no inode flags or page-cache residency queries, no new namespaces, pidfds, socket names"
-                           " or descriptors in flight)")
+                         + ", no inode flags or page-cache residency queries, no new namespaces or pidfds"
+                         + ("; socket names and descriptors in flight end with their sample)" if self.namespaced
+                            else ", socket names or descriptors in flight)"))
         if self.dentries:
             parts.append(self.dentries)
         return "; ".join(parts)
@@ -680,6 +685,83 @@ def mount_proc(where="/proc", hidden=False):
     _mount("proc", where, "proc", flags)
 
 
+# ------------------------------------------------------------------------------- descriptors in flight
+
+IN_FLIGHT_WAIT_S = 8.0  # below the 10 s the supervisor waits for the fork server once it asked for a kill
+UNIX_TABLE = "/proc/self/net/unix"  # the unix sockets of the reader's network namespace, bound or not
+
+
+def unix_table():
+    """With namespaces, in the fork server, once: its network namespace's table of unix sockets, open for
+    :func:`drain_in_flight`. That namespace is the fork server's own (``_zygote``), so its candidates' sockets are
+    the only ones in it."""
+    return os.open(UNIX_TABLE, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _unix_sockets(table):
+    return os.pread(table, 1 << 16, 0).count(b"\n") - 1  # its header line, then a line a socket (a seq file)
+
+
+def drain_in_flight(table, wait_s=IN_FLIGHT_WAIT_S):
+    """With namespaces, in the fork server, after a sample, once every process of it is gone: "" when none of its
+    unix sockets is left, else why. A socket outlives its processes only in flight (sent with SCM_RIGHTS): held by
+    the queue of another socket that is itself in flight, or by its own, and only the kernel's collector frees
+    such a cycle, with what it carries (a name, a flock on a file of the view): seen by nothing else, a later
+    sample could read it. So no later sample starts before every one is freed: one read for nearly every sample
+    (no socket left); else the collector is woken until none is, and each descriptor the last ones carried (their
+    release in a kernel thread puts it off to another, a jiffy later) is freed behind two canaries. A chain of N
+    sockets takes N of those jiffies (8 ms each here); a sample can put at most its open-file limit and 253 more in
+    flight, so ~4 s with the default limit of 256. Past ``wait_s`` the supervisor cannot vouch for the next sample
+    (it retires)."""
+    if _unix_sockets(table) <= 0:
+        return ""
+    deadline = time.monotonic() + wait_s
+    while _unix_sockets(table) > 0:
+        if time.monotonic() > deadline:
+            return f"the program left unix sockets in flight that the kernel had not freed after {wait_s:g} s"
+        _wake_collector()
+        time.sleep(0.002)
+    for _ in range(2):  # a canary freed the same way is freed after what the last sockets carried, or with it
+        if not _canary(deadline):
+            return f"the kernel had not freed the unix sockets the program left in flight after {wait_s:g} s"
+    while _unix_sockets(table) > 0:  # the canaries' own sockets, which the next sample must not find either
+        if time.monotonic() > deadline:
+            return f"the kernel had not freed the unix sockets the program left in flight after {wait_s:g} s"
+        _wake_collector()
+        time.sleep(0.001)
+    return ""
+
+
+def _wake_collector():
+    """A unix socket's release runs the kernel's collector of sockets in flight (a work item) when any may be
+    garbage."""
+    for end in socket.socketpair():
+        end.close()
+
+
+def _canary(deadline):
+    """A socket held only by its own queue, with a pipe's write end beside it: True once the collector freed both
+    (the read end sees the pipe's end), False at ``deadline``."""
+    read, write = os.pipe()
+    try:
+        one, other = socket.socketpair()
+        with one:
+            with other:
+                socket.send_fds(one, [b"c"], [other.fileno(), write])
+            os.close(write)
+            write = -1
+        # ``one``'s release woke the collector
+        while time.monotonic() < deadline:
+            if select.select([read], [], [], 0.004)[0] and os.read(read, 1) == b"":
+                return True
+            _wake_collector()  # in case it ran before the cycle was garbage
+        return False
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+
+
 def fresh_session_keyring():
     """Leave the harness's session keyring (kernel keys: aws-vault's keyctl backend, Kerberos KEYRING: caches)
     for a new, empty one, which every candidate inherits instead. "" when done, else why not."""
@@ -871,7 +953,8 @@ def _remove_sysv(kind):
 def prepare_candidates(isolation):
     """In the fork server, once: what every candidate installs, built ahead (its seccomp filter)."""
     isolation.seccomp = _confine.Seccomp(memfds=not isolation.per_process, sockets=isolation.namespaced,
-                                         metadata=not isolation.shares_uid, affinity=not isolation.pinned)
+                                         metadata=not isolation.shares_uid, affinity=not isolation.pinned,
+                                         drained=isolation.drained)
 
 
 def _drop_capabilities():

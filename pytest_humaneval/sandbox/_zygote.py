@@ -11,7 +11,8 @@ sample (``finish``) it waits for the candidate a moment, kills what is left of i
 the candidate ended.
 
 With namespaces it is PID 1 of a PID and mount namespace of its own, nested in the supervisor's, with its own
-``/proc``: a candidate sees this process and its own descendants, never the supervisor or the judge; it
+``/proc`` and network namespace (whose unix sockets it sees freed after each sample, ``_contain.drain_in_flight``):
+a candidate sees this process and its own descendants, never the supervisor or the judge; it
 cannot signal this process (the kernel drops signals to a namespace's init from inside), and every process it
 starts is in that namespace, so "kill the tree" is "kill every process of the namespace but this one". In the
 basic sandbox it is a child subreaper of the supervisor's and a candidate running as the same user can kill it:
@@ -38,7 +39,7 @@ except ImportError:  # loaded by path in the supervisor, next to its siblings
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5), its request (6) and the
 REQUEST_FD = CALLS_FD + 3  # shared layer of its Landlock domain (7)
@@ -132,10 +133,12 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
     os.closerange(3, fd)  # nothing of the supervisor's channels
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     if isolation.namespaced:
-        # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), and a mount
-        # namespace for that namespace's /proc.
-        if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS)")
+        # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), a mount
+        # namespace for that namespace's /proc, and a network namespace whose unix sockets are the candidates'
+        # alone: after each sample the server sees every one of them gone before the next sample starts
+        # (_contain.drain_in_flight), so a candidate may bind and send descriptors (_confine.channel_rows).
+        if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET)")
         server = os.fork()
         if server:
             sock.close()
@@ -144,8 +147,13 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         _contain.mount_proc(hidden=True)
         _contain.cover_own()
         last_pid = _last_pid_file()
+        try:
+            unix_table = _contain.unix_table()
+            isolation.drained = True
+        except OSError:  # nothing to watch them by: bind and sendmsg stay refused
+            unix_table = None
     else:
-        last_pid = None
+        last_pid = unix_table = None
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
     #                                                           process that waits for it)
@@ -189,6 +197,10 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         if mounted == _contain.WORK:
             _contain.unmount("/proc")
             _contain.unmount(mounted)
+        if unix_table is not None and "error" not in reply:
+            left = _contain.drain_in_flight(unix_table)
+            if left:  # the next sample could find what this one left: this server can vouch for none
+                reply["error"] = left
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())
 

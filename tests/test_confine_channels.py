@@ -88,3 +88,19 @@ def test_channel_rows_on_every_machine(machine):
         if got != expected:
             wrong.append((name, args, hex(got), hex(expected)))
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("machine", sorted(c.ARCHES))
+@pytest.mark.parametrize("drained", [False, True])
+def test_in_flight_rows_on_every_machine(machine, drained):
+    """bind, sendmsg and sendmmsg: EPERM where no fork server drains what a sample leaves in flight (Landlock,
+    basic), allowed where one does (namespaces); the rows after them still run either way."""
+    arch, numbers = c.ARCHES[machine]
+    rows = c._program(arch, numbers, list(c.KEYRINGS), [])
+    rows[c.ABI_ROWS:c.ABI_ROWS] = c.channel_rows(machine, drained=drained)
+    own = c.CHANNEL_NUMBERS[machine]
+    expected = c.SECCOMP_RET_ALLOW if drained else verdict(errno.EPERM)
+    got = {name: run(rows, arch, own[name], (3, 0, 0)) for name in c.IN_FLIGHT}
+    assert got == dict.fromkeys(c.IN_FLIGHT, expected)
+    assert run(rows, arch, own["setns"], (3, 0)) == verdict(errno.EPERM)  # the other EPERM rows stay
+    assert run(rows, arch, numbers["keyctl"]) == verdict(errno.ENOSYS)

@@ -200,7 +200,7 @@ def test_low_pytest_timeout_is_warned(pytester, dist):
                                 "--humaneval-report", "r.json", "--humaneval-results", "results.jsonl", *NO_CACHE)
     result.assert_outcomes(passed=1, errors=1, warnings=1)
     result.stdout.fnmatch_lines([
-        "*--timeout 6 s is below what a sample may take (params.timeout_s 20 s *",
+        "*--timeout 6 s is below what a sample may take (two attempts of params.timeout_s 20 s*",
         "ERROR *::HumanEval/2[[]0[]] - harness_error: pytest-timeout stopped*",
     ])
     errors_section = result.stdout.str().split("= ERRORS =")[1].split("=====")[0]

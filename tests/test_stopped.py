@@ -183,11 +183,11 @@ def test_safety_net_stop_is_the_harness_fault(pytester, monkeypatch):
     held = rows[PROBLEMS[0].task_id]
     assert held["status"] == "harness_error", held
     assert held["detail"] == (
-        "pytest-humaneval's own safety net (pytest-timeout at 5 s, set because no timeout was configured) stopped "
-        "this sample while it waited for the pool's verdict; the sandbox should have decided it within 6 s "
+        "pytest-humaneval's own safety net (pytest-timeout at 6 s, set because no timeout was configured) stopped "
+        "this sample while it waited for the pool's verdict; the sandbox should have decided it within 7 s "
         "(params.timeout_s 1 s): a fault of the harness, not of the sample; please report it with this line")
     result.stdout.fnmatch_lines(["  HumanEval/0[[]0[]] harness_error: pytest-humaneval's own safety net (pytest-timeout "
-                                 "at 5 s, *",
+                                 "at 6 s, *",
                                  "ERROR *HumanEval/0[[]0[]] - harness_error: pytest-humaneval's own safety*"])
     result.stdout.no_fnmatch_line("*--timeout*")
 
@@ -213,8 +213,8 @@ def stopped_item(config: TimeoutConfig, net: float | None = None) -> SimpleNames
                            judged_by_suites=lambda: False)
 
 
-TOO_LOW = ", before the sandbox's own limit (params.timeout_s 3 s) decided it: set {} above 8 s, or leave it unset"
-FAULT = ("; the sandbox should have decided it within 8 s (params.timeout_s 3 s): a fault of the harness, not of the "
+TOO_LOW = ", before the sandbox's own limit (params.timeout_s 3 s) decided it: set {} above 11 s, or leave it unset"
+FAULT = ("; the sandbox should have decided it within 11 s (params.timeout_s 3 s): a fault of the harness, not of the "
          "sample; please report it with this line")
 
 
@@ -257,7 +257,7 @@ def test_low_timeout_warning_names_where_it_was_set(monkeypatch, option, env, in
     warning = outcomes.timeout_warning(TimeoutConfig(option, ini), 3.0)
     assert warning is not None and warning.startswith(f"pytest-humaneval: {named} is below what a sample may take")
     where = named.rsplit(" ", 2)[0]
-    assert f"set {where} above 8 s or leave it unset" in warning
+    assert f"set {where} above 11 s or leave it unset" in warning
     assert all(other not in warning for other in ("--timeout", "PYTEST_TIMEOUT", "ini option") if other not in where)
     monkeypatch.delenv("PYTEST_TIMEOUT", raising=False)
     assert outcomes.timeout_warning(TimeoutConfig(), 3.0) is None

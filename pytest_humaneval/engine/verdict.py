@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..sandbox import DETAIL_MAX, SUITE_ATTEMPTS, SUITE_CAP_S, Status, clean_text, shorten
+from ..sandbox import DETAIL_MAX, SAMPLE_ATTEMPTS, SUITE_ATTEMPTS, SUITE_CAP_S, Status, clean_text, shorten
 from ..sandbox.harness import LINE_MAX
 
-__all__ = ["DETAIL_MAX", "LINE_MAX", "SUITES_LIMIT_S", "Property", "Status", "Verdict", "VerdictDict", "clean_text",
-           "one_detail", "shorten"]
+__all__ = ["DETAIL_MAX", "LINE_MAX", "SAMPLE_ATTEMPTS", "SUITES_LIMIT_S", "Property", "Status", "Verdict",
+           "VerdictDict", "clean_text", "one_detail", "shorten"]
 
 # The longest a sample judged on EvalPlus suites may take: two suites, each up to SUITE_CAP_S an attempt and judged
 # at most SUITE_ATTEMPTS times (batched, then one input at a time).

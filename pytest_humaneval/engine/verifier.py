@@ -65,7 +65,8 @@ class Verifier:
 
     ``dataset``: any name or file a config's ``dataset:`` takes (``humaneval``, ``humanevalplus``,
     ``humanevalplus-mini``, ``mbppplus``, ``humaneval-impossible-oneoff``... or a JSONL(.gz) path).
-    ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs), ``dedupe``,
+    ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs; one in the basic
+    sandbox, ``sandbox.harness.BASIC_ALONE``), ``dedupe``,
     ``plus`` (EvalPlus's time limits: ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) and
     ``impossible_instruction`` (an impossible dataset's instruction) are the config keys of the same names under
     ``params:`` (docs/configuration.md), with the same defaults and checks. ``auto`` never ends in the basic
@@ -126,7 +127,8 @@ class Verifier:
         LOG.info("Verifier(%r): isolation %s (%s)", self.dataset, self.isolation, first.confinement or "no more")
         if self.isolation == "basic":
             warnings.warn(f"Verifier({self.dataset!r}) runs candidates in the basic sandbox, which can read your "
-                          f"files: {first.isolation_reason}", RuntimeWarning, stacklevel=2)
+                          f"files: {first.isolation_reason}; {sandbox.harness.BASIC_ALONE}", RuntimeWarning,
+                          stacklevel=2)
         self._finalizer = weakref.finalize(self, _left_open, self._pool, self.isolation, self._life, repr(self))
 
     # -- the public calls

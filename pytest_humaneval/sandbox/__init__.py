@@ -39,6 +39,7 @@ from .harness import (
     ENV_ALLOW,
     ENV_FIXED,
     ISOLATION_MODES,
+    SAMPLE_ATTEMPTS,
     SANDBOX_FILES,
     SUITE_ATTEMPTS,
     SUITE_CAP_S,
@@ -57,6 +58,7 @@ from .harness import (
     shorten,
 )
 
-__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SANDBOX_FILES", "SUITE_ATTEMPTS", "SUITE_CAP_S",
+__all__ = ["DETAIL_MAX", "ENV_ALLOW", "ENV_FIXED", "ISOLATION_MODES", "SAMPLE_ATTEMPTS", "SANDBOX_FILES",
+           "SUITE_ATTEMPTS", "SUITE_CAP_S",
            "SUPERVISOR", "ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite",
            "build_program", "clean_text", "harness", "locate", "sandbox_env", "shorten"]

@@ -8,11 +8,13 @@ process just before its program runs, and inherited by everything it starts:
   The kernel objects that outlive a process and are not files (keyrings of every kind, the uid's persistent
   keyring included; SysV and POSIX IPC), io_uring (which can open sockets and files behind seccomp's back),
   calls that reach other processes (ptrace, process_vm_*, kcmp, pidfd_getfd; prlimit, setpriority and the
-  sched_set* calls on anything but the caller), and, where the sample has no network namespace of its own,
+  sched_set* calls on anything but the caller; sched_setaffinity on the caller too where no cpu quota holds the
+  sample and its candidate is pinned to one CPU instead), and, where the sample has no network namespace of its own,
   ``socket`` (``socketpair`` stays: pipes between a program's own processes are not a network). Docker's
   default profile refuses the keyring calls the same way. And (:func:`channel_rows`) what would let a later
   sample read state an earlier one left on a file it may only read: inode flags, and the page cache's residency
-  told without timing.
+  told without timing; and, where its fork server cannot see its unix sockets end (no namespaces), socket names
+  and descriptors in flight.
 - :func:`landlock`: the files a candidate may read (the operating system, the interpreter's import path, never
   the harness's package or anything of the user's) and the one folder it may write (its own per-sample
   working dir, plus the namespace's own /tmp and /dev where it has them), no TCP bind or connect (ABI >= 4),
@@ -132,28 +134,35 @@ CLONE_NEWTIME = 0x80  # unshare's only: clone's low byte is the exit signal
 # second red-team reader): pidfd_open ENOSYS (asyncio then watches children another way), clone's CLONE_PIDFD
 # EPERM, SO_PEERPIDFD and SO_PASSPIDFD ENOPROTOOPT, as on a kernel without them.
 CLONE_PIDFD, SO_PASSPIDFD, SO_PEERPIDFD = 0x1000, 76, 77
-# Names in the abstract unix socket namespace (one per network namespace: a supervisor's, or the host's) outlive
-# the sample that bound them: a socket whose only reference is in flight (sent over itself, SCM_RIGHTS) stays
-# until the kernel's garbage collector runs, however every process of the sample ends, and a later sample's bind
-# of the same name fails (64 of 64 bits told, in every mode). No program a model writes binds a socket: bind EPERM.
-# With bind refused, a socket that sends with SO_PASSCRED still gets a name the kernel picks, and a sample that
-# leaves such sockets in flight can set names a later one finds by connecting to each (every run told, in every
-# mode, tests/test_channels.py). A socket can be put in flight only by sendmsg's SCM_RIGHTS, whose message seccomp
-# cannot read, and no program a model writes passes descriptors: sendmsg and sendmmsg EPERM, so every socket of a
-# sample dies with its processes (send, sendto and recvmsg stay).
+# Socket names and descriptors in flight. A socket whose only reference is in flight (sent over itself with
+# SCM_RIGHTS, which only sendmsg and sendmmsg can send, in a message seccomp cannot read) outlives every process of
+# its sample until the kernel's collector frees it, and so does what it holds: its name in the abstract namespace
+# (a later sample's bind of it failed: 64 of 64 bits told, in every mode; a name the kernel picked for a socket
+# that sent with SO_PASSCRED, found by connecting: every run told), and whatever descriptor it carries (a flock
+# held on a file of the view). ``drained``: with namespaces each fork server has a network namespace of its own,
+# whose unix sockets are its candidates' alone, and lets no candidate start before the kernel has freed every one
+# the one before it left (_contain.drain_in_flight): there bind, sendmsg and sendmmsg stay, as
+# multiprocessing.Manager, asyncio's unix servers and, from Python 3.12, its streams need them. Elsewhere (Landlock,
+# basic) a candidate's sockets share the host's namespace with every other process's, and nothing tells its own
+# apart: bind, sendmsg and sendmmsg EPERM, so every socket of a sample dies with its processes (send, sendto and
+# recvmsg stay; no name outlives its socket).
 JSET_K, JA = 0x45, 0x05  # BPF_JMP | BPF_JSET | BPF_K (A & k), BPF_JMP | BPF_JA (always, k rows on)
 MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE = 3, 22, 23
 ABI_ROWS = 6  # the first rows of _program's filter, the ABI checks: the channel rows go right after them
 
 
-def channel_rows(machine: str) -> list:
+IN_FLIGHT = ("bind", "sendmsg", "sendmmsg")  # refused where no fork server drains what a sample leaves in flight
+
+
+def channel_rows(machine: str, drained: bool = False) -> list:
     """The filter's rows for the channels above (run before the other per-argument checks, so madvise's
-    advice is looked at here first): each a check of one call's number, then of one argument."""
+    advice is looked at here first): each a check of one call's number, then of one argument. ``drained``: the
+    fork server sees every unix socket of a sample freed before the next starts (namespaces): IN_FLIGHT stay."""
     numbers = CHANNEL_NUMBERS[machine]
     eperm, enosys = SECCOMP_RET_ERRNO | errno.EPERM, SECCOMP_RET_ERRNO | errno.ENOSYS
     einval, eopnotsupp = SECCOMP_RET_ERRNO | errno.EINVAL, SECCOMP_RET_ERRNO | errno.EOPNOTSUPP
     rows = []
-    for verdict, names in ((eperm, ("file_setattr", "setns", "bind", "sendmsg", "sendmmsg")),
+    for verdict, names in ((eperm, ("file_setattr", "setns", *(() if drained else IN_FLIGHT))),
                            (enosys, ("readahead", "io_setup", "openat2", "clone3", "pidfd_open"))):
         for name in names:
             rows += [(JEQ_K, 0, 1, numbers[name]), (RET_K, 0, 0, verdict)]
@@ -205,9 +214,13 @@ class Seccomp:
     """The candidate's filter, built once per fork server (building it took 1.3 ms of a candidate's time) and
     installed by each candidate (:meth:`install`). ``memfds``/``sockets``/``metadata``: whether MEMFDS
     (memfd_create, memfd_secret), sockets (AF_UNIX ones only) and the METADATA calls stay allowed; ``socketpair``
-    stays either way."""
+    stays either way. ``drained``: the fork server sees every unix socket of a sample freed before the next starts
+    (namespaces): bind, sendmsg and sendmmsg stay too (:func:`channel_rows`). ``affinity``: whether
+    ``sched_setaffinity`` stays allowed on the caller (where no cpu quota holds the sample to one CPU, the
+    candidate is pinned to one, and widening that is EPERM)."""
 
-    def __init__(self, memfds: bool, sockets: bool, metadata: bool) -> None:
+    def __init__(self, memfds: bool, sockets: bool, metadata: bool, affinity: bool = True,
+                 drained: bool = False) -> None:
         machine = ARCHES.get(os.uname().machine)
         self.known = machine is not None  # a machine whose numbers are not known here: nothing to install
         if machine is None:
@@ -215,9 +228,10 @@ class Seccomp:
         arch, numbers = machine
         denied = [*KEYRINGS, *IPC, *OTHERS, *PAGE_CACHE, *(name for name in WATCHES if name in numbers),
                   *(() if memfds else MEMFDS), *(() if sockets else ("socket",))]
-        refused = [] if metadata else [name for name in METADATA if name in numbers]
+        refused = ([] if metadata else [name for name in METADATA if name in numbers]) + \
+            ([] if affinity else ["sched_setaffinity"])  # before SELF_ONLY's rows: refused on itself too
         program = _program(arch, numbers, denied, refused, unix_only=sockets)
-        program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine)  # after the ABI checks
+        program[ABI_ROWS:ABI_ROWS] = channel_rows(os.uname().machine, drained=drained)  # after the ABI checks
         self._rows = (_Row * len(program))(*(_Row(*row) for row in program))
         self._program = _Program(len(program), self._rows)
 
@@ -244,7 +258,10 @@ def _program(arch: int, numbers: dict, denied: list, refused: list, unix_only: b
     setpriority and ioprio_set, is allowed only on the caller (pid 0; setpriority: PRIO_PROCESS and 0;
     ioprio_set: IOPRIO_WHO_PROCESS and 0), else EPERM; madvise's COLD and PAGEOUT (which evict a shared
     file's pages) are EPERM; ``unix_only``: a socket of any family but AF_UNIX is EACCES (a network namespace's
-    counters, /proc/net/snmp, would carry what one sample sent to the next); everything else is allowed."""
+    counters, /proc/net/snmp, would carry what one sample sent to the next; and the table the kernel picks a
+    connecting TCP socket's port from is one for the whole machine, every network namespace's: a sample that
+    connects to 127.0.0.1:P again and again moves the port the next sample's first connection to it gets, in a
+    network namespace of its own too); everything else is allowed."""
     enosys, eperm = SECCOMP_RET_ERRNO | errno.ENOSYS, SECCOMP_RET_ERRNO | errno.EPERM
     rows = [(LD_W_ABS, 0, 0, ARCH_AT), (JEQ_K, 1, 0, arch), (RET_K, 0, 0, enosys), (LD_W_ABS, 0, 0, NR_AT),
             (JGE_K, 0, 1, X32_SYSCALL_BIT), (RET_K, 0, 0, enosys)]

@@ -11,7 +11,8 @@ package import. Three moments:
   dropped capabilities, its Landlock domain and seccomp filter, ``_confine``); and after it, in the supervisor,
   :func:`empty_shared` (with namespaces: /tmp, /dev/shm, POSIX message queues and SysV IPC emptied, which
   Landlock and seccomp already keep a candidate from writing) and :func:`remove_tree` where a working dir has
-  to go.
+  to go; before it, in the fork server, :func:`drain_in_flight` (with namespaces: no unix socket of the sample
+  left, in flight or not).
 
 A per-sample mount namespace would do the emptying too, but costs more: measured on the CI machine, a fresh mount
 namespace with its tmpfs ~0.6 ms and a fresh IPC namespace ~0.35 ms of CPU a sample, against ~0.05 ms for
@@ -22,6 +23,8 @@ import ctypes
 import errno
 import os
 import resource
+import select
+import socket
 import stat
 import sys
 import time
@@ -57,6 +60,7 @@ KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 # keyctl(2) has no libc wrapper without libkeyutils: its number, where we know it.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "i386": 288, "i686": 288, "armv7l": 311}
 SANDBOX_NPROC = 64  # processes a sample may have at once
+CANDIDATE_NICE = 10  # how much lower the candidate's priority is than its supervisor's
 OVERFLOW_ID = 65534  # nobody/nogroup: an id many files and processes already use
 WORK = "/tmp/work"  # with namespaces: each sample's working dir (HOME, TMPDIR)
 OWN = "/tmp/humaneval"  # with namespaces: the supervisor's own folder (0700), kept when /tmp is emptied
@@ -103,8 +107,10 @@ class Isolation:
         self.keyring = ""  # why the session keyring could not be replaced ("" when it was)
         self.keep = ()  # what emptying /tmp must leave: the supervisor's folder, import paths bound under /tmp
         self.per_process = True  # no cgroup limits the sample's tree: memory is limited per process only
+        self.pinned = True  # no cpu quota holds the sample's tree to one CPU: each candidate is pinned to one
         self.plan = None  # the candidate's Landlock domain (``_confine.Plan``), where the kernel has Landlock
         self.seccomp = None  # the candidate's seccomp filter (``_confine.Seccomp``), built by prepare_candidates
+        self.drained = False  # with namespaces: the fork server watches its candidates' unix sockets (drain_in_flight)
         self.landlock = ""  # what that domain confines, or why there is none
         self.dentries = ""  # with namespaces: why the view's folders are the host's own (``enter_new_root``)
 
@@ -120,8 +126,10 @@ class Isolation:
             parts.append("seccomp (no keyrings, IPC, io_uring, bpf, page-cache eviction or reach into other processes"
                          + (", no sockets but unix ones" if self.namespaced else ", no sockets")
                          + (", no metadata changes" if self.shares_uid else "")
-                         + ", no inode flags or page-cache residency queries, no new namespaces, pidfds, socket names"
-                           " or descriptors in flight)")
+                         + (", no CPU affinity changes" if self.pinned else "")
+                         + ", no inode flags or page-cache residency queries, no new namespaces or pidfds"
+                         + ("; socket names and descriptors in flight end with their sample)" if self.namespaced
+                            else ", socket names or descriptors in flight)"))
         if self.dentries:
             parts.append(self.dentries)
         return "; ".join(parts)
@@ -677,6 +685,83 @@ def mount_proc(where="/proc", hidden=False):
     _mount("proc", where, "proc", flags)
 
 
+# ------------------------------------------------------------------------------- descriptors in flight
+
+IN_FLIGHT_WAIT_S = 8.0  # below the 10 s the supervisor waits for the fork server once it asked for a kill
+UNIX_TABLE = "/proc/self/net/unix"  # the unix sockets of the reader's network namespace, bound or not
+
+
+def unix_table():
+    """With namespaces, in the fork server, once: its network namespace's table of unix sockets, open for
+    :func:`drain_in_flight`. That namespace is the fork server's own (``_zygote``), so its candidates' sockets are
+    the only ones in it."""
+    return os.open(UNIX_TABLE, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _unix_sockets(table):
+    return os.pread(table, 1 << 16, 0).count(b"\n") - 1  # its header line, then a line a socket (a seq file)
+
+
+def drain_in_flight(table, wait_s=IN_FLIGHT_WAIT_S):
+    """With namespaces, in the fork server, after a sample, once every process of it is gone: "" when none of its
+    unix sockets is left, else why. A socket outlives its processes only in flight (sent with SCM_RIGHTS): held by
+    the queue of another socket that is itself in flight, or by its own, and only the kernel's collector frees
+    such a cycle, with what it carries (a name, a flock on a file of the view): seen by nothing else, a later
+    sample could read it. So no later sample starts before every one is freed: one read for nearly every sample
+    (no socket left); else the collector is woken until none is, and each descriptor the last ones carried (their
+    release in a kernel thread puts it off to another, a jiffy later) is freed behind two canaries. A chain of N
+    sockets takes N of those jiffies (8 ms each here); a sample can put at most its open-file limit and 253 more in
+    flight, so ~4 s with the default limit of 256. Past ``wait_s`` the supervisor cannot vouch for the next sample
+    (it retires)."""
+    if _unix_sockets(table) <= 0:
+        return ""
+    deadline = time.monotonic() + wait_s
+    while _unix_sockets(table) > 0:
+        if time.monotonic() > deadline:
+            return f"the program left unix sockets in flight that the kernel had not freed after {wait_s:g} s"
+        _wake_collector()
+        time.sleep(0.002)
+    for _ in range(2):  # a canary freed the same way is freed after what the last sockets carried, or with it
+        if not _canary(deadline):
+            return f"the kernel had not freed the unix sockets the program left in flight after {wait_s:g} s"
+    while _unix_sockets(table) > 0:  # the canaries' own sockets, which the next sample must not find either
+        if time.monotonic() > deadline:
+            return f"the kernel had not freed the unix sockets the program left in flight after {wait_s:g} s"
+        _wake_collector()
+        time.sleep(0.001)
+    return ""
+
+
+def _wake_collector():
+    """A unix socket's release runs the kernel's collector of sockets in flight (a work item) when any may be
+    garbage."""
+    for end in socket.socketpair():
+        end.close()
+
+
+def _canary(deadline):
+    """A socket held only by its own queue, with a pipe's write end beside it: True once the collector freed both
+    (the read end sees the pipe's end), False at ``deadline``."""
+    read, write = os.pipe()
+    try:
+        one, other = socket.socketpair()
+        with one:
+            with other:
+                socket.send_fds(one, [b"c"], [other.fileno(), write])
+            os.close(write)
+            write = -1
+        # ``one``'s release woke the collector
+        while time.monotonic() < deadline:
+            if select.select([read], [], [], 0.004)[0] and os.read(read, 1) == b"":
+                return True
+            _wake_collector()  # in case it ran before the cycle was garbage
+        return False
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+
+
 def fresh_session_keyring():
     """Leave the harness's session keyring (kernel keys: aws-vault's keyctl backend, Kerberos KEYRING: caches)
     for a new, empty one, which every candidate inherits instead. "" when done, else why not."""
@@ -760,6 +845,11 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
     if isolation.plan is not None:
         isolation.plan.apply(landlock_fd, work)
         os.close(landlock_fd)
+    if isolation.pinned:
+        pin_to_own_cpu()
+    # Below its own judge, supervisor and fork server: within the sample's CPU share, a program busy on many
+    # threads or processes does not hold up the verdict, nor the kill at its deadline.
+    os.nice(CANDIDATE_NICE)
     # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
     # 256 MiB limit, and secret memfds 952 MiB a 128 MiB one. A program gets ENOSYS for memfd_create and
     # memfd_secret, as on a kernel without them (Python falls back).
@@ -780,6 +870,16 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
     # The supervisor is non-dumpable, and so was this fork of it, which hides even its own /proc/self from it;
     # it holds nothing secret, and only its own descendants share its uid here (or, in basic mode, the user).
     prctl(PR_SET_DUMPABLE, 1)
+
+
+def pin_to_own_cpu():
+    """Without a cpu quota: this candidate, and everything it starts, on one CPU, the one the kernel placed it on
+    when it was forked (its fork balancing picks the idlest: the sandboxes beside it spread over the CPUs, and a
+    program busy on many threads or processes keeps to its own). Its seccomp filter then refuses changing it."""
+    cpu = _LIBC.sched_getcpu()
+    if cpu < 0:
+        raise OSError(ctypes.get_errno(), "sched_getcpu")
+    os.sched_setaffinity(0, {cpu})
 
 
 def size_tmpfs(memory_mb):
@@ -853,7 +953,8 @@ def _remove_sysv(kind):
 def prepare_candidates(isolation):
     """In the fork server, once: what every candidate installs, built ahead (its seccomp filter)."""
     isolation.seccomp = _confine.Seccomp(memfds=not isolation.per_process, sockets=isolation.namespaced,
-                                         metadata=not isolation.shares_uid)
+                                         metadata=not isolation.shares_uid, affinity=not isolation.pinned,
+                                         drained=isolation.drained)
 
 
 def _drop_capabilities():
@@ -1014,23 +1115,35 @@ class Cgroups:
     """The cgroup(s) the supervisor lives in, with its judge and every candidate it forks: memory and process
     count limited for the sample's whole process tree (memfds, tmpfs files and children included), where the
     host lets us create one (cgroup v2 with the memory and pids controllers delegated, or the v1 memory and pids
-    hierarchies, as root). The supervisor moves in before it leaves the host's mount namespace, so every fork is
-    born inside (moving each candidate in would cost ~0.1 ms a sample); the limits leave room for the supervisor
-    and the judge, which the OOM killer is told to spare where the kernel lets us. Otherwise ``kind`` is "" and
-    ``reason`` says why: the limits are then per process (rlimits)."""
+    hierarchies, as root); and its CPU time held to one CPU where the host lets us set a cpu quota too (``cpu``;
+    else candidates are pinned to one CPU, ``pin_to_own_cpu``). The supervisor moves in before it leaves the
+    host's mount namespace, so every fork is born inside (moving each candidate in would cost ~0.1 ms a sample);
+    the limits leave room for the supervisor and the judge, which the OOM killer is told to spare where the kernel
+    lets us. Otherwise ``kind`` is "" and ``reason`` says why: the limits are then per process (rlimits)."""
 
     MARGIN_MB = 32  # above what the supervisor and the judge use when the first sample starts
+    # The sample's CPU: one CPU's worth of time, per scheduler period, for its whole tree (the judge's with it). A
+    # program that burns more (threads, forks, sessions of its own) waits for its own next period; it cannot take
+    # the CPU the samples beside it were given (docs/safety.md, "Samples beside each other").
+    CPU_PERIOD_US = CPU_QUOTA_US = 100_000
 
     def __init__(self):
         self.kind, self.reason, self.paths = "", "", []
         self._memory, self._pids, self._events, self._usage = [], None, None, None
         self._memory_mb, self._overhead = None, None
+        self.cpu = False  # whether the tree's CPU time is held to one CPU (a cpu quota); else candidates are pinned
+        self.cpu_reason = ""  # why not
 
     @property
     def description(self):
+        cpu = ("one CPU of time for the whole tree (cpu quota)" if self.cpu else
+               f"each candidate's tree pinned to one CPU (no cpu quota: {self.cpu_reason})")
         if not self.kind:
-            return f"rlimits per process (no cgroup: {self.reason})"
-        return f"cgroup {self.kind} per supervisor, one sample at a time: memory and process count of the whole tree"
+            return f"rlimits per process (no cgroup: {self.reason}); each candidate's tree pinned to one CPU"
+        if self.cpu:
+            return f"cgroup {self.kind} per supervisor, one sample at a time: memory, process count and {cpu}"
+        return (f"cgroup {self.kind} per supervisor, one sample at a time: memory and process count of the whole "
+                f"tree; {cpu}")
 
     @classmethod
     def create(cls, name):
@@ -1046,7 +1159,7 @@ class Cgroups:
         except OSError as exc:
             cgroups.close()
             remove_cgroups(cgroups.paths)
-            cgroups.kind, cgroups.paths = "", []
+            cgroups.kind, cgroups.paths, cgroups.cpu = "", [], False
             cgroups.reason = f"{exc.filename or 'cgroup'}: {exc.strerror or exc}"
         return cgroups
 
@@ -1057,8 +1170,11 @@ class Cgroups:
         if not {"memory", "pids"} <= set(enabled):
             self.reason = "cgroup v2 without the memory and pids controllers delegated to this cgroup"
             return False
+        cpu = "cpu" in enabled or self._enable_cpu_v2(parent)
         path = _make_cgroup(os.path.join(parent, name))
         self.paths.append(path)
+        if cpu:
+            self._quota(path, [("cpu.max", f"{self.CPU_QUOTA_US} {self.CPU_PERIOD_US}")])
         self._memory = [os.open(os.path.join(path, "memory.max"), os.O_WRONLY)]
         try:
             _write_file(os.path.join(path, "memory.swap.max"), "0")
@@ -1069,6 +1185,31 @@ class Cgroups:
         self._usage = os.open(os.path.join(path, "memory.current"), os.O_RDONLY)
         _write_file(os.path.join(path, "cgroup.procs"), "0")
         self.kind = "v2"
+        return True
+
+    def _enable_cpu_v2(self, parent):
+        """The cpu controller for this cgroup's children, where it is offered and the kernel lets us turn it on."""
+        try:
+            with open(os.path.join(parent, "cgroup.controllers")) as handle:
+                if "cpu" not in handle.read().split():
+                    self.cpu_reason = "cgroup v2 without the cpu controller delegated to this cgroup"
+                    return False
+            _write_file(os.path.join(parent, "cgroup.subtree_control"), "+cpu")
+        except OSError as exc:
+            self.cpu_reason = f"the cpu controller not enabled for this cgroup's children: {exc.strerror or exc}"
+            return False
+        return True
+
+    def _quota(self, path, settings):
+        """Hold the tree to one CPU (``settings``: the quota's files and values); on a refusal (a parent with a
+        smaller quota, a kernel without CFS bandwidth control) the candidates are pinned instead."""
+        try:
+            for file, value in settings:
+                _write_file(os.path.join(path, file), value)
+        except OSError as exc:
+            self.cpu_reason = f"{file}: {exc.strerror or exc}"
+            return False
+        self.cpu = True
         return True
 
     def _v1(self, mounts, name):
@@ -1086,6 +1227,24 @@ class Cgroups:
                 self._usage = os.open(os.path.join(path, "memory.usage_in_bytes"), os.O_RDONLY)
             _write_file(os.path.join(path, "cgroup.procs"), "0")
         self.kind = "v1"
+        if "cpu" in mounts:  # last: a failure here leaves memory and processes limited
+            self._v1_cpu(mounts["cpu"] + _own_cgroup("cpu"), name)
+        else:
+            self.cpu_reason = "no cgroup v1 cpu hierarchy"
+
+    def _v1_cpu(self, parent, name):
+        """A cgroup of the v1 cpu hierarchy with a quota of one CPU, joined; best effort (memory and processes are
+        limited without it)."""
+        try:
+            path = _make_cgroup(os.path.join(parent, name))
+        except OSError as exc:
+            self.cpu_reason = f"{exc.filename or 'cgroup'}: {exc.strerror or exc}"
+            return
+        if self._quota(path, [("cpu.cfs_period_us", str(self.CPU_PERIOD_US)),
+                              ("cpu.cfs_quota_us", str(self.CPU_QUOTA_US)), ("cgroup.procs", "0")]):
+            self.paths.append(path)
+            return
+        remove_cgroups([path])
 
     @staticmethod
     def prefer(pid):
@@ -1161,7 +1320,7 @@ def _cgroup_mounts():
                 found.setdefault("cgroup2", fields[4])
             elif tail[0] == "cgroup":
                 for option in tail[2].split(","):
-                    if option in ("memory", "pids"):
+                    if option in ("memory", "pids", "cpu"):
                         found.setdefault(option, fields[4])
     return found
 

@@ -56,6 +56,10 @@ PRELOAD = (
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+SIGSTOP_BIT = 1 << (signal.SIGSTOP - 1)  # in /proc/PID/status's masks of pending signals
+# The basic sandbox's candidate runs as this user and can stop or kill its judge or fork server: that is the
+# program's failure (docs/safety.md, "In the basic sandbox"), said so.
+BASIC = "(basic sandbox: it runs as your user)"
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
 # How long past a HumanEval+ suite's cap the supervisor waits for the judge's record before it kills the judge: its
 # own timer ends a suite at the cap, unless a single C call on what the candidate sent (building a dict of keys
@@ -65,6 +69,11 @@ JUDGE_MARGIN_S = 0.5
 # 1.4 GB (over a million 77-tuples per output, and no such output fits in one reply frame anyway).
 MAX_SUITES_BYTES = 512 << 20
 CANDIDATE_GRACE_S = 0.1  # how long a judged candidate (its channel closed) may take to end before it is killed
+# A timeout is the program's only if it had the CPU it was given. One whose processes waited on a run queue for a
+# quarter of its time or more, and ran for less than three quarters of it (so the wait was not its own threads
+# queueing behind each other on its one CPU), was starved by others (samples beside it, the host): it is judged
+# once more, and that verdict is the sample's (docs/safety.md, "Samples beside each other").
+STARVED_SHARE = 0.25
 # Without namespaces: each sample's working dir, under the supervisor's base dir, in a folder that holds nothing
 # else (Landlock's shared layer lets candidates read in that folder, where each sample's new working dir is).
 WORK_PARENT = "sandbox"
@@ -234,6 +243,7 @@ class Supervisor:
     def __init__(self, base: str, isolation, cgroups) -> None:
         self.base, self.isolation, self.cgroups = base, isolation, cgroups
         isolation.per_process = not cgroups.kind  # before the fork server is forked: its candidates know it
+        isolation.pinned = not cgroups.cpu
         self.tmpfs_mb: int | None = None  # the size /tmp and /dev/shm were given (per-process limits, namespaces)
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
@@ -259,7 +269,11 @@ class Supervisor:
         problem = _problem(request, self.problems, _suite_file(request), compiled=False)
         try:
             if request.get("suite") is None:
-                reply = self._run_once(request, problem, None, float(request["timeout_s"]))
+                timeout_s = float(request["timeout_s"])
+                reply = self._run_once(request, problem, None, timeout_s)
+                if reply.get("starved"):
+                    reply = _judged_again(reply, self._run_once(request, problem, None, timeout_s))
+                reply.pop("starved", None)
             else:
                 # Each suite's own cap (from the canonical solution's times) is the judge's to keep; this is the
                 # longest any suite may take, for the supervisor to stop a stalled one.
@@ -287,6 +301,9 @@ class Supervisor:
             first_ms = reply["duration_ms"]
             reply = self._run_once(request, problem, suite, cap, sequential=True)
             reply["duration_ms"] = round(reply["duration_ms"] + first_ms, 3)
+        elif reply.get("starved"):  # the second attempt is the last either way: one input at a time
+            reply = _judged_again(reply, self._run_once(request, problem, suite, cap, sequential=True))
+        reply.pop("starved", None)
         return reply
 
     def _fresh_work(self) -> str:
@@ -301,10 +318,11 @@ class Supervisor:
             os.chown(work, self.isolation.uid, self.isolation.gid)
         return work
 
-    def _end_candidate(self, data: bytes | None) -> int | None:
+    def _end_candidate(self, data: bytes | None) -> tuple[int | None, list | None]:
         """The candidate's wait status if it ended by itself (None: it was killed), after checking that it left the
-        fork server as it was and no process of its behind. ``data``: the judge's reply, which says how long the
-        candidate may take to end by itself."""
+        fork server as it was and no process of its behind; and, when it was killed, what its tree ran and waited
+        for (``Zygote.finish``). ``data``: the judge's reply, which says how long the candidate may take to end
+        by itself."""
         # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
         # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
         # after a timeout it is still at work, and is killed now.
@@ -312,18 +330,26 @@ class Supervisor:
             grace = 0.0
         else:
             grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
+        basic = self.isolation.level == "basic"
+        stopped = f"the program stopped the sandbox's fork server (its parent process) {BASIC}"
+        if basic and _held(self.zygote.pid):  # it would not answer: no need to wait for it
+            raise Tampered(stopped)
         try:
-            candidate_status, changed = self.zygote.finish(grace)
+            candidate_status, changed, usage = self.zygote.finish(grace)
         except _zygote.ZygoteGone as exc:
+            if basic and _held(self.zygote.pid):
+                raise Tampered(stopped) from None
             if not self.isolation.namespaced:  # the program runs as this user, and killed its parent
                 raise Tampered("the program killed the sandbox's fork server (its parent process)") from None
             raise Retire(str(exc)) from None
         if changed:
             raise Tampered(f"the program changed the sandbox fork server's own state ({changed})")
+        if basic and _held(self.zygote.pid):  # (a stop sent by a process of the sample just before it was killed)
+            raise Tampered(stopped)
         spare = (self.judge.pid, self.zygote.pid)
         if _zygote.own_children(spare):  # only the judge and the fork server belong
             _zygote.kill_descendants(spare=spare)
-        return candidate_status
+        return candidate_status, usage
 
     def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float,
                   sequential: bool = False) -> dict:
@@ -332,6 +358,8 @@ class Supervisor:
         ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
         process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
         the fork is asked for and covers both."""
+        if self.isolation.level == "basic" and _held(self.zygote.pid):  # (a sample's stop shows at its own end)
+            raise Retire("the sandbox's fork server was stopped between samples, from outside; this sample did not run")
         work, judge = self._fresh_work(), self.judge
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
@@ -347,7 +375,9 @@ class Supervisor:
             _contain.size_tmpfs(memory_mb)
             self.tmpfs_mb = memory_mb
         oom_kills = self.cgroups.oom_kills()
-        if judge.pid is not None and not judge.alive():  # killed since the last sample: a fresh one judges this
+        basic = self.isolation.level == "basic"
+        # Killed since the last sample, or (basic) stopped by something outside any sample: a fresh one judges this.
+        if judge.pid is not None and (not judge.alive() or (basic and _held(judge.pid))):
             judge.stop()
         message = judge.message(request, problem, suite, timeout_s, sequential)
 
@@ -377,10 +407,13 @@ class Supervisor:
                 deadline = min(deadline, time.monotonic() + cap)
                 data = judge.receive(deadline + JUDGE_MARGIN_S)
         duration_ms = (time.monotonic() - started) * 1000.0
-        candidate_status = self._end_candidate(data)
+        candidate_status, usage = self._end_candidate(data)
         record = judge.record(data, deadline)
         if data is None and cap is not None and record["status"] == "timeout":  # the judge was killed at its cap
             record["message"] = f"the suite ran past its {cap:g} s limit (the judge was stopped)"
+        lost = self._judge_lost(record, oom_kills, request, judging=suite is None or cap is not None)
+        if lost is not None:
+            record = lost
         if record.get("tampered"):
             raise Tampered(f"the program changed the sandbox judge's own state ({record['tampered']})")
         set_up = _was_set_up(setup_r)
@@ -394,14 +427,75 @@ class Supervisor:
             why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
             raise Retire(f"the sandbox could not set up the candidate's process: {why}")
         reply.update(_verdict(record, candidate_status, timeout_s, request))
-        if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error":
+        if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error" and not record.get("oom"):
             reply["detail"] = (f"the sample's process tree went over its memory limit "
                                f"({request['limits']['memory_mb']} MiB, cgroup {self.cgroups.kind}) and was killed; "
                                f"{reply['detail']}")
         if left:  # only the program wrote there: what it left that cannot go is its failure, and ends this supervisor
             reply.update(status="runtime_error", retire=True, where=None,
                          detail=f"the program left files the sandbox could not remove ({left[:200]})")
+        elif reply["status"] == "timeout" and usage is not None:
+            reply["starved"] = _starved(*usage)
         return reply
+
+    def _judge_lost(self, record: dict, oom_kills: int, request: dict, judging: bool) -> dict | None:
+        """The sample's record when its judge was lost during it for the sample's doing (None otherwise; the record
+        stands): killed by the memory limit of the sample's cgroup (its OOM counter moved) while it judged what the
+        candidate returned, in every mode (a HumanEval+ judge only once its suite's table is decoded, ``judging``);
+        in the basic sandbox, also killed or stopped by the candidate, which runs as this user. The candidate's tree
+        is gone by now, so a stop it sent shows (``_held``)."""
+        how = record.pop("judge", "")
+        if self.isolation.level == "basic" and not how and _held(self.judge.pid):  # (after its verdict, even)
+            self.judge.stop()
+            how = "stopped"
+        if how.startswith("killed") and judging and self.cgroups.oom_kills() > oom_kills:
+            return {"status": "runtime_error", "oom": True,
+                    "message": "MemoryError: the judge ran out of the sample's memory on what the candidate returned "
+                               f"(the sample's process tree went over its limit, {request['limits']['memory_mb']} "
+                               f"MiB, cgroup {self.cgroups.kind}, and the judge was killed)"}
+        if self.isolation.level != "basic" or not (how == "stopped" or how.startswith("killed")):
+            return None
+        what = "stopped its own judge" if how == "stopped" else f"killed its own judge ({how.partition(' by ')[2]})"
+        return {"status": "runtime_error", "message": f"the program {what} {BASIC}; its verdict is void"}
+
+
+def _held(pid: int | None) -> bool:
+    """Whether process ``pid`` is stopped, or has been sent SIGSTOP and not acted on it yet (a stop sent by a process
+    of the sample just before it was killed, which the target takes at its next system call). The state is read once
+    more after the pending signals: a stop taken between the two reads shows in the second."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            fields = dict(line.split(b":", 1) for line in handle.read().splitlines() if b":" in line)
+        if fields[b"State"].split()[0] in (b"T", b"t") or \
+                any(int(fields[name].strip(), 16) & SIGSTOP_BIT for name in (b"SigPnd", b"ShdPnd")):
+            return True
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] in (b"T", b"t")
+    except (OSError, KeyError, ValueError, IndexError):
+        return False
+
+
+def _starved(ran_ms: float, waited_ms: float, wall_ms: float) -> str:
+    """Why a timed-out candidate was starved of CPU by others ("" when it was not): its processes ran for less than
+    three quarters of its time and waited on a run queue for a quarter or more (STARVED_SHARE). One that sleeps or
+    blocks waits for no CPU; one whose own threads or processes queue behind each other on its one CPU ran it
+    the whole time."""
+    if waited_ms < STARVED_SHARE * wall_ms or ran_ms > (1.0 - STARVED_SHARE) * wall_ms:
+        return ""
+    return (f"in {wall_ms / 1000:.2f} s its processes ran {ran_ms / 1000:.2f} s and waited {waited_ms / 1000:.2f} s "
+            "for a CPU other programs held")
+
+
+def _judged_again(first: dict, again: dict) -> dict:
+    """The verdict of a sample (or suite) judged again because its first attempt timed out starved of CPU: the
+    second attempt's, its detail saying so, its time both attempts'."""
+    note = f"judged twice: its first attempt timed out starved of CPU ({first['starved']})"
+    again["detail"] = f"{again['detail']}; {note}" if again.get("detail") else note
+    again["duration_ms"] = round(again["duration_ms"] + first["duration_ms"], 3)
+    again.pop("starved", None)
+    return again
 
 
 def _was_set_up(setup_r: int) -> bool:
@@ -484,6 +578,7 @@ class JudgeProcess:
         if pid == 0:
             try:
                 ours.close()
+                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # ends with the supervisor, even stopped
                 _judge_main(theirs, self._watch)
             finally:
                 os._exit(70)
@@ -514,13 +609,35 @@ class JudgeProcess:
         return struct.pack(">I", len(body)) + body, extra
 
     def alive(self) -> bool:
-        """Whether the judge process still runs (it can be killed between samples: the OOM killer, the host)."""
+        """Whether the judge process still runs (it can be killed between samples: the OOM killer, the host); looked
+        at without reaping it, so ``stop`` never signals a pid that may have been given to another process."""
+        return self.pid is not None and self.ended() == ""
+
+    def lost(self, wait_s: float) -> str:
+        """How the judge stopped working: how it ended, or "stopped", or "" while it runs; after its channel closed
+        (it is exiting: the kernel closes its files before it is a zombie) waiting up to ``wait_s`` for its end."""
+        give_up = time.monotonic() + wait_s
+        while True:
+            how = self.ended() or ("stopped" if _held(self.pid) else "")
+            if how or time.monotonic() >= give_up:
+                return how
+            time.sleep(0.001)
+
+    def ended(self) -> str:
+        """How the judge process ended ("killed by SIGKILL", "exited with status 70"), or "" while it lives."""
         if self.pid is None:
-            return False
+            return "gone"
         try:
-            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
-            return False
+            return "gone"
+        if info is None:
+            return ""
+        if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+            name = signal.Signals(info.si_status).name if info.si_status in signal.Signals._value2member_map_ \
+                else str(info.si_status)
+            return f"killed by {name}"
+        return f"exited with status {info.si_status}"
 
     def send(self, message: tuple[bytes, tuple[int, ...]], requests: int, replies: int) -> None:
         """Hand the judge its request and its ends of the candidate's pipes. This and ``receive`` are all the
@@ -551,10 +668,11 @@ class JudgeProcess:
         except ValueError:
             record = None
         if not isinstance(record, dict):
+            how = self.lost(1.0 if data is None and time.monotonic() < deadline else 0.0)  # (for _judge_lost)
             self.stop()
             if time.monotonic() >= deadline:
-                return {"status": "timeout"}
-            return {"status": "harness_error", "message": "the judge process ended without a verdict"}
+                return {"status": "timeout", "judge": how}
+            return {"status": "harness_error", "message": "the judge process ended without a verdict", "judge": how}
         if record.get("status") in ("timeout", "harness_error"):
             self.stop()
         return record
@@ -869,6 +987,9 @@ def main() -> int:
         write_message(channel_out, reply)
         if reply.get("retire"):
             supervisor.stop()
+            # Without namespaces, what the candidate started outlives its fork server, and comes back to this process
+            # (a subreaper): it goes too.
+            _zygote.kill_descendants()
             _contain.release_user_keyrings(isolation)
             os._exit(0)
 

@@ -11,7 +11,8 @@ sample (``finish``) it waits for the candidate a moment, kills what is left of i
 the candidate ended.
 
 With namespaces it is PID 1 of a PID and mount namespace of its own, nested in the supervisor's, with its own
-``/proc``: a candidate sees this process and its own descendants, never the supervisor or the judge; it
+``/proc`` and network namespace (whose unix sockets it sees freed after each sample, ``_contain.drain_in_flight``):
+a candidate sees this process and its own descendants, never the supervisor or the judge; it
 cannot signal this process (the kernel drops signals to a namespace's init from inside), and every process it
 starts is in that namespace, so "kill the tree" is "kill every process of the namespace but this one". In the
 basic sandbox it is a child subreaper of the supervisor's and a candidate running as the same user can kill it:
@@ -28,6 +29,7 @@ import resource
 import select
 import signal
 import socket
+import time
 
 try:
     from . import _contain, _judge
@@ -37,7 +39,7 @@ except ImportError:  # loaded by path in the supervisor, next to its siblings
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 CALLS_FD = 3  # in each candidate: the call pipes (3 in, 4 out), its set-up pipe (5), its request (6) and the
 REQUEST_FD = CALLS_FD + 3  # shared layer of its Landlock domain (7)
@@ -81,11 +83,13 @@ class Zygote:
         except OSError as exc:
             raise ZygoteGone(f"the candidates' fork server is gone ({exc.strerror or exc})") from None
 
-    def finish(self, grace_s: float) -> tuple[int | None, str]:
+    def finish(self, grace_s: float) -> tuple[int | None, str, list | None]:
         """End the sample: the candidate's wait status if it ended on its own within ``grace_s`` (else None:
-        it was killed), once every process of its tree is gone; and what changed in the server's own state
-        since it started ("" when nothing did). The server says when the candidate ends without being asked
-        (it does when the judge closes its pipe): only one that outlives ``grace_s`` costs a request."""
+        it was killed), once every process of its tree is gone; what changed in the server's own state since it
+        started ("" when nothing did); and, when it was killed, what its tree ran and waited for
+        (``[ms on a CPU, ms waiting for one, ms since its fork]``, None where the kernel does not say). The server
+        says when the candidate ends without being asked (it does when the judge closes its pipe): only one that
+        outlives ``grace_s`` costs a request."""
         try:
             data = self._ended(grace_s)
             if data is None:
@@ -100,7 +104,10 @@ class Zygote:
         reply = json.loads(data[1:])
         if reply.get("error"):
             raise ZygoteGone(f"the candidates' fork server failed: {reply['error']}")
-        return reply.get("status"), reply.get("changed", "")
+        usage = reply.get("usage")
+        if not (isinstance(usage, list) and len(usage) == 3 and all(type(value) is float for value in usage)):
+            usage = None
+        return reply.get("status"), reply.get("changed", ""), usage
 
     def _ended(self, wait_s: float) -> bytes | None:
         if not select.select([self._sock], [], [], max(0.0, wait_s))[0]:  # type: ignore[type-var]  # set by start()
@@ -126,10 +133,12 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
     os.closerange(3, fd)  # nothing of the supervisor's channels
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     if isolation.namespaced:
-        # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), and a mount
-        # namespace for that namespace's /proc.
-        if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS)")
+        # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), a mount
+        # namespace for that namespace's /proc, and a network namespace whose unix sockets are the candidates'
+        # alone: after each sample the server sees every one of them gone before the next sample starts
+        # (_contain.drain_in_flight), so a candidate may bind and send descriptors (_confine.channel_rows).
+        if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET)")
         server = os.fork()
         if server:
             sock.close()
@@ -138,8 +147,13 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         _contain.mount_proc(hidden=True)
         _contain.cover_own()
         last_pid = _last_pid_file()
+        try:
+            unix_table = _contain.unix_table()
+            isolation.drained = True
+        except OSError:  # nothing to watch them by: bind and sendmsg stay refused
+            unix_table = None
     else:
-        last_pid = None
+        last_pid = unix_table = None
         _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # ends with its parent (the supervisor, or the
     #                                                           process that waits for it)
@@ -166,6 +180,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
                 if proc:
                     _contain.unmount(mounted)
                     mounted = proc
+        forked = time.monotonic()
         candidate = _spawn(fds, isolation, prefer_oom, shared) if not mounted.startswith("!") else mounted[1:]
         reply: dict = {"status": None}
         if isinstance(candidate, str):  # the fork (or its working dir) failed
@@ -176,10 +191,16 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
                 except OSError:
                     pass
         else:
-            reply["status"] = _watch(candidate, sock)
+            reply["status"], usage = _watch(candidate, sock, isolation.namespaced)
+            if usage is not None:
+                reply["usage"] = usage + [round((time.monotonic() - forked) * 1000.0, 3)]
         if mounted == _contain.WORK:
             _contain.unmount("/proc")
             _contain.unmount(mounted)
+        if unix_table is not None and "error" not in reply:
+            left = _contain.drain_in_flight(unix_table)
+            if left:  # the next sample could find what this one left: this server can vouch for none
+                reply["error"] = left
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())
 
@@ -214,11 +235,11 @@ def _spawn(fds, isolation, prefer_oom: bool, shared=None):
     return pid
 
 
-def _watch(candidate: int, sock: socket.socket) -> int | None:
+def _watch(candidate: int, sock: socket.socket, namespaced: bool) -> tuple[int | None, list | None]:
     """Until the candidate ends (its wait status) or the supervisor says KILL (None, once it is killed); either
     way every process of its tree is gone when this returns (with namespaces: every process of this namespace
     but this one). Nothing but this one wait happens here while the candidate lives: every page this process
-    writes meanwhile is copied."""
+    writes meanwhile is copied. Second: when it was killed, what its tree had run and waited for (``usage``)."""
     try:
         pidfd = os.pidfd_open(candidate)
     except (AttributeError, OSError):
@@ -239,7 +260,9 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
     finally:
         if pidfd is not None:
             os.close(pidfd)
+    usage = None
     if status is None:
+        usage = tree_usage(candidate, namespaced)
         try:
             os.killpg(candidate, signal.SIGKILL)
         except OSError:
@@ -250,7 +273,40 @@ def _watch(candidate: int, sock: socket.socket) -> int | None:
             pass
     if own_children(()):  # something the candidate started outlived it: every one of them goes
         kill_descendants()
-    return status
+    return status, usage
+
+
+def tree_usage(candidate: int, namespaced: bool) -> list | None:
+    """[ms on a CPU, ms waiting for one] of the sample's live threads, summed (``/proc/PID/task/TID/schedstat``:
+    the time each ran, and the time it was runnable and waited on a run queue); None where the kernel does not
+    keep them (no CONFIG_SCHED_INFO). The sample's processes: with namespaces, every one in this PID namespace
+    but this one; else this process's descendants (orphans come back to it, a subreaper). Read once, when the
+    candidate is killed: a timeout."""
+    if namespaced:
+        try:
+            pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and entry != "1"]
+        except OSError:
+            return None
+    else:
+        pids = [pid for child in children() for pid in _subtree(child)]
+        if candidate not in pids:
+            pids.append(candidate)
+    ran = waited = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # ended since
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as handle:
+                    fields = handle.read().split()
+                ran, waited = ran + int(fields[0]), waited + int(fields[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    if not ran:
+        return None
+    return [round(ran / 1e6, 3), round(waited / 1e6, 3)]
 
 
 # ------------------------------------------------------------------------------------------ the candidate

@@ -28,9 +28,11 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -57,6 +59,17 @@ ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREA
              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 # How long past the program's own limit the harness waits for the supervisor's answer before giving up on it.
 REPLY_GRACE_S = 30.0
+# How long a supervisor may take no byte of a request written to it (an idle one reads at once): one that does not,
+# stopped or stuck, is killed and replaced, so no write to a supervisor blocks forever.
+SEND_TIMEOUT_S = 10.0
+# In the basic sandbox, how often the harness looks at its supervisor while it waits (a candidate that runs as the
+# harness's user can stop it: SIGSTOP), and how many rounds a kill of a supervisor's tree may take.
+WATCH_S = 0.1
+KILL_ROUNDS = 200
+# The basic sandbox's candidates run as the harness's user and can signal its processes: a sample beside another
+# could kill, stop or starve of processes (RLIMIT_NPROC is per user) the other's sandbox. A process runs one
+# basic sandbox (engine.sandboxes.start_pool), so a sample's harness failure can only be its own doing; the run says so.
+BASIC_ALONE = "basic: one sandbox at a time (a candidate can signal the harness's processes)"
 ISOLATION_MODES = ("auto", "strict", "basic")
 # What a supervisor may be asked for: those, "namespaces" and "landlock" (exactly that level, or an error),
 # which the pool's other sandboxes ask for to isolate as its first did, and which a fallback from namespaces
@@ -72,6 +85,9 @@ SUITE_CAP_S = 62.0  # a HumanEval+ suite's longest run: min(60 s, sum of its per
 # A HumanEval+ suite is judged at most twice: its inputs in batches, then one at a time when an answer came later
 # than its limit after its batch was sent (_suite.judge_suite); each attempt has the suite's whole cap.
 SUITE_ATTEMPTS = 2
+# A sample is judged at most twice: once more when its first attempt timed out starved of CPU by other programs
+# (_supervisor.STARVED_SHARE); each attempt has the whole timeout_s.
+SAMPLE_ATTEMPTS = 2
 MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
 PARTS = ("prompt", "completion", "test")
@@ -255,6 +271,7 @@ class Sandbox:
         self._candidate_ids: tuple[int, int] | None = None  # (uid, gid) of its candidates, as root with namespaces
         self._holder: _Holder | None = None  # this process's page holder, when the mode confines reads
         self._stalled = ""  # why a start was abandoned and tried again (once a sandbox's life)
+        self._killed: int | None = None  # the supervisor ``kill`` ended (its sample's failure is not the sample's)
 
     def start(self, wait: bool = True) -> Sandbox:
         """Start the supervisor now (it starts on first use otherwise). With ``wait`` (the default), also wait
@@ -289,15 +306,16 @@ class Sandbox:
             log.close()
             files = theirs.fileno()
             theirs.close()
-        self._proc, self._ready, self._files = proc, False, ours
+        self._proc, self._ready, self._files, self._killed = proc, False, ours, None
+        ours.settimeout(SEND_TIMEOUT_S)  # (a supervisor that takes no suites file is replaced: Sandbox.run)
         try:
             start: dict[str, Any] = {"base": self._base, "isolation": self._mode, "files_fd": files}
             view = holder.view() if holder is not None else None
             if view is not None:
                 start["view"] = view
-            _send(proc, start)
-        except _SupervisorGone:
-            pass  # it ended at once: the handshake says why
+            _send(proc, start, STARTUP_TIMEOUT_S)
+        except (_SupervisorGone, _NotTaken):
+            pass  # it ended at once, or never read: the handshake says why
         # what this supervisor was sent, by number: (prompt, test, (suites path, offset) or None)
         self._problems: dict[tuple[str, str, tuple[str, int] | None], int] = {}
         self._owner = os.getpid()
@@ -339,6 +357,8 @@ class Sandbox:
             raise SandboxError(f"the sandbox supervisor did not start: {reason}")
         self.isolation, self.isolation_reason = ready["isolation"], ready.get("reason", "")
         self.ids, self.limits = ready.get("ids", ""), ready.get("limits", "")
+        if self.isolation == "basic":
+            self.limits = "; ".join(filter(None, [self.limits, BASIC_ALONE]))
         self.confinement = str(ready.get("confinement", ""))
         if self.isolation != "basic":  # before the first sample: every page a candidate can read is in memory
             held = self._holder.pinned() if self._holder is not None else "no page holder"
@@ -400,7 +420,7 @@ class Sandbox:
             "limits": {"memory_mb": limits.memory_mb, "file_size_mb": limits.file_size_mb,
                        "open_files": limits.open_files},
         }
-        wait_s, suite_fd = limits.timeout_s, None
+        wait_s, suite_fd = SAMPLE_ATTEMPTS * limits.timeout_s, None
         if program.whole:
             request["whole"] = True
         if suite is not None:
@@ -430,31 +450,45 @@ class Sandbox:
 
     def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
         with self._lock:
-            proc = self._supervisor()
-            self._serial += 1
-            request, wait_s, suite_fd = self._request(program, limits)
-            started = time.monotonic()
-            try:
+            for attempt in range(2):
+                proc = self._supervisor()
+                self._serial += 1
+                request, wait_s, suite_fd = self._request(program, limits)
+                started, sent = time.monotonic(), False
                 try:
                     self._send(proc, request, suite_fd)
-                except _SupervisorGone:
-                    # It died while idle (killed from outside) and the request never reached it: nothing ran,
-                    # so a fresh supervisor (which knows no problem yet) runs this sample and none is lost.
+                    sent = True
+                    timeout_s = wait_s + REPLY_GRACE_S
+                    reply = _receive(proc, timeout_s) if self.isolation != "basic" else \
+                        _receive(proc, timeout_s, self._watch(proc))
+                except BaseException as exc:
+                    # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
+                    if self._killed == proc.pid:  # by ``kill``, not by anything the sample did
+                        self.close()
+                        raise SandboxError("the harness ended this sandbox while the sample ran (its pool was "
+                                           "closed); its verdict is void") from exc
+                    stuck = _where_stuck(proc.pid) if isinstance(exc, _NoReply) else ""
+                    # A supervisor that died or was stopped (from outside) while idle never took the request: nothing
+                    # ran, so a fresh one (which knows no problem yet) runs this sample, and none is lost.
+                    untaken = isinstance(exc, _NotTaken) or (isinstance(exc, _SupervisorGone) and (
+                        not sent or _unread(proc)))
+                    if isinstance(exc, (_NotTaken, _Stopped, _NoReply)):
+                        self._kill_tree(proc)
                     self.close()
-                    proc = self._supervisor()
-                    request, wait_s, suite_fd = self._request(program, limits)
-                    self._send(proc, request, suite_fd)
-                reply = _receive(proc, wait_s + REPLY_GRACE_S)
-            except BaseException as exc:
-                # Whatever was in flight is abandoned: a fresh supervisor serves the next sample.
-                stuck = _where_stuck(proc.pid) if isinstance(exc, _NoReply) else ""
-                self.close()
-                if isinstance(exc, _SupervisorGone):
-                    return self._supervisor_died(started)
-                if isinstance(exc, _NoReply):
-                    raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s "
-                                       f"({stuck})") from exc
-                raise
+                    if untaken and attempt == 0:
+                        continue
+                    if untaken:
+                        raise SandboxError(f"the sandbox supervisor did not take this sample's request, twice (the "
+                                           f"second time {exc or 'it ended'})") from exc
+                    if isinstance(exc, _Stopped):
+                        return _own_doing("stopped the sandbox supervisor that runs it", started)
+                    if isinstance(exc, _SupervisorGone):
+                        return self._supervisor_died(started)
+                    if isinstance(exc, _NoReply):
+                        raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s "
+                                           f"({stuck})") from exc
+                    raise
+                break
             try:
                 result = _result(reply, self._serial, program)
                 if reply.get("retire"):
@@ -467,6 +501,18 @@ class Sandbox:
                 raise SandboxError(f"the sandbox's answer could not be read: {type(exc).__name__}: {exc}") \
                     from exc
 
+    def _watch(self, proc: subprocess.Popen[bytes]) -> Callable[[], None]:
+        """In the basic sandbox, what ``_receive`` calls while it waits: a supervisor found stopped (SIGSTOP, which a
+        candidate running as this user can send) is the sample's doing (``_Stopped``) once it has taken its request,
+        and was stopped from outside while idle (``_NotTaken``) while the request is still in its pipe. (In the other
+        modes no candidate can reach the supervisor.)"""
+
+        def watch() -> None:
+            if _stopped(proc.pid):
+                raise _NotTaken("it was stopped before it read it") if _unread(proc) else _Stopped()
+
+        return watch
+
     def _supervisor_died(self, started: float) -> ExecResult:
         """The supervisor ended while a sample ran. With namespaces the program cannot have done it: the
         supervisor is PID 1 of the program's PID namespace, and the kernel drops every signal sent to it from
@@ -476,22 +522,28 @@ class Sandbox:
         if self.isolation.startswith("namespaces"):
             raise SandboxError("the sandbox supervisor was killed from outside while this sample ran (the OOM "
                                "killer, or a signal from the host); its verdict is unknown")
+        if self.isolation == "basic":
+            return _own_doing("killed the sandbox supervisor that runs it", started)
         return ExecResult(
             status=Status.RUNTIME_ERROR,
             duration_ms=(time.monotonic() - started) * 1000.0,
             detail="the program killed the sandbox supervisor (its parent process); its verdict is void",
         )
 
+    def _kill_tree(self, proc: subprocess.Popen[bytes]) -> None:
+        """SIGKILL the supervisor and everything under it now, stopped or not (``close`` reaps it)."""
+        if self._owner == os.getpid() and proc.returncode is None:
+            _kill_tree(proc.pid, descendants=not self.isolation.startswith("namespaces"))
+
     def kill(self) -> None:
         """End the supervisor now, from any thread, without waiting for the sample in flight (whose verdict is
         then void): SIGKILL to its process group, the supervisor and its judge; its candidates die with it
-        (their PID namespace, or their parent-death signal). ``run`` sees it gone; ``close`` still reaps it."""
+        (their PID namespace, or their parent-death signal), and without namespaces every process under it is
+        killed first. ``run`` sees it gone; ``close`` still reaps it."""
         proc = self._proc
-        if proc is not None and self._owner == os.getpid() and proc.returncode is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if proc is not None:
+            self._killed = proc.pid
+            self._kill_tree(proc)
 
     def close(self) -> None:
         proc, base, files = self._proc, self._base, getattr(self, "_files", None)
@@ -499,6 +551,8 @@ class Sandbox:
         if files is not None:
             files.close()
         if proc is not None and self._owner == os.getpid():
+            if proc.returncode is None and _stopped(proc.pid):  # it would never read the end of its pipe
+                self._kill_tree(proc)
             _end_child(proc)
             _contain.remove_cgroups(self._cgroups)
             self._cgroups = []
@@ -704,7 +758,10 @@ def _end_child(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # with its judge and fork server, which may be stopped
+        except ProcessLookupError:
+            proc.kill()
         proc.wait()
 
 
@@ -830,18 +887,53 @@ class _NoReply(Exception):
     pass
 
 
-def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+class _NotTaken(Exception):
+    """The supervisor did not take its request: it read nothing of it for SEND_TIMEOUT_S, or it was stopped."""
+
+
+class _Stopped(Exception):
+    """The basic sandbox's supervisor was stopped while it ran a sample: by the sample, which runs as its user."""
+
+
+def _own_doing(what: str, started: float) -> ExecResult:
+    """A sample that reached the basic sandbox's own processes: its failure, never the harness's."""
+    return ExecResult(Status.RUNTIME_ERROR, (time.monotonic() - started) * 1000.0,
+                      f"the program {what} (basic sandbox: it runs as your user); its verdict is void")
+
+
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any], timeout_s: float = SEND_TIMEOUT_S) -> None:
+    """Write ``message`` to the supervisor, never blocking for good: a supervisor that reads none of it for
+    ``timeout_s`` (a stopped one, whose pipe is full, at once) is ``_NotTaken``; one that is gone,
+    ``_SupervisorGone``."""
     body = json.dumps(message).encode()
+    data = memoryview(struct.pack(">I", len(body)) + body)
     stdin = cast("IO[bytes]", proc.stdin)  # a pipe (stdin=PIPE): never None
     try:
-        stdin.write(struct.pack(">I", len(body)) + body)
-        stdin.flush()
-    except (BrokenPipeError, ValueError) as exc:
+        fd = stdin.fileno()
+        os.set_blocking(fd, False)
+    except ValueError as exc:  # closed
         raise _SupervisorGone() from exc
+    deadline = time.monotonic() + timeout_s
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+            deadline = time.monotonic() + timeout_s  # it reads: the time is for the next byte
+            continue
+        except BlockingIOError:
+            pass
+        except OSError as exc:  # EPIPE: it is gone
+            raise _SupervisorGone() from exc
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _NotTaken(f"it read none of it for {timeout_s:g} s")
+        if _stopped(proc.pid):
+            raise _NotTaken("it was stopped")
+        select.select([], [fd], [], min(remaining, WATCH_S))
 
 
-def _receive(proc: subprocess.Popen[bytes], timeout_s: float) -> Any:
-    """The supervisor's next message: a JSON value, not validated yet (``_result`` does)."""
+def _receive(proc: subprocess.Popen[bytes], timeout_s: float, watch: Callable[[], None] | None = None) -> Any:
+    """The supervisor's next message: a JSON value, not validated yet (``_result`` does). ``watch``, when given, is
+    called every WATCH_S while nothing comes, and may raise."""
     fd = cast("IO[bytes]", proc.stdout).fileno()  # a pipe (stdout=PIPE): never None
     deadline = time.monotonic() + timeout_s
 
@@ -849,8 +941,12 @@ def _receive(proc: subprocess.Popen[bytes], timeout_s: float) -> Any:
         chunks = []
         while size:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            if remaining <= 0:
                 raise _NoReply()
+            if not select.select([fd], [], [], remaining if watch is None else min(remaining, WATCH_S))[0]:
+                if watch is not None:
+                    watch()
+                continue
             chunk = os.read(fd, size)
             if not chunk:
                 raise _SupervisorGone()
@@ -862,6 +958,67 @@ def _receive(proc: subprocess.Popen[bytes], timeout_s: float) -> Any:
     if size > MAX_REPLY_BYTES:  # what a sample's reply can hold is capped far below this: not an answer
         raise SandboxError(f"the sandbox sent a reply of {size} bytes; its answer is void")
     return json.loads(read_exact(size))
+
+
+def _unread(proc: subprocess.Popen[bytes]) -> int:
+    """Bytes written to the supervisor's pipe that it has not read (0 when that cannot be told)."""
+    try:
+        found = fcntl.ioctl(cast("IO[bytes]", proc.stdin).fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError):
+        return 0
+    return int(struct.unpack("i", found)[0])
+
+
+def _state(pid: int) -> bytes:
+    """Process ``pid``'s state letter (``R``, ``S``, ``T`` stopped, ``Z`` a zombie...), b"" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return b""
+
+
+def _stopped(pid: int) -> bool:
+    return _state(pid) in (b"T", b"t")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _kill_tree(pid: int, descendants: bool = True) -> None:
+    """SIGKILL a supervisor (``pid``, our child) with its process group, the judge and the fork server in it, stopped
+    or not. With ``descendants`` (no PID namespace holds them), every process under it first, while it lives: it is
+    stopped for that, and a subreaper, so every orphan comes back under it and none escapes to init; rounds until
+    none is left but zombies (a program forking as fast as it can is bounded by its process limit)."""
+    try:
+        if descendants:
+            os.kill(pid, signal.SIGSTOP)
+            for _ in range(KILL_ROUNDS):
+                found: list[int] = []
+                stack = _children(pid)
+                while stack:
+                    child = stack.pop()
+                    found.append(child)
+                    stack.extend(_children(child))
+                found = [child for child in found if _state(child) not in (b"", b"Z", b"X")]
+                if not found:
+                    break
+                for child in found:
+                    try:
+                        os.kill(child, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 atexit.register(_close_holders)

@@ -61,6 +61,7 @@ MIN_REACH = 128
 # Past the sample's own limit, how long close() waits for a sample in flight before it kills its sandbox:
 # the supervisor's grace for the judge's verdict, the descendants' kill and its own exit.
 STOP_GRACE_S = 5.0
+STARTING = object()  # _next_key's answer to a spare that must start before it takes a sample
 CANCEL_POLL_S = 0.05  # how often a take that may be cancelled looks at its cancel event
 # No wait, an item's or a sandbox's, lasts longer than this before it looks at the pool again. Every state change
 # notifies; a wake-up that goes missing all the same (a notify_all cut short by pytest-timeout's signal in the
@@ -77,6 +78,19 @@ class Box(Protocol):
     def close(self) -> None: ...
 
     def kill(self) -> None: ...
+
+
+def _ready(box: Box) -> None:
+    """``box`` started before it takes a sample, in its own thread (a spare when it is first needed): a start-up
+    (up to STARTUP_TIMEOUT_S, tried twice when it hangs) is never charged to a sample's time, where
+    pytest-timeout's safety net would stop it (a sample once waited 63 s for its verdict). A sandbox that cannot
+    start says why to the samples it runs."""
+    start = getattr(box, "start", None)
+    if start is not None:
+        try:
+            start()
+        except Exception:
+            pass
 
 
 def pool_size(workers: int | None, distributed: bool) -> int:
@@ -260,7 +274,9 @@ class VerdictPool:
             for thread in self._threads:
                 thread.join(self._stop_grace_s)
 
-    def _next_key(self, index: int) -> Hashable | None:
+    def _next_key(self, index: int, started: bool = True) -> Hashable | None:
+        """The key sandbox ``index`` runs next (None: the pool closes); STARTING instead of a key when a spare not
+        ``started`` yet first has room for one, so that it starts before it takes any (``_serve``)."""
         with self._cond:
             while not self._stopping:
                 while self._next < self._end and self._schedule[self._next - self._offset] in self._early:
@@ -274,6 +290,8 @@ class VerdictPool:
                     self._next += 1  # started before its turn, or discarded
                 self._trim()
                 room, until_stall = self._room(index)
+                if room and not started and (self._long or self._next < self._end):
+                    return STARTING
                 if room:
                     key = self._long_key()
                     if key is not None:
@@ -343,10 +361,17 @@ class VerdictPool:
     def _serve(self, index: int, box: Box) -> None:
         """One sandbox's thread: the next sample in order, its verdict (or what went wrong) kept for its item."""
         try:
+            started = index < self.active  # a spare starts when it first has room for a sample (STARTING)
+            if started:
+                _ready(box)
             while True:
-                key = self._next_key(index)
+                key = self._next_key(index, started)
                 if key is None:
                     return
+                if key is STARTING:
+                    _ready(box)
+                    started = True
+                    continue
                 try:
                     outcome: tuple[ExecResult | None, BaseException | None] = \
                         (box.run(self._program(key), self._limits), None)

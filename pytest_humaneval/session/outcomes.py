@@ -23,7 +23,7 @@ import os
 
 import pytest
 
-from ..engine.verdict import SUITES_LIMIT_S
+from ..engine.verdict import SAMPLE_ATTEMPTS, SUITES_LIMIT_S
 from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
 from .terminal import is_sample, mark_sample
 
@@ -192,7 +192,7 @@ def _marker_timeout(item: pytest.Item) -> float | None:
 
 
 def _enough(timeout_s: float) -> float:
-    return timeout_s + SAMPLE_OVERHEAD_S
+    return SAMPLE_ATTEMPTS * timeout_s + SAMPLE_OVERHEAD_S  # a starved timeout is judged once more
 
 
 def _sample_limit(item: HumanEvalItem) -> str:
@@ -221,8 +221,9 @@ def timeout_warning(config: pytest.Config, timeout_s: float) -> str | None:
     timeout, name = user
     if timeout <= 0 or timeout >= _enough(timeout_s):
         return None
-    return (f"pytest-humaneval: {name} {timeout:g} s is below what a sample may take (params.timeout_s "
-            f"{timeout_s:g} s plus up to {SAMPLE_OVERHEAD_S:g} s for the sandbox): pytest-timeout will stop slow "
+    return (f"pytest-humaneval: {name} {timeout:g} s is below what a sample may take (two attempts of "
+            f"params.timeout_s {timeout_s:g} s, as a timeout starved of CPU is judged again, plus up to "
+            f"{SAMPLE_OVERHEAD_S:g} s for the sandbox): pytest-timeout will stop slow "
             f"samples first and they will be recorded as harness_error; set {name} above {_enough(timeout_s):g} s "
             "or leave it unset (the plugin then sets its own safety net)")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..engine.verdict import SUITES_LIMIT_S
+from ..engine.verdict import SAMPLE_ATTEMPTS, SUITES_LIMIT_S
 from . import hooks, outcomes
 from .benchmark import BENCHMARK_KEY, Benchmark
 from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
@@ -19,8 +19,8 @@ from .items import RUN_KEY, HumanEvalFile, HumanEvalItem
 if TYPE_CHECKING:
     import pluggy  # pytest's own hook machinery: its types only
 
-# The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's
-# timeout_s, a HumanEval+ sample's two suites at their caps, each judged at most twice).
+# The pytest-timeout safety net sits this far above the sandbox's own wall-clock limit (a HumanEval sample's two
+# attempts of timeout_s, a HumanEval+ sample's two suites at their caps, each judged at most twice).
 SAFETY_NET_MARGIN_S = 60.0
 
 
@@ -141,7 +141,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     outcomes.no_reruns(config, items)
     if not _wants_safety_net(config):
         return
-    plain = pytest.mark.timeout(run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
+    plain = pytest.mark.timeout(SAMPLE_ATTEMPTS * run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
     # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s an attempt, and judged
     # at most twice (batched, then one input at a time): whatever params.timeout_s says, the net never cuts an
     # honest one.

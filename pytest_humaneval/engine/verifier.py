@@ -359,6 +359,7 @@ class Verifier:
             self._programs.pop(key, None)
         if result is None and stop is not None and stop.is_set():
             self._pool.discard([(key, "original")])  # its pair, if it has one, is let go with it
+            self._programs.pop((key, "original"), None)
             raise _Cancelled
         if result is None:
             result = ExecResult(Status.HARNESS_ERROR, 0.0, "the Verifier was closed before this sample ran")

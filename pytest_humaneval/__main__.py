@@ -9,7 +9,8 @@ impossible dataset (Impossible-HumanEval) it compares cheat rates: 1 when NEW ch
 --max-cheat-increase).
 html exits 0 when the page is written, 2 when an input cannot be read.
 evaluate exits 0 when every sample has a verdict, 1 when some have none (harness_error, not_run), 4 on a bad
-option or file (one line), else pytest's.
+option value or file (one line), 2 on an option argparse refuses (an unknown flag, a choice not offered), else
+pytest's.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--timeout-s", type=float, default=None, help="wall-clock limit per sample (default 3)")
     score.add_argument("--isolation", choices=("auto", "strict", "basic"), default=None)
     score.add_argument("--workers", type=int, default=None, help="sandboxes (default: the usable CPUs)")
+    score.add_argument("--allow-basic", action="store_true",
+                       help="let --isolation auto end in the basic sandbox where neither namespaces nor Landlock "
+                            "exist (params.allow_basic; candidates then read what you can read)")
     score.add_argument("--allow-subset", action="store_true",
                        help="score a file that lacks problems of the dataset, as a subset (target.allow_subset)")
     score.add_argument("--extract", action="store_true",
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             samples=args.samples, dataset=args.dataset, positional_dataset=args.positional_dataset, k=args.k,
             limit=args.limit, timeout_s=args.timeout_s, isolation=args.isolation, workers=args.workers,
             parallel=args.parallel, outputs={name: getattr(args, name) for name in OUTPUTS}, quiet=args.quiet,
-            pytest_args=pytest_args, allow_subset=args.allow_subset, extract=args.extract,
+            pytest_args=pytest_args, allow_subset=args.allow_subset, allow_basic=args.allow_basic, extract=args.extract,
             impossible_instruction=args.impossible_instruction, mini=args.mini, noextreme=args.noextreme,
             refused=tuple(_dest(flag) for flag in REFUSED_FLAGS if getattr(args, _dest(flag))))
         try:

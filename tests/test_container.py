@@ -487,3 +487,21 @@ def test_a_pytest_run_never_ends_in_basic_unasked(pytester, landlock, allow):
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
         result.stdout.fnmatch_lines(["*running candidates in the basic subprocess sandbox*"])
         assert json.loads((pytester.path / "report.json").read_text())["run"]["isolation"] == "basic"
+
+
+def test_evaluate_names_its_own_flags_for_basic(landlock, tmp_path):
+    """evaluate's refusal of an unasked basic sandbox names its flags (--isolation basic, --allow-basic), which
+    then run it."""
+    import subprocess
+    import sys
+
+    problem = load_problems()[1][0]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(json.dumps({"task_id": problem.task_id, "completion": problem.canonical_solution}) + "\n")
+    command = [sys.executable, str(HERE / "container.py"), "--no-landlock", "--", sys.executable, "-m",
+               "pytest_humaneval", "evaluate", "--samples", str(samples), "--allow-subset", "-q"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert "so it runs only when asked: pass --isolation basic, or --allow-basic" in refused.stdout + refused.stderr
+    allowed = subprocess.run([*command, "--allow-basic"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stdout[-2000:] + allowed.stderr[-2000:]

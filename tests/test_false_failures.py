@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from container import available
-
-from pytest_humaneval.sandbox import _confine
+from modes import last_json
 
 HERE = Path(__file__).resolve().parent
 ANSWER = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
@@ -117,17 +114,7 @@ with Verifier("humaneval", workers=1, isolation=sys.argv[1], allow_basic=True) a
 def run_in(mode: str) -> tuple[str, dict]:
     """The sandbox's level in ``mode`` and each program's [status, detail], PROGRAMS and SOCKETS in one run."""
     programs = {**PROGRAMS, **{name: body for name, (body, _) in SOCKETS.items()}}
-    command = [sys.executable, "-c", SCRIPT, "basic" if mode == "basic" else "auto", json.dumps(programs)]
-    if mode == "landlock":
-        why = available()
-        if why:
-            pytest.skip(f"needs_root: a default container's confinement cannot be made here: {why}")
-        if _confine.landlock_abi() < 1:
-            pytest.skip("needs_landlock: the kernel has no Landlock")
-        command = [sys.executable, str(HERE / "container.py"), "--", *command]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    isolation, verdicts = json.loads(run.stdout.strip().splitlines()[-1])
+    isolation, verdicts = last_json(mode, SCRIPT, "basic" if mode == "basic" else "auto", json.dumps(programs))
     return isolation, verdicts
 
 

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +25,7 @@ from pathlib import Path
 import nobody
 import pytest
 from container import available
+from modes import last_json
 
 from pytest_humaneval.sandbox import Limits, Program, Sandbox, Status, _confine
 from pytest_humaneval.sandbox._supervisor import STARVED_SHARE, _judged_again, _starved
@@ -167,7 +166,8 @@ def test_candidate_without_cgroup_keeps_to_one_cpu():
                               "        os.sched_setaffinity(0, set(range(os.cpu_count())))\n"
                               "        widened = 'widened'\n    except PermissionError:\n        widened = 'refused'\n"
                               "    return len(cpus), widened, len(os.sched_getaffinity(0)), os.nice(0)\n",
-                      f"def check(candidate):\n    assert candidate(0) == (1, 'refused', 1, {_nice()})\n", "f")
+                      f"def check(candidate):\n    assert candidate(0) == (1, 'refused', 1, "
+                      f"{os.getpriority(os.PRIO_PROCESS, 0)})\n", "f")  # not reniced: no quota holds it
     with nobody.supervisor() as (ready, run):
         assert ready.get("ready"), ready
         assert ready["limits"].startswith("rlimits per process") and \
@@ -189,18 +189,8 @@ def _dataset(folder: Path, n: int) -> Path:
 
 
 def _through_verifier(mode: str, hog: str, dataset: Path) -> tuple[str, list]:
-    command = [sys.executable, "-c", SCRIPT, str(dataset), "basic" if mode == "basic" else "auto",
-               json.dumps(_batches(hog)), str(TIMEOUT_S)]
-    if mode == "landlock":
-        why = available()
-        if why:
-            pytest.skip(f"needs_root: a default container's confinement cannot be made here: {why}")
-        if _confine.landlock_abi() < 1:
-            pytest.skip("needs_landlock: the kernel has no Landlock")
-        command = [sys.executable, str(HERE / "container.py"), "--", *command]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    isolation, found = json.loads(run.stdout.strip().splitlines()[-1])
+    isolation, found = last_json(mode, SCRIPT, str(dataset), "basic" if mode == "basic" else "auto",
+                                 json.dumps(_batches(hog)), str(TIMEOUT_S))
     return isolation, found
 
 

@@ -243,3 +243,11 @@ def test_verl_numpy_batches():
     np = pytest.importorskip("numpy")
     assert rewards.compute_score_batch(np.array(["humaneval", "humaneval"], dtype=object), [RIGHT, WRONG],
                                        np.array([TASK, TASK], dtype=object)) == [1.0, 0.0]
+
+
+def test_openrlhf_query_that_does_not_start_with_its_prompt():
+    """A query whose prompt was re-tokenised (here: a doubled BOS) still yields its response: the text after the
+    last assistant header, not the whole chat cut at the first end of turn inside the prompt (a silent 0.0)."""
+    prompt = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWrite it<|im_end|>\n<|im_start|>assistant\n"
+    query = "<|endoftext|>" + prompt + RIGHT_PROGRAM + "<|im_end|>"
+    assert [float(x) for x in rewards.openrlhf_reward()([query], [prompt], [TASK])["rewards"]] == [1.0]

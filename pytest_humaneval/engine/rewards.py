@@ -282,8 +282,7 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
         queries, prompts, labels = _listed("queries", queries), _listed("prompts", prompts), _listed("labels", labels)
         _same_length("queries", queries, "prompts", prompts)
         _same_length("labels", labels, "queries", queries)
-        answers = [query[len(prompt):] if isinstance(query, str) and isinstance(prompt, str)
-                   and query.startswith(prompt) else query for query, prompt in zip(queries, prompts, strict=True)]
+        answers = [_response(query, prompt) for query, prompt in zip(queries, prompts, strict=True)]
         verdicts = judge_answers(dataset, [_task_id(label, None, i) for i, label in enumerate(labels)], answers,
                                  **options)
         rewards = [_reward(v, policy) for v in verdicts]
@@ -292,6 +291,18 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
                 "extra_logs": {"humaneval_passed": _tensor([float(v.passed) for v in verdicts])}}
 
     return reward_func
+
+
+def _response(query: Any, prompt: Any) -> Any:
+    """The response in an OpenRLHF query: after its prompt; where the query does not start with it (a
+    re-tokenised prompt, a doubled BOS, padding), after the query's last assistant header, so that an end of turn
+    inside the prompt's own turns does not cut the response away."""
+    if not isinstance(query, str) or not isinstance(prompt, str):
+        return query
+    if query.startswith(prompt):
+        return query[len(prompt):]
+    at = max((found + len(header) for header in TURN_HEADERS if (found := query.rfind(header)) >= 0), default=0)
+    return query[at:]
 
 
 def _tensor(values: Iterable[float]) -> Any:

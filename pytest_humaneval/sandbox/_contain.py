@@ -847,9 +847,11 @@ def enter_candidate(isolation, limits, timeout_s, work, landlock_fd=None):
         os.close(landlock_fd)
     if isolation.pinned:
         pin_to_own_cpu()
-    # Below its own judge, supervisor and fork server: within the sample's CPU share, a program busy on many
-    # threads or processes does not hold up the verdict, nor the kill at its deadline.
-    os.nice(CANDIDATE_NICE)
+    else:
+        # Below its own judge, supervisor and fork server, within the sample's CPU quota: a program busy on many
+        # threads or processes does not hold up the verdict, nor the kill at its deadline. Only there: without a
+        # quota a nice candidate would rank below every process of the host, and an honest one could starve.
+        os.nice(CANDIDATE_NICE)
     # Without a cgroup, the memory limit is RLIMIT_AS, which memfds do not count: 40 of 16 MiB each passed a
     # 256 MiB limit, and secret memfds 952 MiB a 128 MiB one. A program gets ENOSYS for memfd_create and
     # memfd_secret, as on a kernel without them (Python falls back).
@@ -1188,17 +1190,18 @@ class Cgroups:
         return True
 
     def _enable_cpu_v2(self, parent):
-        """The cpu controller for this cgroup's children, where it is offered and the kernel lets us turn it on."""
+        """Whether the cpu controller is enabled for this cgroup's children already. It is never turned on here:
+        as root the parent is often the host's root cgroup, and +cpu there would change how the whole machine
+        shares its CPUs, and outlive the run."""
         try:
-            with open(os.path.join(parent, "cgroup.controllers")) as handle:
-                if "cpu" not in handle.read().split():
-                    self.cpu_reason = "cgroup v2 without the cpu controller delegated to this cgroup"
-                    return False
-            _write_file(os.path.join(parent, "cgroup.subtree_control"), "+cpu")
+            with open(os.path.join(parent, "cgroup.subtree_control")) as handle:
+                if "cpu" in handle.read().split():
+                    return True
         except OSError as exc:
-            self.cpu_reason = f"the cpu controller not enabled for this cgroup's children: {exc.strerror or exc}"
+            self.cpu_reason = f"the cpu controller's state not readable for this cgroup: {exc.strerror or exc}"
             return False
-        return True
+        self.cpu_reason = "cgroup v2 without the cpu controller enabled for this cgroup's children"
+        return False
 
     def _quota(self, path, settings):
         """Hold the tree to one CPU (``settings``: the quota's files and values); on a refusal (a parent with a

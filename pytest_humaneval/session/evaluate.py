@@ -44,9 +44,11 @@ REFUSED = {
 FLAGS = {"params.k": "-k", "params.limit": "--limit", "params.timeout_s": "--timeout-s",
          "params.isolation": "--isolation", "params.workers": "--workers",
          "params.impossible_instruction": "--impossible-instruction", "target.samples": "--samples",
-         "target.allow_subset": "--allow-subset", "target.extract": "--extract"}
+         "target.allow_subset": "--allow-subset", "target.extract": "--extract", "params.allow_basic": "--allow-basic"}
 _KEY = re.compile(r"(?<![\w.-])(?:params|target)\.\w+")
 _SET_HINT = re.compile(r"set ((?:params|target)\.\w+): true \(or --humaneval-set \1=true\)")
+# "set params.isolation: basic, or params.allow_basic: true": the flags that set them
+_VALUE_HINT = re.compile(r"\b(set|or) ((?:params|target)\.\w+): (\w+)")
 _OUTPUT_OPTION = re.compile(r"(?<![\w-])--humaneval-(report|results|markdown|html)\b")
 
 
@@ -71,6 +73,7 @@ class Options:
     quiet: bool = False
     pytest_args: list[str] = field(default_factory=list)
     allow_subset: bool = False
+    allow_basic: bool = False  # params.allow_basic: auto may end in the basic sandbox
     extract: bool = False
     impossible_instruction: str | None = None
     mini: bool = False
@@ -102,6 +105,8 @@ def evaluate(options: Options) -> int:
     target: dict[str, object] = {"mode": "samples", "samples": samples}
     if options.allow_subset:
         target["allow_subset"] = True
+    if options.allow_basic:
+        params["allow_basic"] = True
     if options.extract:
         target["extract"] = True
     where = dataset if dataset in NAMES else str((here / os.path.expanduser(dataset)).resolve())
@@ -195,6 +200,8 @@ class _Session:
             message = "--dataset:" + message.removeprefix("dataset:")
         message = _SET_HINT.sub(lambda found: f"pass {self._flags[found[1]]}" if found[1] in self._flags
                                 else found[0], message)
+        message = _VALUE_HINT.sub(lambda found: ("pass " if found[1] == "set" else "or ") + self._flags[found[2]] + (
+            "" if found[3] == "true" else f" {found[3]}") if found[2] in self._flags else found[0], message)
         message = _KEY.sub(lambda found: self._flags.get(found[0], found[0]), message)
         message = _OUTPUT_OPTION.sub(r"--\1", message)
         for resolved, text in self._given.items():

@@ -107,7 +107,9 @@ def test_load_time_is_not_counted(box):
     endless = "    return args[0]\n\nwhile True:\n    pass\n"
     result = judged(box, endless, suite(([[1]], [1]), min_time_limit_s=0.5))
     assert result.status is Status.TIMEOUT
-    assert result.suites["base"]["detail"] == "the program was still loading when the suite's 1.5 s limit ran out"
+    # (on a busy machine a starved load is judged once more, and says so after the verdict's own detail)
+    assert result.suites["base"]["detail"].split("; judged twice")[0] == \
+        "the program was still loading when the suite's 1.5 s limit ran out"
 
 
 def test_float_tolerance_and_types(box):

@@ -287,6 +287,9 @@ def test_basic_fault_counts_carry_nothing(pytester, problems, bits_in):
 # standard deviations above chance).
 PROBE_BITS = 64
 TOLD = 0.75
+# What a timing control must tell through an open channel: enough above TOLD that a sample reading the same channel
+# would pass, with room for a loaded machine's noise.
+CONTROL_TOLD = 0.8
 DENTRY_PROBE = r"""
 import os, time
 
@@ -529,16 +532,17 @@ for role in ("set", "read"):
 @pytest.mark.needs_root("to mount a fresh /proc for the control")
 def test_control_proc_probe_tells_entries_apart():
     """The control: two processes sharing one fresh /proc (as the samples of a fork server shared one): the second
-    tells the entries the first looked up (best of three tries, each with a /proc of its own)."""
+    tells the entries the first looked up, clearly above the bar a sample passes at (TOLD): at least CONTROL_TOLD in
+    the best of five tries, each with a /proc of its own (0.9 or more on a quiet machine; a loaded CI run saw 0.85)."""
     best = 0.0
-    for _ in range(3):
+    for _ in range(5):
         done = subprocess.run([sys.executable, "-c", PROC_CONTROL, proc_probe()], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         best = max(best, float(done.stdout))
         if best >= 0.9:
             break
-    assert best >= 0.9, best
+    assert best >= CONTROL_TOLD, best
 
 
 def test_proc_dentries_carry_nothing():

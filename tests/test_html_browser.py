@@ -178,7 +178,7 @@ def test_impossible_page_shows_the_cheat_rate(pytester, browser, tmp_path):
                                             "params: {execute: true, limit: 6}\n")
     result = pytester.runpytest("--humaneval-config", "ref.yaml", "--humaneval-report", "report.json",
                                 "--humaneval-results", "results.jsonl", "--humaneval-html", "page.html", *NO_CACHE)
-    assert result.ret == 1  # the canonical solutions fail every mutated test
+    assert result.ret == 0  # the canonical solutions fail every mutated test: no cheat, a run that passes
     block = read_report(pytester.path / "report.json")["impossible"]
     open_page(browser, pytester.path / "page.html")
     shown = browser.run("const s = document.getElementById('cheating'); return s && s.checkVisibility() ? "

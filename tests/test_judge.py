@@ -262,8 +262,9 @@ def test_silent_candidate_times_out(box):
     started = time.monotonic()
     result = judged(box, "def f(x):\n    while True:\n        pass\n", "def check(candidate):\n    candidate(1)\n",
                     limits=Limits(timeout_s=1.0))
-    assert result.status is Status.TIMEOUT and result.detail == "timed out after 1 s"
-    assert time.monotonic() - started < 3.0
+    # (on a busy machine a starved busy loop is judged once more, and says so: two attempts at most)
+    assert result.status is Status.TIMEOUT and result.detail.split("; judged twice")[0] == "timed out after 1 s"
+    assert time.monotonic() - started < 2 * 1.0 + 3.0
     assert judged(box, "def f(x):\n    return x\n", "def check(candidate):\n    assert candidate(1) == 1\n").status \
         is Status.PASSED
 

@@ -107,7 +107,9 @@ def test_load_time_is_not_counted(box):
     endless = "    return args[0]\n\nwhile True:\n    pass\n"
     result = judged(box, endless, suite(([[1]], [1]), min_time_limit_s=0.5))
     assert result.status is Status.TIMEOUT
-    assert result.suites["base"]["detail"] == "the program was still loading when the suite's 1.5 s limit ran out"
+    # (on a busy machine a starved load is judged once more, and says so after the verdict's own detail)
+    assert result.suites["base"]["detail"].split("; judged twice")[0] == \
+        "the program was still loading when the suite's 1.5 s limit ran out"
 
 
 def test_float_tolerance_and_types(box):
@@ -379,6 +381,15 @@ def test_root_oracle_takes_any_real_number(box, expression, passes):
     # float value (numpy's complex scalar through its real part) is a root when close enough; its verdicts here are
     # `abs(_poly([-6, 11, -6, 1], x)) <= 1e-4` run on each value with EvalPlus 0.3.1 and numpy 2.4.6. On 5a2097b a
     # Decimal or Fraction root was refused as not plain.
+    if expression == "numpy.array([2.0])":  # math.pow takes a 1-item array where numpy still converts it (< 2.5)
+        import math
+
+        numpy = pytest.importorskip("numpy")
+        try:
+            math.pow(numpy.array([2.0]), 1)
+            passes = True
+        except TypeError:
+            passes = False
     cubic = suite(([[[-6, 11, -6, 1]]], [1.0]), atol=1e-4, oracle="polynomial_root")
     result = judged(box, _returning(expression), cubic)
     assert result.status is (Status.PASSED if passes else Status.ASSERTION_FAILED), result.detail

@@ -315,7 +315,7 @@ def test_ctrl_c_stops_an_event_loop_call(call):
         from pytest_humaneval import Verifier
         verifier = Verifier("humaneval", workers=2)
         verifier.verify(slow_samples(2, 0.0))
-        samples = slow_samples(400, 0.2)
+        samples = slow_samples(1000, 0.2)
         async def main():
             print("started", flush=True)
             {consume}
@@ -333,7 +333,7 @@ def test_ctrl_c_stops_an_event_loop_call(call):
         sandboxes = supervisors_of(process.pid)
         assert sandboxes
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)  # the batch alone would take 40 s
+        out, err = process.communicate(timeout=60)  # the batch alone would take 100 s
     finally:
         process.kill()
         process.wait()

@@ -128,7 +128,7 @@ class Isolation:
                          + (", no metadata changes" if self.shares_uid else "")
                          + (", no CPU affinity changes" if self.pinned else "")
                          + ", no inode flags or page-cache residency queries, no new namespaces or pidfds"
-                         + ("; socket names and descriptors in flight end with their sample)" if self.namespaced
+                         + (": socket names and descriptors in flight end with their sample)" if self.namespaced
                             else ", socket names or descriptors in flight)"))
         if self.dentries:
             parts.append(self.dentries)

@@ -851,7 +851,9 @@ def _list_as_nobody(place: Path) -> None:
     (top / "public.py").write_text("p")
     modules = place / "modules"  # (the sandbox's modules, loaded by path as the supervisor loads them)
     modules.mkdir()
-    for name in ("_contain.py", "_confine.py", "_elf.py"):
+    from pytest_humaneval.sandbox import SANDBOX_FILES
+
+    for name in SANDBOX_FILES:
         shutil.copy(Path(_contain.__file__).with_name(name), modules / name)
     code = (f"import json, sys; sys.path.insert(0, {str(modules)!r}); import _contain\n"
             "_, folders, files, _ = _contain._skeleton_plan(sys.argv[1], '/nowhere', [])\n"

@@ -32,16 +32,14 @@ import time
 try:
     from . import _confine, _elf
 except ImportError:  # loaded by path in the supervisor, next to its siblings, or run as a script (-I)
-    import importlib.util
+    if "_humaneval_load" not in sys.modules:  # the one loader of the supervisor's scripts (_load.py), by path
+        import importlib.util
 
-    for _name in ("confine", "elf"):
-        if f"_humaneval_{_name}" not in sys.modules:
-            _spec = importlib.util.spec_from_file_location(
-                f"_humaneval_{_name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{_name}.py"))
-            sys.modules[f"_humaneval_{_name}"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-            _spec.loader.exec_module(sys.modules[f"_humaneval_{_name}"])  # type: ignore[union-attr]
-    import _humaneval_confine as _confine  # type: ignore[import-not-found, no-redef]  # this same _confine.py
-    import _humaneval_elf as _elf  # type: ignore[import-not-found, no-redef]  # this same _elf.py
+        _spec = importlib.util.spec_from_file_location(
+            "_humaneval_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load.py"))
+        sys.modules["_humaneval_load"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+        _spec.loader.exec_module(sys.modules["_humaneval_load"])  # type: ignore[union-attr]
+    _confine, _elf = sys.modules["_humaneval_load"].siblings("confine", "elf")
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4

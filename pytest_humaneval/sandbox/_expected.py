@@ -34,13 +34,14 @@ HEADER = struct.Struct(">Q32sd")  # the blob's length and sha256, the canonical 
 
 
 def _sibling(name):
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{name}.py")
-    spec = importlib.util.spec_from_file_location(f"_humaneval_{name}", path)
-    # a path that ends in .py always gets a spec, with a source loader
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    """Load ``_NAME.py`` from this folder by path, as the supervisor does: through the one loader of the
+    supervisor's scripts (``_load.py``), itself loaded by path the first time."""
+    if "_humaneval_load" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "_humaneval_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load.py"))
+        sys.modules["_humaneval_load"] = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(sys.modules["_humaneval_load"])  # type: ignore[union-attr]
+    return sys.modules["_humaneval_load"].sibling(name)
 
 
 class _Failed(Exception):

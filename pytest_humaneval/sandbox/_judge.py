@@ -31,8 +31,8 @@ from _signal import signal as _set_handler  # type: ignore[import-not-found]
 
 try:
     from . import _wire as wire
-except ImportError:  # loaded by path in the supervisor, next to _wire (registered under this name)
-    import _humaneval_wire as wire  # type: ignore[import-not-found, no-redef]  # this same _wire.py
+except ImportError:  # loaded by path in the supervisor, next to _wire
+    wire = sys.modules["_humaneval_load"].sibling("wire")  # this same _wire.py, by the one loader (_load.py)
 
 CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the reference's program
 PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies

@@ -43,14 +43,13 @@ import sys
 import time
 
 if __name__ == "__main__":  # by path, as the supervisor loads its siblings: nothing of the package comes in
-    import importlib.util
+    import importlib.util  # the one loader of the supervisor's scripts (_load.py), by path, and its siblings by it
 
-    for _name in ("confine", "elf", "contain"):
-        _spec = importlib.util.spec_from_file_location(
-            f"_humaneval_{_name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{_name}.py"))
-        sys.modules[f"_humaneval_{_name}"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-        _spec.loader.exec_module(sys.modules[f"_humaneval_{_name}"])  # type: ignore[union-attr]
-    import _humaneval_contain as _contain  # type: ignore[import-not-found]
+    _spec = importlib.util.spec_from_file_location(
+        "_humaneval_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load.py"))
+    sys.modules["_humaneval_load"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+    _spec.loader.exec_module(sys.modules["_humaneval_load"])  # type: ignore[union-attr]
+    _contain = sys.modules["_humaneval_load"].sibling("contain")
 else:
     from . import _contain
 

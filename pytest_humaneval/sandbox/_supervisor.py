@@ -83,16 +83,16 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 
 def _sibling(name: str):
     """Load ``_NAME.py`` from this folder by path: started as ``python -I``, the folder is not on sys.path, and
-    nothing of the package (nor pytest) may come in with it."""
-    import importlib.util
+    nothing of the package (nor pytest) may come in with it. Through the one loader of the supervisor's scripts
+    (``_load.py``), itself loaded by path the first time."""
+    if "_humaneval_load" not in sys.modules:
+        import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"_{name}.py")
-    spec = importlib.util.spec_from_file_location(f"_humaneval_{name}", path)
-    # a path that ends in .py always gets a spec, with a source loader
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+        spec = importlib.util.spec_from_file_location(
+            "_humaneval_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load.py"))
+        sys.modules["_humaneval_load"] = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(sys.modules["_humaneval_load"])  # type: ignore[union-attr]
+    return sys.modules["_humaneval_load"].sibling(name)
 
 
 _wire = _sibling("wire")
@@ -102,8 +102,9 @@ _elf = _sibling("elf")
 _contain = _sibling("contain")
 _suite = _sibling("suite")
 _zygote = _sibling("zygote")
-_judge._OWN_FILES = (os.path.abspath(__file__), _wire.__file__, _judge.__file__, _confine.__file__,
-                     _elf.__file__, _contain.__file__, _suite.__file__, _zygote.__file__)
+_judge._OWN_FILES = (os.path.abspath(__file__), sys.modules["_humaneval_load"].__file__, _wire.__file__,
+                     _judge.__file__, _confine.__file__, _elf.__file__, _contain.__file__, _suite.__file__,
+                     _zygote.__file__)
 # What a judge may allocate while it judges one sample (or suite), beyond what it held when it began: the sample's
 # own memory limit, for what the candidate returned (a generator's items a test pulls into a set, say), plus the
 # message being read (MAX_FRAME, in two copies at most while it is decoded). Its address space (RLIMIT_AS) is

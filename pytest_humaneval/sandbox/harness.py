@@ -44,8 +44,8 @@ __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
-SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_elf.py", "_judge.py", "_pin.py", "_suite.py",
-                 "_wire.py", "_zygote.py")
+SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_elf.py", "_judge.py", "_load.py", "_pin.py",
+                 "_suite.py", "_wire.py", "_zygote.py")
 PIN = Path(__file__).with_name("_pin.py")
 # What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
 # view larger than this (a venv with torch, say) is not held, and the run says so.

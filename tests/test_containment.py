@@ -720,16 +720,16 @@ def test_nested_site_packages_copy_covered(tmp_path):
 
 SKELETON_CHECK = r"""
 import ctypes, json, os, re, stat, sys
-from pytest_humaneval.sandbox import _contain
+from pytest_humaneval.sandbox import _contain, _mounts, _view
 
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.unshare(_contain.CLONE_NEWNS) != 0:
     sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
 _contain._mount(None, "/", None, _contain.MS_REC | _contain.MS_PRIVATE)
 folder, limit = sys.argv[1], int(sys.argv[2])
-_contain.SKELETON_MAX_FILES = limit
-_contain.VIEW = {"folders": [folder], "files": [], "links": {}, "hidden": [folder + "/hidden"]}
-_, dentries = _contain.enter_new_root()
+_mounts.SKELETON_MAX_FILES = limit
+_view.VIEW = {"folders": [folder], "files": [], "links": {}, "hidden": [folder + "/hidden"]}
+_, dentries = _mounts.enter_new_root()
 def unescape(field):  # mountinfo's octal escapes (space, tab, newline, backslash)
     return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
 

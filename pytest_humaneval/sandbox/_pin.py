@@ -7,7 +7,7 @@ without any call the sandbox refuses (by timing its own read of a one-page mappi
 learner passed 3 of 3 problems that way in every mode. Once every page a candidate can read is in memory before
 the first candidate runs, and stays there, no read changes anything a later sample can measure.
 
-How: the candidate's view (``_contain.shown_and_hidden``, an allow-list narrowed to what the interpreter needs)
+How: the candidate's view (``_view.shown_and_hidden``, an allow-list narrowed to what the interpreter needs)
 is computed once here and handed to each supervisor of this harness (the root's binds and Landlock's rules are
 made of it); every regular file in it is mapped and the mappings locked (``mlockall``: root, or a
 CAP_IPC_LOCK), so neither a candidate nor memory pressure can evict a page while the run lasts. Every folder of
@@ -49,9 +49,9 @@ if __name__ == "__main__":  # by path, as the supervisor loads its siblings: not
         "_humaneval_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load.py"))
     sys.modules["_humaneval_load"] = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
     _spec.loader.exec_module(sys.modules["_humaneval_load"])  # type: ignore[union-attr]
-    _contain = sys.modules["_humaneval_load"].sibling("contain")
+    _view = sys.modules["_humaneval_load"].sibling("view")
 else:
-    from . import _contain
+    from . import _view
 
 MCL_CURRENT = 1
 PROT_READ, MAP_SHARED = 1, 1
@@ -77,7 +77,7 @@ def entries(folders, files, hidden):
     on its own, or a candidate cannot read it either)."""
     seen = set()
     found = [*sorted(files), *sorted(folders)]
-    found += [os.path.join(where, name) for where, name, _ in _contain._walk(folders, hidden, with_folders=True)]
+    found += [os.path.join(where, name) for where, name, _ in _view.walk(folders, hidden, with_folders=True)]
     for path in found:
         try:
             info = os.lstat(path)
@@ -279,7 +279,7 @@ class Watch:
                 continue
             if folder is not None and name:
                 path = os.path.join(folder, os.fsdecode(name))
-                if not any(_contain._within(path, hidden) for hidden in self.hidden):
+                if not any(_view.within(path, hidden) for hidden in self.hidden):
                     found.append((folder, path, bool(mask & IN_ISDIR), not mask & (IN_DELETE | IN_MOVED_FROM)))
         return None if lost else found
 
@@ -423,7 +423,7 @@ def _arrived(path, is_folder, watch):
     yield path, kind
     if kind == "folder" and is_folder:
         watch.add(path)
-        for where, name, folder in _contain._walk([path], watch.hidden, with_folders=True):
+        for where, name, folder in _view.walk([path], watch.hidden, with_folders=True):
             found = os.path.join(where, name)
             if folder:
                 watch.add(found)
@@ -461,7 +461,7 @@ def main() -> int:
             handle.write("-1000")
     except OSError:
         pass
-    folders, files, links, hidden = _contain.shown_and_hidden()
+    folders, files, links, hidden = _view.shown_and_hidden()
     view = {"folders": sorted(folders), "files": sorted(files), "links": links, "hidden": list(hidden)}
     sys.stdout.write(json.dumps({"view": view}) + "\n")
     sys.stdout.flush()

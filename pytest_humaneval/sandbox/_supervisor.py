@@ -100,11 +100,12 @@ _judge = _sibling("judge")
 _confine = _sibling("confine")
 _elf = _sibling("elf")
 _contain = _sibling("contain")
+_view = _sibling("view")
 _suite = _sibling("suite")
 _zygote = _sibling("zygote")
-_judge._OWN_FILES = (os.path.abspath(__file__), sys.modules["_humaneval_load"].__file__, _wire.__file__,
-                     _judge.__file__, _confine.__file__, _elf.__file__, _contain.__file__, _suite.__file__,
-                     _zygote.__file__)
+# every file of the supervisor's own, as the judge leaves them out of a traceback: itself and what it loaded by path
+_judge._OWN_FILES = (os.path.abspath(__file__), *(module.__file__ for name, module in sorted(sys.modules.items())
+                                                   if name.startswith("_humaneval_")))
 # What a judge may allocate while it judges one sample (or suite), beyond what it held when it began: the sample's
 # own memory limit, for what the candidate returned (a generator's items a test pulls into a set, say), plus the
 # message being read (MAX_FRAME, in two copies at most while it is decoded). Its address space (RLIMIT_AS) is
@@ -916,7 +917,7 @@ def main() -> int:
         return 1
     base, requested, files = start["base"], start["isolation"], int(start["files_fd"])
     if isinstance(start.get("view"), dict):  # what the harness's page holder found a candidate may read
-        _contain.VIEW = start["view"]
+        _view.VIEW = start["view"]
     if files != FILES_FD:
         os.dup2(files, FILES_FD)
         os.close(files)

@@ -37,15 +37,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
-from . import _contain
+from . import _cgroups, _cleanup
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
            "clean_text", "shorten"]
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 # What the supervisor loads, by path, from its own folder (it imports nothing of the package).
-SANDBOX_FILES = ("_supervisor.py", "_confine.py", "_contain.py", "_elf.py", "_judge.py", "_load.py", "_pin.py",
-                 "_suite.py", "_wire.py", "_zygote.py")
+SANDBOX_FILES = ("_supervisor.py", "_candidate.py", "_cgroups.py", "_cleanup.py", "_confine.py", "_contain.py",
+                 "_drain.py", "_elf.py", "_judge.py", "_keyrings.py", "_linux.py", "_load.py", "_mounts.py", "_pin.py",
+                 "_suite.py", "_view.py", "_wire.py", "_zygote.py")
 PIN = Path(__file__).with_name("_pin.py")
 # What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
 # view larger than this (a venv with torch, say) is not held, and the run says so.
@@ -554,12 +555,12 @@ class Sandbox:
             if proc.returncode is None and _stopped(proc.pid):  # it would never read the end of its pipe
                 self._kill_tree(proc)
             _end_child(proc)
-            _contain.remove_cgroups(self._cgroups)
+            _cgroups.remove_cgroups(self._cgroups)
             self._cgroups = []
             if proc.returncode != 0 and self._candidate_ids is not None:
                 _release_keyrings(*self._candidate_ids)
         if base is not None and self._owner == os.getpid():
-            _contain.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
+            _cleanup.remove_tree(base)  # without recursion: a program can nest folders deeper than the limit
         self._release_folder(remove=False)
 
     def _release_folder(self, remove: bool = True) -> None:
@@ -569,14 +570,14 @@ class Sandbox:
         self._owner_lock = None
         if remove and base is not None:
             self._base = None
-            _contain.remove_tree(base)
+            _cleanup.remove_tree(base)
         if lock is not None:
             os.close(lock)
 
 
 def _release_keyrings(uid: int, gid: int) -> None:
     """A supervisor that was killed could not release its candidates' user keyrings, which the kernel keeps until
-    the machine restarts (``_contain.release_user_keyrings``): a short-lived root helper does it (a fork here, in
+    the machine restarts (``_keyrings.release_user_keyrings``): a short-lived root helper does it (a fork here, in
     a process with threads, is not safe; a plain exec as that uid may not reach the interpreter). Best effort."""
     try:
         subprocess.run([sys.executable, "-I", str(CONTAIN), "release-keyrings", str(uid), str(gid)],
@@ -633,7 +634,7 @@ def _sweep_stale_folders() -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: its harness lives
             now = os.lstat(lock)  # still the file locked, in that folder
             if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
-                _contain.remove_tree(folder)
+                _cleanup.remove_tree(folder)
         except OSError:
             pass
         finally:

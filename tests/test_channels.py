@@ -242,7 +242,7 @@ def test_holder_moves_each_access_time_before_it_is_a_day_old(bits_in, monkeypat
                .splitlines() if os.makedev(*map(int, line.split()[2].split(":"))) == os.stat(folder).st_dev}
     if any("noatime" in found for found in options.values()):
         pytest.skip(f"{folder} is on a noatime mount: access times never move there")
-    monkeypatch.setattr(sandbox.harness, "PIN_REFRESH_S", 0.5)
+    monkeypatch.setattr(sandbox.holder, "PIN_REFRESH_S", 0.5)
     sandbox.harness._close_holders()
     holder = sandbox.harness._holder()
     try:

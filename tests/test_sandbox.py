@@ -474,14 +474,14 @@ def test_page_holder_without_a_lock_reads_every_page_in(tmp_path, request):
         fake.write_text("import json, sys\nsys.stdin.readline()\n"
                         "print(json.dumps({'view': {'folders': [], 'files': [], 'links': {}, 'hidden': []}}))\n"
                         f"print(json.dumps({json_module.dumps(answer)}))\nsys.stdout.flush()\nsys.stdin.read()\n")
-        original = sandbox.harness.PIN
-        sandbox.harness.PIN = fake
+        original = sandbox.holder.PIN
+        sandbox.holder.PIN = fake
         try:
-            holder = sandbox.harness._Holder()
+            holder = sandbox.holder._Holder()
             words = holder.pinned()
             holder.close()
         finally:
-            sandbox.harness.PIN = original
+            sandbox.holder.PIN = original
         return words
 
     resident = (r"page cache resident, not locked \(every readable page read into memory once: \d+ files, \d+ MiB; "

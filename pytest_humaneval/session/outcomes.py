@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ from .items import PROP, RUN_KEY, VERDICT_ATTR, HumanEvalError, HumanEvalItem
 from .terminal import is_sample, mark_sample
 
 __all__ = ["finish_report", "no_reruns", "reruns_note", "reruns_requested", "restore_line", "timeout_warning",
-           "user_timeout"]
+           "user_timeout_set"]
 
 PROPERTY_FAMILIES = ("xunit1", "legacy")  # JUnit families whose schema has test case properties
 # How long a sample may hold its item beyond params.timeout_s: a killed sample is reaped and answered, and a
@@ -157,25 +158,30 @@ def _junit_has_case_properties(config: pytest.Config) -> bool:
 
 # -- pytest-timeout --------------------------------------------------------------------------------------------
 
-def user_timeout(config: pytest.Config) -> float | None:
-    """The pytest-timeout limit the user set (option, environment or ini), or None."""
-    user = _user_timeout_source(config)
-    return user[0] if user is not None else None
+def _user_timeout_settings(config: pytest.Config) -> list[tuple[Any, str]]:
+    """Each place pytest-timeout reads its limit from that the user set (value, named as they set it: a message names
+    no option they did not use), in pytest-timeout's own order of precedence; none without pytest-timeout."""
+    if not config.pluginmanager.hasplugin("timeout"):
+        return []
+    return [(value, name) for value, name in ((config.getoption("timeout", None), "--timeout"),
+                                              (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
+                                              (config.getini("timeout"), "the timeout ini option"))
+            if value not in (None, "")]
+
+
+def user_timeout_set(config: pytest.Config) -> bool:
+    """Whether the user set a pytest-timeout limit of their own (then the plugin adds no safety net)."""
+    return bool(_user_timeout_settings(config))
 
 
 def _user_timeout_source(config: pytest.Config) -> tuple[float, str] | None:
-    """The user's pytest-timeout limit and where they set it, named as they set it (a message names no option
-    they did not use), in pytest-timeout's own order of precedence; None when they set none."""
-    if not config.pluginmanager.hasplugin("timeout"):
-        return None
-    for value, name in ((config.getoption("timeout", None), "--timeout"),
-                        (os.environ.get("PYTEST_TIMEOUT"), "PYTEST_TIMEOUT"),
-                        (config.getini("timeout"), "the timeout ini option")):
-        if value not in (None, ""):
-            try:
-                return float(value), name
-            except ValueError:
-                return None  # pytest-timeout reports its own bad values
+    """The user's pytest-timeout limit and where they set it; None when they set none (or one pytest-timeout itself
+    reports as bad)."""
+    for value, name in _user_timeout_settings(config)[:1]:
+        try:
+            return float(value), name
+        except ValueError:
+            return None
     return None
 
 

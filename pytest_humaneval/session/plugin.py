@@ -4,7 +4,6 @@ collection of the config file's samples; the samples' reports (outcomes.py)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,8 +138,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if run is None:
         return
     outcomes.no_reruns(config, items)
-    if not _wants_safety_net(config):
-        return
+    if not config.pluginmanager.hasplugin("timeout") or outcomes.user_timeout_set(config):
+        return  # the net is pytest-timeout's, and the user's own limit replaces it
     plain = pytest.mark.timeout(SAMPLE_ATTEMPTS * run.config.params.timeout_s + SAFETY_NET_MARGIN_S)
     # A HumanEval+ sample is two suites, each up to min(60 s, its per-input limits) + 1 s an attempt, and judged
     # at most twice (batched, then one input at a time): whatever params.timeout_s says, the net never cuts an
@@ -149,15 +148,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if isinstance(item, HumanEvalItem):
             item.add_marker(suites if item.judged_by_suites() else plain)
-
-
-def _wants_safety_net(config: pytest.Config) -> bool:
-    """pytest-timeout present and the user set no timeout of their own (option, ini or environment)."""
-    if not config.pluginmanager.hasplugin("timeout"):
-        return False
-    user_set = (config.getoption("timeout", None) is not None or config.getini("timeout")
-                or os.environ.get("PYTEST_TIMEOUT"))
-    return not user_set
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -289,6 +289,9 @@ class Supervisor:
                 raise Retire(f"from outside the sandbox, during this sample: {exc}; its verdict is void") from None
             return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
                     "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+        except _zygote.LeftInFlight as exc:  # the sample's own doing, in every mode that lets it send descriptors
+            return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
+                    "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
         return reply
 
     def _run_suite(self, request: dict, problem: Problem, suite: str, cap: float) -> dict:

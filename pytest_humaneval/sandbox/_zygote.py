@@ -55,6 +55,12 @@ class ZygoteGone(Exception):
     """The fork server ended or stopped answering: its supervisor can no longer run a sample."""
 
 
+class LeftInFlight(Exception):
+    """The sample left unix sockets in flight that the kernel had not freed when the fork server's wait ran out
+    (``_contain.drain_in_flight``): the program's own doing (only hundreds of sockets sent in cycles take that
+    long), so its failure; the server cannot vouch for the next sample, and its supervisor retires."""
+
+
 class Zygote:
     """The supervisor's side of the fork server."""
 
@@ -104,6 +110,8 @@ class Zygote:
         reply = json.loads(data[1:])
         if reply.get("error"):
             raise ZygoteGone(f"the candidates' fork server failed: {reply['error']}")
+        if reply.get("left"):
+            raise LeftInFlight(str(reply["left"]))
         usage = reply.get("usage")
         if not (isinstance(usage, list) and len(usage) == 3 and all(type(value) is float for value in usage)):
             usage = None
@@ -200,7 +208,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         if unix_table is not None and "error" not in reply:
             left = _contain.drain_in_flight(unix_table)
             if left:  # the next sample could find what this one left: this server can vouch for none
-                reply["error"] = left
+                reply["left"] = left
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())
 

@@ -29,6 +29,7 @@ import resource
 import select
 import signal
 import socket
+import sys
 import time
 
 try:
@@ -345,6 +346,8 @@ def _candidate(fds, isolation, shared=None) -> None:
         if isolation.plan is None:
             os.close(LANDLOCK_FD)
         os.chdir(request["work"])
+        if not isolation.drained:  # sendmsg is refused (_confine.IN_FLIGHT)
+            sys.meta_path.insert(0, _SendWithoutSendmsg())
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
     except BaseException as exc:
@@ -352,6 +355,42 @@ def _candidate(fds, isolation, shared=None) -> None:
         _exit(SETUP_FAILED)
     _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
     _exit(0)
+
+
+class _SendWithoutSendmsg:
+    """Where no fork server drains what a sample leaves in flight, sendmsg is refused (``_confine.IN_FLIGHT``), and
+    from Python 3.12 asyncio's streams write with it (``writelines``, and a ``write`` larger than the socket takes
+    at once): an honest program failed with ``ConnectionResetError``. In the candidate, when it imports asyncio, its
+    transports write with send instead, as CPython's own fallback does where sendmsg is missing. Nothing is
+    let in flight by it: a program that undoes it only gets the refusal back."""
+
+    MODULE = "asyncio.selector_events"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.MODULE:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None and spec.loader is not None:
+                spec.loader = _WithoutSendmsg(spec.loader)
+                return spec
+        return None
+
+
+class _WithoutSendmsg:
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        module._HAS_SENDMSG = False  # read when each transport is made (3.12+; unused before)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
 
 
 def _read_all(fd: int) -> bytes:

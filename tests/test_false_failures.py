@@ -32,6 +32,12 @@ PROGRAMS = {
                            " stdout=asyncio.subprocess.PIPE)\n"
                            "        return (await proc.communicate())[0]\n"
                            "    assert asyncio.run(child()).strip() == b'1'\n"),
+    # The candidate's __main__ was the supervisor's hidden script, which a spawned child re-runs: exit code 1.
+    "multiprocessing spawn": ("    import multiprocessing\n"
+                              "    child = multiprocessing.get_context('spawn').Process(target=abs, args=(-1,))\n"
+                              "    child.start()\n"
+                              "    child.join()\n"
+                              "    assert child.exitcode == 0, child.exitcode\n"),
 }
 # name -> (body, what it needs): "unix" (a unix socket of its own, its name, and Python 3.12's asyncio streams send
 # with sendmsg), "sendmsg" (from Python 3.12 only: asyncio's streams write what a socket cannot take at once, and
@@ -43,6 +49,12 @@ SOCKETS = {
                                 "    with multiprocessing.Manager() as manager:\n"
                                 "        shared = manager.dict(n=6 * 7)\n"
                                 "        assert shared['n'] == 42 and manager.list([1, 2])[1] == 2\n", "unix"),
+    # as spawn above, and its server listens on a unix socket of a name of its own (Python 3.14's default method)
+    "multiprocessing forkserver": ("    import multiprocessing\n"
+                                   "    child = multiprocessing.get_context('forkserver').Process(target=abs, args=(-1,))\n"
+                                   "    child.start()\n"
+                                   "    child.join()\n"
+                                   "    assert child.exitcode == 0, child.exitcode\n", "unix"),
     "asyncio unix server": ("    import asyncio\n"
                             "    async def echo():\n"
                             "        async def handle(reader, writer):\n"

@@ -348,6 +348,10 @@ def _candidate(fds, isolation, shared=None) -> None:
         os.chdir(request["work"])
         if not isolation.drained:  # sendmsg is refused (_confine.IN_FLIGHT)
             sys.meta_path.insert(0, _SendWithoutSendmsg())
+        # The candidate's __main__ is a program without a file, as under ``python -c``, not the supervisor's script:
+        # multiprocessing's spawn and forkserver start methods re-run a file-backed __main__ in their child, and
+        # the supervisor's is hidden from the candidate (every such child exited 1).
+        sys.modules["__main__"] = type(sys)("__main__")
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
     except BaseException as exc:

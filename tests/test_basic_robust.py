@@ -359,3 +359,46 @@ def test_judge_killed_by_the_samples_memory_limit_is_its_failure(isolation):
             is Status.PASSED
     finally:
         box.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_fork_server_stopped_between_samples_costs_no_sample(box, tmp_path):
+    """An idle sandbox whose fork server was stopped from outside (here by the test, in its own sandbox) runs its
+    next sample on a fresh supervisor: nothing of that sample had run, so it gets its verdict, not a harness_error
+    (on 3dc2c0a: harness_error, "stopped between samples"), and the stopped processes are gone."""
+    import os
+    import signal
+
+    assert box.run(own(tmp_path, ""), FAST).status is Status.PASSED
+    supervisor, zygote = (int(pid) for pid in (tmp_path / "pids").read_text().split()[:2])
+    assert harness._state(zygote) not in (b"", b"Z", b"X")
+    os.kill(zygote, signal.SIGSTOP)
+    try:
+        result = box.run(honest(), FAST)
+        assert result.status is Status.PASSED, result
+        assert box.run(Program(PROMPT, "    return x\n", TEST, "f"), FAST).status is Status.ASSERTION_FAILED
+    finally:
+        if harness._state(zygote) not in (b"", b"Z", b"X"):
+            os.kill(zygote, signal.SIGCONT)
+    time.sleep(0.5)
+    assert [pid for pid in (supervisor, zygote) if harness._state(pid) not in (b"", b"Z", b"X")] == []
+
+
+@pytest.mark.timeout(120)
+def test_a_request_no_supervisor_takes_twice_is_a_harness_error(box, monkeypatch):
+    """A request that neither the supervisor nor a fresh one takes (each stopped before it read it, a fault of the
+    harness's machine, not of the sample: nothing ran) is a harness_error that says so, and the sandbox serves the
+    next sample."""
+    tries = []
+
+    def never_taken(self, proc, request, suite_fd):
+        tries.append(proc.pid)
+        raise harness._NotTaken("it was stopped")
+
+    monkeypatch.setattr(Sandbox, "_send", never_taken)
+    with pytest.raises(harness.SandboxError, match=r"did not take this sample's request, twice \(the second time it "
+                                                   r"was stopped\)"):
+        box.run(honest(), FAST)
+    assert len(tries) == 2 and tries[0] != tries[1], tries
+    monkeypatch.undo()
+    assert box.run(honest(), FAST).status is Status.PASSED

@@ -696,3 +696,28 @@ print(len(S.children()))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["1", "0"], done.stderr
     assert alive_with(mark) == []
+
+
+def test_sockets_left_in_flight_are_the_samples_failure():
+    """A fork server that could not see a sample's sockets in flight freed in time says so apart from its own
+    failures: the sample's runtime_error (and a fresh supervisor), not a harness fault (reward None) that a hostile
+    program could choose. On 3dc2c0a it was the server's "error", a ZygoteGone, and the sample a harness_error."""
+    import json
+    import socket
+
+    from pytest_humaneval.sandbox import _zygote as S
+
+    zygote, server = S.Zygote(), None
+    zygote._sock, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        left = "the program left unix sockets in flight that the kernel had not freed after 8 s"
+        server.send(S.ENDED + json.dumps({"status": 0, "changed": "", "left": left}).encode())
+        with pytest.raises(S.LeftInFlight, match="left unix sockets in flight"):
+            zygote.finish(1.0)
+        assert not issubclass(S.LeftInFlight, S.ZygoteGone)
+        server.send(S.ENDED + json.dumps({"status": None, "error": "fork: EAGAIN"}).encode())
+        with pytest.raises(S.ZygoteGone, match="EAGAIN"):
+            zygote.finish(1.0)
+    finally:
+        zygote._sock.close()
+        server.close()

@@ -231,6 +231,11 @@ class Retire(Exception):
     """This supervisor can no longer vouch for its samples: the harness replaces it after this reply."""
 
 
+class NotRun(Retire):
+    """This supervisor cannot run the sample and ran nothing of it: the harness replaces it and runs the sample on the
+    fresh one (once), as a request a supervisor never took."""
+
+
 class Tampered(Exception):
     """The program reached a trusted process: it changed its limits, priority, CPUs or folder, or killed the
     fork server. Only a candidate that shares the harness's uid can (the basic sandbox, user namespaces): there
@@ -289,6 +294,9 @@ class Supervisor:
         except Tampered as exc:
             if self.isolation.level == "namespaces":  # another uid: the program could not have done it
                 raise Retire(f"from outside the sandbox, during this sample: {exc}; its verdict is void") from None
+            return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
+                    "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+        except _zygote.LeftInFlight as exc:  # the sample's own doing, in every mode that lets it send descriptors
             return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
                     "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
         return reply
@@ -361,7 +369,7 @@ class Supervisor:
         process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
         the fork is asked for and covers both."""
         if self.isolation.level == "basic" and _held(self.zygote.pid):  # (a sample's stop shows at its own end)
-            raise Retire("the sandbox's fork server was stopped between samples, from outside; this sample did not run")
+            raise NotRun("the sandbox's fork server was stopped between samples, from outside; this sample did not run")
         work, judge = self._fresh_work(), self.judge
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
@@ -985,6 +993,8 @@ def main() -> int:
         except Exception as exc:  # the sandbox's own failure: this sample's harness_error, then a fresh one
             detail = str(exc) if isinstance(exc, Retire) else f"{type(exc).__name__}: {exc}"
             reply = {"status": "harness_error", "detail": detail, "duration_ms": 0.0, "retire": True}
+            if isinstance(exc, NotRun):
+                reply["not_run"] = True
         reply["id"] = request.get("id")
         write_message(channel_out, reply)
         if reply.get("retire"):

@@ -55,6 +55,12 @@ class ZygoteGone(Exception):
     """The fork server ended or stopped answering: its supervisor can no longer run a sample."""
 
 
+class LeftInFlight(Exception):
+    """The sample left unix sockets in flight that the kernel had not freed when the fork server's wait ran out
+    (``_contain.drain_in_flight``): the program's own doing (only hundreds of sockets sent in cycles take that
+    long), so its failure; the server cannot vouch for the next sample, and its supervisor retires."""
+
+
 class Zygote:
     """The supervisor's side of the fork server."""
 
@@ -104,6 +110,8 @@ class Zygote:
         reply = json.loads(data[1:])
         if reply.get("error"):
             raise ZygoteGone(f"the candidates' fork server failed: {reply['error']}")
+        if reply.get("left"):
+            raise LeftInFlight(str(reply["left"]))
         usage = reply.get("usage")
         if not (isinstance(usage, list) and len(usage) == 3 and all(type(value) is float for value in usage)):
             usage = None
@@ -200,7 +208,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         if unix_table is not None and "error" not in reply:
             left = _contain.drain_in_flight(unix_table)
             if left:  # the next sample could find what this one left: this server can vouch for none
-                reply["error"] = left
+                reply["left"] = left
         reply["changed"] = baseline.changed()
         sock.send(ENDED + json.dumps(reply).encode())
 
@@ -337,6 +345,12 @@ def _candidate(fds, isolation, shared=None) -> None:
         if isolation.plan is None:
             os.close(LANDLOCK_FD)
         os.chdir(request["work"])
+        if not isolation.drained:  # sendmsg is refused (_confine.IN_FLIGHT)
+            sys.meta_path.insert(0, _SendWithoutSendmsg())
+        # The candidate's __main__ is a program without a file, as under ``python -c``, not the supervisor's script:
+        # multiprocessing's spawn and forkserver start methods re-run a file-backed __main__ in their child, and
+        # the supervisor's is hidden from the candidate (every such child exited 1).
+        sys.modules["__main__"] = type(sys)("__main__")
         os.write(CALLS_FD + 2, b"1")
         os.close(CALLS_FD + 2)
     except BaseException as exc:
@@ -344,6 +358,42 @@ def _candidate(fds, isolation, shared=None) -> None:
         _exit(SETUP_FAILED)
     _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
     _exit(0)
+
+
+class _SendWithoutSendmsg:
+    """Where no fork server drains what a sample leaves in flight, sendmsg is refused (``_confine.IN_FLIGHT``), and
+    from Python 3.12 asyncio's streams write with it (``writelines``, and a ``write`` larger than the socket takes
+    at once): an honest program failed with ``ConnectionResetError``. In the candidate, when it imports asyncio, its
+    transports write with send instead, as CPython's own fallback does where sendmsg is missing. Nothing is
+    let in flight by it: a program that undoes it only gets the refusal back."""
+
+    MODULE = "asyncio.selector_events"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.MODULE:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None and spec.loader is not None:
+                spec.loader = _WithoutSendmsg(spec.loader)
+                return spec
+        return None
+
+
+class _WithoutSendmsg:
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        module._HAS_SENDMSG = False  # read when each transport is made (3.12+; unused before)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
 
 
 def _read_all(fd: int) -> bytes:

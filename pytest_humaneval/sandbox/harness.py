@@ -344,6 +344,9 @@ class Sandbox:
                         raise SandboxError(f"the sandbox gave no answer within {wait_s + REPLY_GRACE_S:g} s "
                                            f"({stuck})") from exc
                     raise
+                if reply.get("not_run") is True and attempt == 0:  # it ran nothing: a fresh supervisor runs it
+                    self.close()
+                    continue
                 break
             try:
                 result = _result(reply, self._serial, program)

@@ -141,7 +141,7 @@ CLONE_PIDFD, SO_PASSPIDFD, SO_PEERPIDFD = 0x1000, 76, 77
 # that sent with SO_PASSCRED, found by connecting: every run told), and whatever descriptor it carries (a flock
 # held on a file of the view). ``drained``: with namespaces each fork server has a network namespace of its own,
 # whose unix sockets are its candidates' alone, and lets no candidate start before the kernel has freed every one
-# the one before it left (_contain.drain_in_flight): there bind, sendmsg and sendmmsg stay, as
+# the one before it left (_drain.drain_in_flight): there bind, sendmsg and sendmmsg stay, as
 # multiprocessing.Manager, asyncio's unix servers and, from Python 3.12, its streams need them. Elsewhere (Landlock,
 # basic) a candidate's sockets share the host's namespace with every other process's, and nothing tells its own
 # apart: bind, sendmsg and sendmmsg EPERM, so every socket of a sample dies with its processes (send, sendto and

@@ -11,7 +11,7 @@ sample (``finish``) it waits for the candidate a moment, kills what is left of i
 the candidate ended.
 
 With namespaces it is PID 1 of a PID and mount namespace of its own, nested in the supervisor's, with its own
-``/proc`` and network namespace (whose unix sockets it sees freed after each sample, ``_contain.drain_in_flight``):
+``/proc`` and network namespace (whose unix sockets it sees freed after each sample, ``_drain.drain_in_flight``):
 a candidate sees this process and its own descendants, never the supervisor or the judge; it
 cannot signal this process (the kernel drops signals to a namespace's init from inside), and every process it
 starts is in that namespace, so "kill the tree" is "kill every process of the namespace but this one". In the
@@ -57,7 +57,7 @@ class ZygoteGone(Exception):
 
 class LeftInFlight(Exception):
     """The sample left unix sockets in flight that the kernel had not freed when the fork server's wait ran out
-    (``_contain.drain_in_flight``): the program's own doing (only hundreds of sockets sent in cycles take that
+    (``_drain.drain_in_flight``): the program's own doing (only hundreds of sockets sent in cycles take that
     long), so its failure; the server cannot vouch for the next sample, and its supervisor retires."""
 
 
@@ -144,7 +144,7 @@ def _main(sock: socket.socket, isolation, prefer_oom: bool) -> None:
         # A PID namespace of its own, whose PID 1 is the server (this process only waits for it), a mount
         # namespace for that namespace's /proc, and a network namespace whose unix sockets are the candidates'
         # alone: after each sample the server sees every one of them gone before the next sample starts
-        # (_contain.drain_in_flight), so a candidate may bind and send descriptors (_confine.channel_rows).
+        # (_drain.drain_in_flight), so a candidate may bind and send descriptors (_confine.channel_rows).
         if _LIBC.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET)")
         server = os.fork()
@@ -322,7 +322,7 @@ def tree_usage(candidate: int, namespaced: bool) -> list | None:
 
 def _candidate(fds, isolation, shared=None) -> None:
     """Runs in the candidate's forked process: take its descriptors, read its own request, contain it
-    (``_contain.enter_candidate``), say so on the set-up pipe, then serve calls (``_judge.serve``). A failure
+    (``_candidate.enter_candidate``), say so on the set-up pipe, then serve calls (``_judge.serve``). A failure
     before the program starts ends the process with SETUP_FAILED and nothing on the set-up pipe: the sandbox's
     fault, never the program's."""
     request_fd, out_fd, err_fd, requests, replies, setup = fds

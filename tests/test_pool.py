@@ -576,7 +576,9 @@ def test_pool_equals_serial_run(pytester):
         report = read_report(pytester.path / f"{tag}.json")
         report["measurements"].pop("human-eval.avg_latency_ms")
         report["run"].pop("versions")
-        summary = [unstarved(line) for line in result.stdout.lines if line.startswith(("PASSED", "FAILED", "SKIPPED"))]
+        # (a timeout's summary line is cut to the terminal's width, maybe inside a "judged twice" note: its status only)
+        summary = [re.sub(r"( - timeout):.*$", r"\1", line) for line in result.stdout.lines
+                   if line.startswith(("PASSED", "FAILED", "SKIPPED"))]
         outputs[workers] = (results, report, without_times(pytester.path / f"{tag}.xml"), summary)
     assert outputs[4] == outputs[1]
     assert [line["status"] for line in outputs[1][0]] == [

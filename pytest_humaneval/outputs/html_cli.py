@@ -15,6 +15,7 @@ from typing import Any
 
 from ..data import impossible, releases
 from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
+from ..scoring.schema import read_report_object
 from .html_page import render
 
 __all__ = ["InputError", "build_page", "load_report", "load_results"]
@@ -27,14 +28,7 @@ class InputError(ValueError):
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the report: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise InputError(f"{path}: expected a pytest-humaneval report (JSON), found invalid JSON: {exc}") from exc
-    if not isinstance(report, dict):
-        raise InputError(f"{path}: expected a pytest-humaneval report (a JSON object), found {type(report).__name__}")
+    report = read_report_object(path, InputError)
     for key, kind in (("measurements", dict), ("problems", dict), ("dataset", dict), ("run", dict),
                       ("counts", dict)):
         if not isinstance(report.get(key), kind):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import Gate
 from .metrics import fmt
-from .schema import CheatComparisonSection, ConditionSection, GateSection
+from .schema import CheatComparisonSection, ConditionSection, GateSection, read_report_object
 from .selection import Partial
 from .stats import Comparison, compare
 
@@ -40,15 +40,7 @@ class Baseline:
 
 
 def load_baseline(path: Path) -> Baseline:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read the baseline report: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise BaselineError(f"{path}: expected a pytest-humaneval report (JSON), found invalid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise BaselineError(f"{path}: expected a pytest-humaneval report (a JSON object), found "
-                            f"{type(data).__name__}")
+    data = read_report_object(path, BaselineError, "the baseline report")
     try:
         dataset = data["dataset"]
         problems = {task: (int(entry["n"]), int(entry["c"])) for task, entry in data["problems"].items()}

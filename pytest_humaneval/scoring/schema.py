@@ -12,13 +12,15 @@ describes each key.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, TypedDict
 
 from ..protocols import ProtocolSection
 
 __all__ = ["BaselineSection", "CheatComparisonSection", "ComparisonSection", "ConditionSection", "DatasetSection",
            "GateSection", "ImpossibleSection", "IntervalDict", "LmEvalEntry", "Measurement", "PartialSection",
-           "ProblemEntry", "Report", "ResultRow", "RunSection"]
+           "ProblemEntry", "Report", "ResultRow", "RunSection", "read_report_object"]
 
 
 class IntervalDict(TypedDict):
@@ -199,3 +201,17 @@ class ResultRow(_RowKeys, total=False):
     original_status: str | None
     impossible_category: str | None
     impossible_evidence: list[str]
+
+
+def read_report_object(path: Path, error: type[Exception], what: str = "the report") -> dict[str, Any]:
+    """A report file read back (the gate's baseline, ``html``): the JSON object it holds, unchecked past that; else
+    ``error`` naming the file and what it found."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise error(f"{path}: expected a pytest-humaneval report (JSON), found invalid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a pytest-humaneval report (a JSON object), found {type(data).__name__}")
+    return data

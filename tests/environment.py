@@ -228,6 +228,19 @@ def probe_system_python(kernel: dict) -> Finding:
     return (True, found) if found else (False, f"none of {', '.join(SYSTEM_PYTHONS)}")
 
 
+def probe_ray(kernel: dict) -> Finding:
+    """The ray package in this interpreter: the extra the cluster tests need (``pip install -e ".[test,ray]"``)."""
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return False, 'no ray in this interpreter: pip install -e ".[test,ray]"'
+    try:
+        return True, f"ray {importlib.metadata.version('ray')}"
+    except importlib.metadata.PackageNotFoundError:
+        return True, "ray (version unknown)"
+
+
 def probe_ssh_hosts(kernel: dict) -> Finding:
     """What tests/ssh_hosts.py needs to make hosts reached over real ssh: root, ``ip netns``, ``unshare``, sshd
     (Debian's openssh-server) and the ssh client."""
@@ -258,6 +271,7 @@ PROBES: dict[str, Callable[[dict], Finding]] = {
     "landlock": probe_landlock,
     "ssh_hosts": probe_ssh_hosts,
     "vllm": probe_vllm,
+    "ray": probe_ray,
 }
 
 _FINDINGS = pytest.StashKey[dict]()

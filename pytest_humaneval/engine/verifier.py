@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 from .. import sandbox
 from ..config import ConfigError, RunConfig, config_from_mapping
 from ..data import plus as evalplus
-from ..data.dataset import DatasetError, Problem
+from ..data.dataset import DatasetError, LoadedDataset, Problem
 from ..plan import Sample
 from ..sandbox.pool import VerdictPool, pool_size
 from .judge import Cancelled, Judge
@@ -58,7 +58,55 @@ class _Life:
     kept: bool = False  # kept for the process's life on purpose (rewards.verifier_for): closed at exit, quietly
 
 
-class Verifier:
+class Front:
+    """The calls every front over the judge gives (the Verifier, the RayVerifier), over two of its own: ``_entry``
+    (a caller's sample checked, or a ``VerifierError`` naming its index) and ``_judge_all`` (the verdicts of the
+    entries, in order; it stops early when ``stop`` is set)."""
+
+    def _entry(self, index: int, sample: SampleInput) -> Any:
+        raise NotImplementedError
+
+    def _judge_all(self, entries: Iterator[Any], stop: threading.Event | None = None) -> Iterator[Verdict]:
+        raise NotImplementedError
+
+    def verify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
+        """A ``Verdict`` per sample, in the order given. Every sample is checked before any runs (a bad one is a
+        ``VerifierError`` naming its index), so a batch is judged whole or not at all."""
+        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
+        return list(self._judge_all(iter(entries)))
+
+    def stream(self, samples: Iterable[SampleInput]) -> Iterator[Verdict]:
+        """Verdicts as the samples are judged, in the order given, reading ``samples`` lazily: memory stays that
+        of a few hundred samples in flight, however long the input (a bad sample raises when it is reached)."""
+        return self._judge_all(self._entry(index, sample) for index, sample in enumerate(_samples(samples)))
+
+    async def averify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
+        """``verify`` for an event loop: the batch is judged in a thread, and the loop goes on meanwhile."""
+        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(lambda: list(self._judge_all(iter(entries), stop)))
+        except BaseException:  # cancelled (Ctrl-C under asyncio.run is a cancellation): the thread stops too, so
+            stop.set()         # the loop's shutdown does not wait for the whole batch, and the sandboxes are free
+            raise
+
+    async def astream(self, samples: Iterable[SampleInput]) -> AsyncIterator[Verdict]:
+        """``stream`` for an event loop."""
+        stop = threading.Event()
+        verdicts = self._judge_all((self._entry(index, sample) for index, sample in enumerate(_samples(samples))), stop)
+        done = object()
+        try:
+            while True:
+                verdict = await asyncio.to_thread(next, verdicts, done)
+                if verdict is done:
+                    return
+                assert isinstance(verdict, Verdict)
+                yield verdict
+        finally:
+            stop.set()
+
+
+class Verifier(Front):
     """A dataset's judge, with its pool of sandboxes started once and kept until ``close`` (or the ``with``
     block's end): create one per process and call it for every batch. Thread-safe; ``verify``, ``stream``,
     ``averify`` and ``astream`` may be called from several threads at once (they share the pool).
@@ -78,22 +126,9 @@ class Verifier:
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
                  progress: Callable[..., None] | None = None, allow_basic: bool = False) -> None:
-        if not isinstance(dataset, (str, os.PathLike)):
-            raise VerifierError(f"Verifier: dataset: expected a dataset's name or a file's path, found "
-                                f"{type(dataset).__name__}")
-        if plus is not None and not isinstance(plus, Mapping):
-            raise VerifierError(f"Verifier: plus: expected a mapping of EvalPlus's time limits, found "
-                                f"{type(plus).__name__}")
-        params: dict[str, object] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
-                                  "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
-                                  "impossible_instruction": impossible_instruction}
-        if plus is not None:
-            params["plus"] = dict(plus)
-        self.config = _config({"target": {"mode": "mock"}, "dataset": os.fspath(dataset), "params": params})
-        try:
-            loaded, _, _ = open_dataset(self.config, progress)
-        except (ConfigError, DatasetError) as exc:
-            raise VerifierError(_named(str(exc), self.config.path)) from None
+        self.config, loaded = opened("Verifier", dataset, progress, isolation=isolation, timeout_s=timeout_s,
+                                     memory_mb=memory_mb, workers=workers, dedupe=dedupe, plus=plus,
+                                     impossible_instruction=impossible_instruction)
         self.dataset = loaded.name
         self.problems: dict[str, Problem] = {problem.task_id: problem for problem in loaded.problems}
         self._suites: Mapping[str, bytes] = {}
@@ -131,43 +166,6 @@ class Verifier:
                           stacklevel=2)
         self._finalizer = weakref.finalize(self, _left_open, self._pool, self.isolation, self._life, repr(self))
 
-    # -- the public calls
-    def verify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
-        """A ``Verdict`` per sample, in the order given. Every sample is checked before any runs (a bad one is a
-        ``VerifierError`` naming its index), so a batch is judged whole or not at all."""
-        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
-        return list(self._judge_all(iter(entries)))
-
-    def stream(self, samples: Iterable[SampleInput]) -> Iterator[Verdict]:
-        """Verdicts as the samples are judged, in the order given, reading ``samples`` lazily: memory stays that
-        of a few hundred samples in flight, however long the input (a bad sample raises when it is reached)."""
-        return self._judge_all(self._entry(index, sample) for index, sample in enumerate(_samples(samples)))
-
-    async def averify(self, samples: Iterable[SampleInput]) -> list[Verdict]:
-        """``verify`` for an event loop: the batch is judged in a thread, and the loop goes on meanwhile."""
-        entries = [self._entry(index, sample) for index, sample in enumerate(_samples(samples))]
-        stop = threading.Event()
-        try:
-            return await asyncio.to_thread(lambda: list(self._judge_all(iter(entries), stop)))
-        except BaseException:  # cancelled (Ctrl-C under asyncio.run is a cancellation): the thread stops too, so
-            stop.set()         # the loop's shutdown does not wait for the whole batch, and the sandboxes are free
-            raise
-
-    async def astream(self, samples: Iterable[SampleInput]) -> AsyncIterator[Verdict]:
-        """``stream`` for an event loop."""
-        stop = threading.Event()
-        verdicts = self._judge_all((self._entry(index, sample) for index, sample in enumerate(_samples(samples))), stop)
-        done = object()
-        try:
-            while True:
-                verdict = await asyncio.to_thread(next, verdicts, done)
-                if verdict is done:
-                    return
-                assert isinstance(verdict, Verdict)
-                yield verdict
-        finally:
-            stop.set()
-
     def close(self) -> None:
         """Stop the sandboxes (samples in flight are abandoned: their calls get harness_error)."""
         with self._lock:
@@ -187,24 +185,7 @@ class Verifier:
     # -- inside
     def _entry(self, index: int, sample: SampleInput) -> Sample:
         """``sample`` as the judge takes it, checked: a bad one is a ``VerifierError`` naming its index."""
-        where = f"sample {index}"
-        if isinstance(sample, Mapping):
-            task_id = sample.get("task_id")
-            row: Mapping[str, Any] = sample
-        elif isinstance(sample, Sequence) and not isinstance(sample, (str, bytes)) and len(sample) == 2:
-            task_id, row = sample[0], {"completion": sample[1]}
-        else:
-            raise VerifierError(f"{where}: expected (task_id, completion) or a mapping with task_id and completion "
-                                f"or solution, found {type(sample).__name__}")
-        if not isinstance(task_id, str):
-            raise VerifierError(f"{where}: task_id: expected a string, found {type(task_id).__name__}")
-        problem = self.problems.get(task_id)
-        if problem is None:
-            raise VerifierError(f"{where}: task_id: expected a task of {self.dataset}, found {task_id[:80]!r}")
-        try:
-            completion, solution, _ = code_of_row(where, row, problem.prompt)
-        except DatasetError as exc:
-            raise VerifierError(str(exc)) from None
+        task_id, row, completion, solution = checked_sample(self.problems, self.dataset, index, sample)
         if completion is None:
             why = f"no code: the sample's {'solution' if 'solution' in row else 'completion'} is None"
             return Sample(task_id, index, None, why)
@@ -239,6 +220,31 @@ class Verifier:
             judge.discard(pending)
 
 
+def checked_sample(problems: Mapping[str, Problem], dataset: str, index: int,
+                   sample: SampleInput) -> tuple[str, Mapping[str, Any], str | None, str | None]:
+    """A caller's sample checked as every front over the judge checks it (the Verifier, the RayVerifier): its task,
+    its row, and its code (completion, solution; None: no code); a bad one is a ``VerifierError`` naming its index."""
+    where = f"sample {index}"
+    if isinstance(sample, Mapping):
+        task_id = sample.get("task_id")
+        row: Mapping[str, Any] = sample
+    elif isinstance(sample, Sequence) and not isinstance(sample, (str, bytes)) and len(sample) == 2:
+        task_id, row = sample[0], {"completion": sample[1]}
+    else:
+        raise VerifierError(f"{where}: expected (task_id, completion) or a mapping with task_id and completion "
+                            f"or solution, found {type(sample).__name__}")
+    if not isinstance(task_id, str):
+        raise VerifierError(f"{where}: task_id: expected a string, found {type(task_id).__name__}")
+    problem = problems.get(task_id)
+    if problem is None:
+        raise VerifierError(f"{where}: task_id: expected a task of {dataset}, found {task_id[:80]!r}")
+    try:
+        completion, solution, _ = code_of_row(where, row, problem.prompt)
+    except DatasetError as exc:
+        raise VerifierError(str(exc)) from None
+    return task_id, row, completion, solution
+
+
 def _samples(samples: Iterable[SampleInput]) -> Iterator[SampleInput]:
     if isinstance(samples, (str, bytes, Mapping)) or not hasattr(samples, "__iter__"):
         raise VerifierError(f"Verifier: samples: expected an iterable of samples ((task_id, completion) pairs or "
@@ -261,14 +267,27 @@ def _left_open(pool: VerdictPool, isolation: str, life: _Life, name: str) -> Non
     _close_pool(pool, isolation, life)
 
 
-def _config(data: Mapping[str, object]) -> RunConfig:
-    where = Path.cwd() / "Verifier"  # relative dataset paths resolve against the current folder
+def opened(front: str, dataset: object, progress: Callable[..., None] | None, *, isolation: object,
+           timeout_s: object, memory_mb: object, workers: object, dedupe: object, plus: object,
+           impossible_instruction: object) -> tuple[RunConfig, LoadedDataset]:
+    """A front's keywords checked as the config's keys of the same names under ``params:`` are, and its dataset
+    opened: a bad one is a ``VerifierError`` naming the keyword (``front``: the class the caller made)."""
+    if not isinstance(dataset, (str, os.PathLike)):
+        raise VerifierError(f"{front}: dataset: expected a dataset's name or a file's path, found "
+                            f"{type(dataset).__name__}")
+    if plus is not None and not isinstance(plus, Mapping):
+        raise VerifierError(f"{front}: plus: expected a mapping of EvalPlus's time limits, found "
+                            f"{type(plus).__name__}")
+    params: dict[str, object] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
+                                 "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
+                                 "impossible_instruction": impossible_instruction}
+    if plus is not None:
+        params["plus"] = dict(plus)
+    where = Path.cwd() / front  # relative dataset paths resolve against the current folder
     try:
-        return config_from_mapping(data, where)
-    except ConfigError as exc:
-        raise VerifierError(_named(str(exc), where)) from None
-
-
-def _named(message: str, where: Path) -> str:
-    """A config error as the library's caller reads it: the Verifier's argument, not a file."""
-    return message.replace(f"{where}: ", "Verifier: ")
+        config = config_from_mapping({"target": {"mode": "mock"}, "dataset": os.fspath(dataset), "params": params},
+                                     where)
+        loaded, _, _ = open_dataset(config, progress)
+    except (ConfigError, DatasetError) as exc:
+        raise VerifierError(str(exc).replace(f"{where}: ", f"{front}: ")) from None
+    return config, loaded

@@ -1,0 +1,533 @@
+"""``RayVerifier``: the ``Verifier``'s contract on a Ray cluster, one judging actor per node. No pytest import, and no
+ray import until a ``RayVerifier`` is made (the base install has no ray: ``pip install "pytest-humaneval[ray]"``).
+
+    driver: samples -> checked as the Verifier checks them -> identical ones set aside (judged once) -> batches
+            -> the least busy node's actor (a bounded number of batches in flight per node, ray.wait)
+            -> verdicts, put back in input order
+    a node: one actor pinned to it (NodeAffinitySchedulingStrategy, hard), holding a local Verifier whose sandboxes
+            are sized to the node's CPUs; the same judge decides its verdicts as on one machine
+
+A lost node, actor or object costs nothing: the batch it held goes again to the nodes still alive (a replacement
+actor is started where the node survived), one sample a call, each to a node with nothing else in flight, so a
+sample that takes its actor down takes no other sample with it; a sample whose batch is lost a second time is a
+harness_error (reward None), never a verdict on the candidate. A sample that kills its own sandbox is the local
+Verifier's business: it gets its verdict there.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..data.dataset import Problem
+from .verdict import Status, Verdict, one_detail
+from .verifier import MEMO_MAX, Front, SampleInput, Verifier, VerifierError, checked_sample, opened
+
+__all__ = ["BATCH_SIZE", "LOSSES_MAX", "NodeJudge", "RayVerifier"]
+
+BATCH_SIZE = 32  # samples a call: one actor call costs about a millisecond, a sample tens of them
+LOSSES_MAX = 2  # a sample whose batch was lost this many times is a harness_error
+START_TIMEOUT_S = 300.0  # a node's actor not ready by then (no room for it, a node that never answers): an error
+REPLACEMENTS_MAX = 3  # actors started again on one node in a RayVerifier's life: one that keeps losing them is let go
+CONNECT_TIMEOUT_S = 10.0  # a cluster's address that takes no connection by then is not one
+WAIT_S = 0.5  # how often a wait looks whether its caller went away
+RAY_MISSING = 'RayVerifier: expected the ray package, found none: pip install "pytest-humaneval[ray]"'
+
+
+def _ray() -> ModuleType:
+    try:
+        import ray
+    except ImportError as exc:
+        raise VerifierError(f"{RAY_MISSING} ({exc})") from None
+    module: ModuleType = ray
+    return module
+
+
+class NodeJudge:
+    """What runs on each node, as a Ray actor: a local ``Verifier`` whose sandboxes are that node's. Its start never
+    raises (``ready`` says what failed), so the driver can name the node whose sandbox could not start."""
+
+    def __init__(self, dataset: str, file: bytes | None, options: Mapping[str, Any], workers: int) -> None:
+        import ray
+
+        self.address = ray.util.get_node_ip_address()
+        self.error: str | None = None
+        self.verifier: Verifier | None = None
+        self.folder: str | None = None
+        try:
+            if file is not None:  # a dataset file of the driver's, put once: written here under its own name
+                self.folder = tempfile.mkdtemp(prefix="humaneval-cluster-")
+                path = Path(self.folder) / dataset
+                path.write_bytes(file)
+                dataset = str(path)
+            self.verifier = Verifier(dataset, workers=workers, **options)
+        except Exception as exc:  # the local Verifier's error, said by the driver with the node's address
+            self.error = str(exc) if isinstance(exc, VerifierError) else f"{type(exc).__name__}: {exc}"
+
+    def ready(self) -> tuple[str | None, str, str]:
+        """(what failed when the Verifier could not start, else None; the isolation applied; the node's address)."""
+        return self.error, self.verifier.isolation if self.verifier is not None else "", self.address
+
+    def verify_batch(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The verdicts of ``samples`` (checked by the driver), as plain values (``Verdict.to_dict``)."""
+        assert self.verifier is not None, self.error
+        return [dict(verdict.to_dict()) for verdict in self.verifier.verify(samples)]
+
+    def close(self) -> None:
+        if self.verifier is not None:
+            self.verifier.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass
+class _Node:
+    """A node's judging actor, as the driver sees it."""
+
+    node_id: str
+    address: str
+    workers: int
+    capacity: int  # batches in flight on it at once
+    actor: Any
+    busy: int = 0
+    isolation: str = ""
+
+
+@dataclass
+class _Item:
+    """A sample on its way to a node."""
+
+    index: int  # its position in the caller's input
+    task_id: str
+    payload: dict[str, Any]  # what the node's Verifier takes: task_id and completion or solution, as given
+    key: Hashable | None  # what makes two samples identical: the task and its code (None: no code)
+    losses: int = 0
+    repeats: list[_Item] = field(default_factory=list)  # identical later samples waiting for its verdict
+
+
+class RayVerifier(Front):
+    """The ``Verifier`` on a Ray cluster: the same calls (``verify``, ``stream``, ``averify``, ``astream``,
+    ``close``, a context manager) and the same ``Verdict``s, judged by one actor per node.
+
+    ``address``: the cluster's, as ``ray.init`` takes it (``"auto"``, ``"ray://head:10001"``, ``"host:6379"``);
+    None: the connection this process already has, else ``ray.init()``'s own choice (``RAY_ADDRESS``, else a
+    Ray instance started here). The connection is left open by ``close`` (Ray closes it when the process exits).
+    ``batch_size``: samples a call to a node. ``max_in_flight``: batches in flight on each node at once (default:
+    enough to keep twice its sandboxes busy, at least 2).
+    ``workers``: sandboxes per node (default: the node's CPUs as Ray counts them; a node with none is not used). The
+    other keywords are the ``Verifier``'s, checked here as it checks them, and given to every node's Verifier."""
+
+    def __init__(self, dataset: str | os.PathLike[str] = "humaneval", *, address: str | None = None,
+                 batch_size: int = BATCH_SIZE, max_in_flight: int | None = None, isolation: str = "auto",
+                 timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
+                 plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
+                 progress: Callable[..., None] | None = None, allow_basic: bool = False,
+                 start_timeout_s: float = START_TIMEOUT_S) -> None:
+        for name, value in (("batch_size", batch_size), ("max_in_flight", max_in_flight)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise VerifierError(f"RayVerifier: {name}: expected an integer >= 1, found {value!r}")
+        # the driver checks samples against the problems; the nodes compute EvalPlus's outputs themselves
+        config, loaded = opened("RayVerifier", dataset, None, isolation=isolation, timeout_s=timeout_s,
+                                memory_mb=memory_mb, workers=workers, dedupe=dedupe, plus=plus,
+                                impossible_instruction=impossible_instruction)
+        self.dataset = loaded.name
+        self.problems: dict[str, Problem] = {problem.task_id: problem for problem in loaded.problems}
+        self.dedupe = dedupe
+        self.batch_size = batch_size
+        self._max_in_flight = max_in_flight
+        self._workers = workers
+        self._start_timeout_s = start_timeout_s
+        self._options: dict[str, Any] = {
+            "isolation": isolation, "timeout_s": timeout_s, "memory_mb": memory_mb, "dedupe": dedupe, "plus": plus,
+            "impossible_instruction": impossible_instruction, "progress": progress, "allow_basic": allow_basic}
+        self._ray = ray = _ray()
+        self._connect(address)
+        self._remote = ray.remote(NodeJudge)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._nodes: dict[str, _Node] = {}
+        self._starting: dict[Any, _Node] = {}  # a replacement's ready() -> its node
+        self._replaced: dict[str, int] = {}
+        self.lost = 0  # calls lost with their actor (or failed on it) and sent again: the cluster's trouble, counted
+        if config.dataset is not None:  # a file of this machine: its bytes, put once for every node
+            self._dataset, self._file = config.dataset.name, ray.put(config.dataset.read_bytes())
+        else:
+            self._dataset, self._file = os.fspath(dataset), None
+        try:
+            self._start_all()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the public calls
+    @property
+    def isolation(self) -> str:
+        """What the nodes' sandboxes applied: one mode when they agree, else each node's (``mode (address)``)."""
+        with self._lock:
+            found = {node.address: node.isolation for node in self._nodes.values()}
+        if len(set(found.values())) == 1:
+            return next(iter(found.values()))
+        return ", ".join(f"{mode} ({address})" for address, mode in sorted(found.items()))
+
+    @property
+    def nodes(self) -> dict[str, int]:
+        """The nodes judging now: their address and sandboxes (two nodes of one machine share an address)."""
+        with self._lock:
+            return {f"{node.address} {node.node_id[:8]}": node.workers for node in self._nodes.values()}
+
+    def close(self) -> None:
+        """Stop every node's Verifier and its actor (samples in flight are abandoned)."""
+        ray = self._ray
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            nodes = [*self._nodes.values(), *self._starting.values()]
+            self._nodes.clear()
+            self._starting.clear()
+        closing = [node.actor.close.remote() for node in nodes]
+        if closing:
+            ray.wait(closing, num_returns=len(closing), timeout=30)
+        for node in nodes:
+            _kill(ray, node.actor)
+
+    def __enter__(self) -> RayVerifier:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RayVerifier({self.dataset!r}, nodes={len(self._nodes)})"
+
+    # -- the cluster
+    def _connect(self, address: str | None) -> None:
+        ray = self._ray
+        if ray.is_initialized():
+            if address not in (None, "auto") and not address.startswith("ray://"):  # (Ray Client's is not the GCS's)
+                current = ray.get_runtime_context().gcs_address
+                if address.removeprefix("ray://") != current:
+                    raise VerifierError(f"RayVerifier: address: expected the cluster this process is connected to "
+                                        f"({current}) or None, found {address!r}")
+            return
+        _reachable(address)
+        try:
+            ray.init(address=address)
+        except Exception as exc:  # ConnectionError, a timeout, a bad address: all mean no cluster there
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise VerifierError(f"RayVerifier: address: expected a Ray cluster at {address!r}, found none "
+                                f"({type(exc).__name__}: {first[:300]}); start one with `ray start --head`, "
+                                "or pass the address `ray start` printed") from None
+
+    def _start_all(self) -> None:
+        """An actor on every alive node with CPUs, all ready, or a ``VerifierError`` naming the node that is not."""
+        ray = self._ray
+        nodes = [self._start(node_id, address, cpus) for node_id, address, cpus in self._alive()]
+        if not nodes:
+            raise VerifierError("RayVerifier: expected a node with CPUs in the Ray cluster, found none (ray.nodes() "
+                                "lists no alive node with a CPU resource)")
+        for node in nodes:  # closed with the others when one fails
+            self._nodes[node.node_id] = node
+        refs = {node.actor.ready.remote(): node for node in nodes}
+        ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=self._start_timeout_s)
+        if late:
+            node = refs[late[0]]
+            raise VerifierError(f"RayVerifier: node {node.address}: expected its judging actor to start within "
+                                f"{self._start_timeout_s:g} s, found it not started (no room for it on the node, or "
+                                "a node that does not answer)")
+        for ref in ready:
+            error = self._started(refs[ref], ref)
+            if error is not None:
+                raise VerifierError(error)
+
+    def _alive(self) -> list[tuple[str, str, int]]:
+        """(id, address, CPUs) of each alive node with CPUs."""
+        found = []
+        for node in self._ray.nodes():
+            cpus = int(node.get("Resources", {}).get("CPU", 0))
+            if node.get("Alive") and cpus > 0:
+                found.append((node["NodeID"], node.get("NodeManagerAddress", "?"), cpus))
+        return found
+
+    def _start(self, node_id: str, address: str, cpus: int) -> _Node:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        workers = self._workers or cpus
+        capacity = self._max_in_flight or max(2, math.ceil(2 * workers / self.batch_size))
+        remote = self._remote.options(
+            num_cpus=0, max_concurrency=capacity, max_restarts=0, max_task_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
+        actor = remote.remote(self._dataset, self._file, self._options, workers)
+        return _Node(node_id, address, workers, capacity, actor)
+
+    def _started(self, node: _Node, ref: Any) -> str | None:
+        """None when ``node``'s actor is ready (its isolation noted), else what failed, naming the node."""
+        try:
+            error, isolation, address = self._ray.get(ref)
+        except Exception as exc:
+            return (f"RayVerifier: node {node.address}: expected its judging actor to start, found "
+                    f"{type(exc).__name__}: {_first_line(exc)}; every node needs pytest-humaneval (and its sandbox's "
+                    "needs) installed for the Python the cluster runs (docs/cluster.md)")
+        node.address = address
+        if error is not None:
+            return f"RayVerifier: node {address}: {error}"
+        node.isolation = isolation
+        return None
+
+    def _lost(self, node: _Node) -> None:
+        """``node``'s actor is gone: forget it, and start another where its node is still alive (and on any node
+        that joined since)."""
+        with self._lock:
+            if self._nodes.get(node.node_id) is node:
+                del self._nodes[node.node_id]
+            _kill(self._ray, node.actor)
+            if self._closed:
+                return
+            held = {other.node_id for other in [*self._nodes.values(), *self._starting.values()]}
+            for node_id, address, cpus in self._alive():
+                if node_id in held or self._replaced.get(node_id, 0) >= REPLACEMENTS_MAX:
+                    continue
+                self._replaced[node_id] = self._replaced.get(node_id, 0) + 1
+                fresh = self._start(node_id, address, cpus)
+                self._starting[fresh.actor.ready.remote()] = fresh
+
+    def _joined(self, ref: Any) -> None:
+        """A replacement's ready() came back: it judges from now on, or it is let go."""
+        with self._lock:
+            node = self._starting.pop(ref, None)
+        if node is None:
+            return  # another call took it
+        error = self._started(node, ref)
+        with self._lock:
+            if error is None and not self._closed:
+                self._nodes[node.node_id] = node
+                return
+        _kill(self._ray, node.actor)
+
+    # -- the samples
+    def _entry(self, index: int, sample: SampleInput) -> _Item:
+        """``sample`` checked as the Verifier checks it (a bad one is a ``VerifierError`` naming its index), on a
+        driver that holds the problems and no sandbox."""
+        task_id, row, completion, solution = checked_sample(self.problems, self.dataset, index, sample)
+        name = "solution" if "solution" in row else "completion"
+        key = None if completion is None else (task_id, completion, solution)  # no code: nothing to judge once
+        return _Item(index, task_id, {"task_id": task_id, name: row[name]}, key)
+
+    def _judge_all(self, items: Iterator[_Item], stop: threading.Event | None = None) -> Iterator[Verdict]:
+        """The verdicts of ``items``, in order: batches to the nodes, as many in flight as they take."""
+        if self._closed:
+            raise VerifierError("RayVerifier: closed (its actors are stopped): make a new one")
+        call = _Call(self, items)
+        try:
+            while True:
+                with self._lock:
+                    nodes = list(self._nodes.values())
+                call.read(max(1, sum(node.capacity for node in nodes)) * self.batch_size * 2)
+                call.send(nodes)
+                yield from call.ready()
+                if call.finished or (stop is not None and stop.is_set()):
+                    return
+                call.wait(nodes)
+        finally:  # a stream dropped midway: the calls in flight are let go (their verdicts are not waited for)
+            call.let_go()
+
+    def _lost_twice(self, item: _Item, node: _Node, exc: BaseException) -> Verdict:
+        problem = self.problems[item.task_id]
+        detail = one_detail(f"the batch holding this sample was lost {item.losses} times (the last "
+                            f"time on node {node.address}: {type(exc).__name__}: {_first_line(exc)})")
+        return Verdict(item.index, item.task_id, Status.HARNESS_ERROR, detail, None,
+                       impossible=problem.original_test is not None)
+
+
+def _verdict(row: Mapping[str, Any], item: _Item, batch: list[_Item]) -> Verdict:
+    """A node's verdict (``to_dict``) as the caller's: its index in the caller's input, and so its ``repeat_of``."""
+    repeat_of = row["repeat_of"]
+    return Verdict(item.index, row["task_id"], Status(row["status"]), row["detail"], row["duration_ms"],
+                   _status(row["base_status"]), _status(row["plus_status"]),
+                   None if repeat_of is None else batch[repeat_of].index, _status(row["original_status"]),
+                   row["impossible_category"], tuple(row["impossible_evidence"]), row["base_detail"],
+                   row["plus_detail"], row["impossible"], row["location"], row["stdout"], row["stderr"],
+                   row["traceback"])
+
+
+def _status(value: str | None) -> Status | None:
+    return None if value is None else Status(value)
+
+
+def _in_code(ray: ModuleType, exc: BaseException) -> bool:
+    """Whether ``exc`` is an exception the actor's code raised (the actor lives on), not a loss of the actor."""
+    return isinstance(exc, ray.exceptions.RayTaskError) and not isinstance(exc, ray.exceptions.RayActorError)
+
+
+def _reachable(address: str | None) -> None:
+    """Raise when ``address`` names a host and port where nothing listens: ``ray.init`` would retry it for minutes."""
+    if address is None or ":" not in address:
+        return  # None, "auto", "local": ray.init finds out at once
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise VerifierError(f"RayVerifier: address: expected a Ray cluster at {address!r}, found none "
+                            f"(nothing answers at {host}:{port}: {exc.strerror or exc}); start one with "
+                            "`ray start --head`, or pass the address `ray start` printed") from None
+
+
+def _kill(ray: ModuleType, actor: Any) -> None:
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # already gone with its node
+        pass
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+class _Call:
+    """One call's samples on their way through the cluster: read (a bounded window ahead), sent in batches, judged,
+    put back in input order."""
+
+    def __init__(self, owner: RayVerifier, items: Iterator[_Item]) -> None:
+        self.owner = owner
+        self.items = items
+        self.queue: deque[_Item] = deque()  # to send: samples of lost batches first, then fresh ones
+        self.inflight: dict[Any, tuple[_Node, list[_Item], int]] = {}  # a call -> its node, samples and weight
+        self.done: dict[int, Verdict] = {}  # judged, not yet handed out
+        self.memo: OrderedDict[Hashable, _Item | Verdict] = OrderedDict()  # identical samples: the first or its verdict
+        self.read_count = self.handed = 0
+        self.reading = True
+
+    @property
+    def finished(self) -> bool:
+        return not self.reading and self.handed == self.read_count
+
+    def read(self, reach: int) -> None:
+        """Read samples while the window (``reach`` past the next verdict to hand out) allows; a repeat of a sample
+        judged or on its way waits for that one's verdict."""
+        dedupe, memo = self.owner.dedupe, self.memo
+        while self.reading and self.read_count - self.handed < reach and len(self.queue) < reach:
+            item = next(self.items, None)
+            if item is None:
+                self.reading = False
+                return
+            self.read_count += 1
+            first = memo.get(item.key) if dedupe and item.key is not None else None
+            if isinstance(first, Verdict):
+                memo.move_to_end(item.key)
+                self.done[item.index] = replace(first, index=item.index, repeat_of=first.index)
+            elif isinstance(first, _Item):
+                first.repeats.append(item)
+            else:
+                if dedupe and item.key is not None:
+                    memo[item.key] = item
+                    if len(memo) > MEMO_MAX:
+                        memo.popitem(last=False)
+                self.queue.append(item)
+
+    def send(self, nodes: list[_Node]) -> None:
+        """Batches to the least busy nodes, while they have room. A sample of a lost batch goes again alone, to a
+        node with nothing else in flight: if it is what took an actor down, it takes no other sample with it. A call
+        with nothing in flight sends one batch whatever the room, so that calls from other threads cannot starve it."""
+        queue, lock = self.queue, self.owner._lock
+        while queue:
+            again = queue[0].losses > 0
+            free = [node for node in nodes if (node.busy == 0 if again else node.busy < node.capacity)]
+            if not free:
+                if self.inflight or not nodes:
+                    return
+                free = nodes  # a call keeps one batch in flight, however full other calls (threads) keep the nodes
+            node = min(free, key=lambda node: node.busy / node.capacity)
+            batch = [queue.popleft()]
+            while not again and len(batch) < self.owner.batch_size and queue and not queue[0].losses:
+                batch.append(queue.popleft())
+            ref = node.actor.verify_batch.remote([item.payload for item in batch])
+            weight = node.capacity if again else 1
+            with lock:
+                node.busy += weight
+            self.inflight[ref] = (node, batch, weight)
+
+    def ready(self) -> Iterator[Verdict]:
+        while self.handed in self.done:
+            yield self.done.pop(self.handed)
+            self.handed += 1
+
+    def wait(self, nodes: list[_Node]) -> None:
+        """Wait (a while) for a call to come back, or a replacement actor to start, and take what came."""
+        owner, ray = self.owner, self.owner._ray
+        with owner._lock:
+            starting = list(owner._starting)
+        if not self.inflight and not starting and self.queue and not nodes:
+            raise VerifierError(f"RayVerifier: expected a node to judge on, found none left (every node's actor was "
+                                f"lost, and no alive node could take another); {self.read_count - self.handed} "
+                                "samples of this call have no verdict")
+        waiting = [*self.inflight, *starting]
+        if not waiting:  # nothing out, nothing to send, verdicts missing: never to be waited for in a loop
+            raise RuntimeError(f"RayVerifier: expected a verdict for samples {self.handed} to {self.read_count - 1}, "
+                               "found none pending (a bug of the harness)")
+        ready, _ = ray.wait(waiting, num_returns=1, timeout=WAIT_S)
+        for ref in ready:
+            if ref not in self.inflight:
+                owner._joined(ref)
+                continue
+            node, batch, weight = self.inflight.pop(ref)
+            with owner._lock:
+                node.busy -= weight
+            try:
+                rows = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                with owner._lock:
+                    owner.lost += 1
+                if not _in_code(ray, exc):
+                    owner._lost(node)
+                self.lose(batch, node, exc)
+                continue
+            for item, row in zip(batch, rows, strict=True):
+                self.settle(item, _verdict(row, item, batch))
+
+    def settle(self, item: _Item, verdict: Verdict) -> None:
+        """``item``'s verdict, and its repeats'. One with no verdict on the candidate is not remembered, and each
+        of its repeats is judged on its own (as the Verifier does)."""
+        self.done[item.index] = verdict
+        known = self.memo.get(item.key)
+        if verdict.status.attempted:
+            if known is item:
+                self.memo[item.key] = verdict
+            for repeat in item.repeats:
+                self.done[repeat.index] = replace(verdict, index=repeat.index, repeat_of=item.index)
+        else:
+            if known is item:
+                del self.memo[item.key]
+            self.queue.extendleft(reversed(item.repeats))
+        item.repeats = []
+
+    def lose(self, batch: list[_Item], node: _Node, exc: BaseException) -> None:
+        """A batch lost: each sample goes again, first in the queue; one lost twice is a harness_error."""
+        for item in reversed(batch):
+            item.losses += 1
+            if item.losses >= LOSSES_MAX:
+                self.settle(item, self.owner._lost_twice(item, node, exc))
+            else:
+                self.queue.appendleft(item)
+
+    def let_go(self) -> None:
+        for ref, (node, _, weight) in self.inflight.items():
+            with self.owner._lock:
+                node.busy -= weight
+            try:
+                self.owner._ray.cancel(ref)
+            except Exception:  # its actor already gone
+                pass
+        self.inflight.clear()

@@ -402,3 +402,20 @@ def test_a_request_no_supervisor_takes_twice_is_a_harness_error(box, monkeypatch
     assert len(tries) == 2 and tries[0] != tries[1], tries
     monkeypatch.undo()
     assert box.run(honest(), FAST).status is Status.PASSED
+
+
+@pytest.mark.timeout(120)
+def test_a_humaneval_plus_sample_that_stops_its_fork_server_is_its_failure(box, tmp_path):
+    """The same as a HumanEval+ sample (two suites): its runtime_error, both suites said so, not a harness_error
+    (on 3dc2c0a the supervisor's reply had no suites, which the harness took for its own fault: reward None)."""
+    from test_plus_judge import suite
+
+    the_suite = suite(([[1]], [2]), ([[2]], [3]))
+    body = OWN.format(pids=str(tmp_path / "pids")) + "    os.kill(zygote, signal.SIGSTOP)\n    time.sleep(0.3)\n" + \
+        "    return x + 1\n"
+    result = box.run(Program(PROMPT, body, "", "f", the_suite), FAST)
+    assert result.status is Status.RUNTIME_ERROR, result
+    assert result.detail.startswith(f"base: the program stopped the sandbox's fork server (its parent process) {BASIC}")
+    assert result.suites is not None and {suite["status"] for suite in result.suites.values()} == {"runtime_error"}
+    assert left_of(tmp_path) == []
+    assert box.run(Program(PROMPT, HONEST, "", "f", the_suite), FAST).status is Status.PASSED

@@ -160,6 +160,27 @@ def test_calls_from_several_threads_get_their_own_verdicts(verifier, problems, l
         assert [(v.task_id, v.status) for v in verdicts] == [(v.task_id, v.status) for v in local[number:] + local[:number]]
 
 
+def test_close_during_a_call_gives_its_samples_a_harness_error(cluster, problems):
+    """close() from another thread while a call runs: the call returns, in order, a verdict for every sample (one
+    that came back before, else a harness_error, reward None, that says the RayVerifier was closed), as the
+    Verifier's calls do; no sample is counted as lost with its node."""
+    task = problems[0]
+    slow = [(task.task_id, f"    import time\n    time.sleep(0.4)  # {index}\n    return False\n") for index in range(40)]
+    made = engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S, batch_size=2)
+    got: list = []
+    caller = threading.Thread(target=lambda: got.extend(made.verify(slow)))
+    caller.start()
+    threading.Timer(2.0, made.close).start()
+    caller.join(120)
+    assert not caller.is_alive(), "the call did not return after close()"
+    assert [verdict.index for verdict in got] == list(range(40))
+    closed = [verdict for verdict in got if verdict.status is Status.HARNESS_ERROR]
+    assert closed, "close() came after every verdict: the call was not cut"
+    assert all(verdict.detail == engine.CLOSED and verdict.reward is None for verdict in closed), closed[:3]
+    assert all(verdict.status is Status.ASSERTION_FAILED for verdict in got if verdict not in closed)
+    assert made.lost == 0
+
+
 def test_a_dataset_file_of_the_driver_is_put_once_for_every_node(cluster, tmp_path):
     """A file only the driver has: each node judges on its bytes, as the local Verifier does on the file."""
     bundled = Path(engine.__file__).parents[1] / "fixtures" / "HumanEval.jsonl.gz"

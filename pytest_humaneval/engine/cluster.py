@@ -330,6 +330,9 @@ class RayVerifier(Front):
         call = _Call(self, items)
         try:
             while True:
+                if self._closed:  # by another thread: what has no verdict yet gets none from the cluster
+                    yield from call.closed()
+                    return
                 with self._lock:
                     nodes = list(self._nodes.values())
                 call.read(max(1, sum(node.capacity for node in nodes)) * self.batch_size * 2)
@@ -394,6 +397,14 @@ def _kill(ray: ModuleType, actor: Any) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else ""
+
+
+CLOSED = "the RayVerifier was closed before this sample's verdict came back"
+
+
+def _closed(owner: RayVerifier, item: _Item) -> Verdict:
+    return Verdict(item.index, item.task_id, Status.HARNESS_ERROR, CLOSED, None,
+                   impossible=owner.problems[item.task_id].original_test is not None)
 
 
 class _Call:
@@ -488,6 +499,9 @@ class _Call:
             try:
                 rows = ray.get(ref)
             except ray.exceptions.RayError as exc:
+                if owner._closed:  # its actor stopped by close(): no loss; closed() settles the batch
+                    self.queue.extendleft(reversed(batch))
+                    continue
                 with owner._lock:
                     owner.lost += 1
                 if not _in_code(ray, exc):
@@ -521,6 +535,29 @@ class _Call:
                 self.settle(item, self.owner._lost_twice(item, node, exc))
             else:
                 self.queue.appendleft(item)
+
+    def closed(self) -> Iterator[Verdict]:
+        """After ``close`` (from another thread): the rest of the call, in order, each sample with the verdict that
+        came back before, else a harness_error (reward None) that says the RayVerifier was closed, as the
+        Verifier's samples get."""
+        pending, stack = [], [*self.queue, *(item for _, batch, _ in self.inflight.values() for item in batch)]
+        while stack:
+            item = stack.pop()
+            pending.append(item)
+            stack.extend(item.repeats)
+        self.let_go()
+        self.queue.clear()
+        for item in pending:
+            self.done.setdefault(item.index, _closed(self.owner, item))
+        yield from self.ready()
+        for item in self.items:  # what the call had not read yet
+            self.read_count += 1
+            self.done[item.index] = _closed(self.owner, item)
+            yield from self.ready()
+        self.reading = False
+        if not self.finished:
+            raise RuntimeError(f"RayVerifier: expected a verdict for samples {self.handed} to {self.read_count - 1} "
+                               "after close, found none (a bug of the harness)")
 
     def let_go(self) -> None:
         for ref, (node, _, weight) in self.inflight.items():

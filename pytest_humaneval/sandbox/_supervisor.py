@@ -255,6 +255,7 @@ class Supervisor:
         self.work = _contain.WORK if isolation.namespaced else os.path.join(base, WORK_DIR)
         self.problems: dict = {}
         self.serial = 0
+        self.started = False  # whether a candidate of the current sample was forked (run_sample, _run_once)
         self.judge = JudgeProcess(watch=isolation.shares_uid)
         self.zygote = _zygote.Zygote()
         self.baseline = _contain.Baseline(base, watch=isolation.shares_uid)
@@ -273,6 +274,7 @@ class Supervisor:
         sample twice (its base suite, then its plus suite, each against a fresh candidate, as EvalPlus runs
         them); then check that nothing the program did reached the supervisor."""
         self.serial += 1
+        self.started = False  # no candidate of this sample forked yet (_run_once)
         problem = _problem(request, self.problems, _suite_file(request), compiled=False)
         try:
             if request.get("suite") is None:
@@ -294,11 +296,9 @@ class Supervisor:
         except Tampered as exc:
             if self.isolation.level == "namespaces":  # another uid: the program could not have done it
                 raise Retire(f"from outside the sandbox, during this sample: {exc}; its verdict is void") from None
-            return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
-                    "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+            return _void(request, str(exc))
         except _zygote.LeftInFlight as exc:  # the sample's own doing, in every mode that lets it send descriptors
-            return {"status": "runtime_error", "retire": True, "duration_ms": 0.0,
-                    "detail": f"{exc}; its verdict is void, and a fresh supervisor takes over"}
+            return _void(request, str(exc))
         return reply
 
     def _run_suite(self, request: dict, problem: Problem, suite: str, cap: float) -> dict:
@@ -369,7 +369,12 @@ class Supervisor:
         process over two pipes (the dataset's test, or one HumanEval+ suite). The wall-clock budget starts when
         the fork is asked for and covers both."""
         if self.isolation.level == "basic" and _held(self.zygote.pid):  # (a sample's stop shows at its own end)
-            raise NotRun("the sandbox's fork server was stopped between samples, from outside; this sample did not run")
+            if not self.started:  # nothing of it ran: the harness runs it again on a fresh supervisor
+                raise NotRun("the sandbox's fork server was stopped between samples, from outside; this sample did "
+                             "not run")
+            raise Retire("the sandbox's fork server was stopped from outside between two runs of this sample's "
+                         "candidate")
+        self.started = True
         work, judge = self._fresh_work(), self.judge
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
@@ -518,6 +523,18 @@ def _was_set_up(setup_r: int) -> bool:
         return False
     finally:
         os.close(setup_r)
+
+
+def _void(request: dict, why: str) -> dict:
+    """The reply for a sample whose program reached past its candidate (``why``): its runtime_error, its verdict
+    void, and a fresh supervisor for the next; a HumanEval+ sample's with both of its suites, as every reply of one
+    has (else the harness would take the reply for its own fault, a harness_error the program chose)."""
+    detail = f"{why}; its verdict is void, and a fresh supervisor takes over"
+    reply = {"status": "runtime_error", "retire": True, "duration_ms": 0.0, "detail": detail}
+    if request.get("suite") is not None:
+        void = {"status": "runtime_error", "detail": detail, "where": None}
+        reply.update(detail=f"base: {detail}", suites={"base": dict(void), "plus": dict(void)})
+    return reply
 
 
 def _combined(base: dict, plus: dict) -> dict:

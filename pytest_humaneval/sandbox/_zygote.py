@@ -393,6 +393,8 @@ class _WithoutSendmsg:
         module._HAS_SENDMSG = False  # read when each transport is made (3.12+; unused before)
 
     def __getattr__(self, name):
+        if name == "loader" or name.startswith("__"):  # (a copy or an unpickled one, made without __init__)
+            raise AttributeError(name)
         return getattr(self.loader, name)
 
 

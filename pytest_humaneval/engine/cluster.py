@@ -330,7 +330,7 @@ class RayVerifier(Front):
         call = _Call(self, items)
         try:
             while True:
-                if self._closed:  # by another thread: what has no verdict yet gets none from the cluster
+                if call.cut():  # closed by another thread: what has no verdict yet gets none from the cluster
                     yield from call.closed()
                     return
                 with self._lock:
@@ -535,6 +535,10 @@ class _Call:
                 self.settle(item, self.owner._lost_twice(item, node, exc))
             else:
                 self.queue.appendleft(item)
+
+    def cut(self) -> bool:
+        """Whether the RayVerifier was closed since the call began."""
+        return self.owner._closed
 
     def closed(self) -> Iterator[Verdict]:
         """After ``close`` (from another thread): the rest of the call, in order, each sample with the verdict that

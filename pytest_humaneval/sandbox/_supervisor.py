@@ -376,6 +376,7 @@ class Supervisor:
                          "candidate")
         self.started = True
         work, judge = self._fresh_work(), self.judge
+        judge_waited = _waited_ms(judge.pid)  # the judge's own wait for a CPU, before this candidate
         out_fd, err_fd = _capture(self.base, "stdout"), _capture(self.base, "stderr")
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
                                     "completion": request["completion"],
@@ -423,6 +424,12 @@ class Supervisor:
                 data = judge.receive(deadline + JUDGE_MARGIN_S)
         duration_ms = (time.monotonic() - started) * 1000.0
         candidate_status, usage = self._end_candidate(data)
+        if usage is not None and usage[1] is not None and judge_waited is not None:
+            # The candidate also waits while its judge, which runs the test, waits for a CPU: that wait is the
+            # sample's too (a correct sample timed out with its judge starved, beside a hog and a busy suite).
+            after = _waited_ms(judge.pid)
+            if after is not None:
+                usage = [usage[0], round(usage[1] + max(0.0, after - judge_waited), 3), *usage[2:]]
         record = judge.record(data, deadline)
         if data is None and cap is not None and record["status"] == "timeout":  # the judge was killed at its cap
             record["message"] = f"the suite ran past its {cap:g} s limit (the judge was stopped)"
@@ -492,9 +499,24 @@ def _held(pid: int | None) -> bool:
         return False
 
 
+def _waited_ms(pid: int | None) -> float | None:
+    """How long ``pid``'s threads have waited on a run queue, in ms (schedstat); None where it cannot be read."""
+    if pid is None:
+        return None
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as handle:
+                total += int(handle.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e6
+
+
 def _starved(ran_ms: float, waited_ms: float, wall_ms: float) -> str:
     """Why a timed-out candidate was starved of CPU by others ("" when it was not): its processes ran for less than
-    three quarters of its time and waited on a run queue for a quarter or more (STARVED_SHARE). One that sleeps or
+    three quarters of its time and waited on a run queue (they, or the judge that calls them) for a quarter or more
+    (STARVED_SHARE). One that sleeps or
     blocks waits for no CPU; one whose own threads or processes queue behind each other on its one CPU ran it
     the whole time."""
     if waited_ms < STARVED_SHARE * wall_ms or ran_ms > (1.0 - STARVED_SHARE) * wall_ms:

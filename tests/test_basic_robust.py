@@ -103,7 +103,9 @@ def test_a_judge_stopped_after_its_verdict_costs_its_sample_only(box, tmp_path):
     sample, never the next one's (on 57e0cd6 its sample passed and the next, correct, sample timed out)."""
     stopper = own(tmp_path, AFTER_VERDICT.format(target="judge"))
     outcomes = []
-    for _ in range(3):
+    for _ in range(10):  # until the helper wins its race with the end of its sample (1 in 3 tries or better)
+        if Status.RUNTIME_ERROR in outcomes:
+            break
         first = box.run(stopper, FAST)
         outcomes.append(first.status)
         assert first.status is Status.PASSED or (first.status is Status.RUNTIME_ERROR and first.detail.startswith(

@@ -78,7 +78,7 @@ class NodeJudge:
         """(what failed when the Verifier could not start, else None; the isolation applied; the node's address)."""
         return self.error, self.verifier.isolation if self.verifier is not None else "", self.address
 
-    def verify_batch(self, samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def verify_batch(self, samples: list[dict[str, object]]) -> list[dict[str, object]]:
         """The verdicts of ``samples`` (checked by the driver), as plain values (``Verdict.to_dict``)."""
         assert self.verifier is not None, self.error
         return [dict(verdict.to_dict()) for verdict in self.verifier.verify(samples)]
@@ -109,7 +109,7 @@ class _Item:
 
     index: int  # its position in the caller's input
     task_id: str
-    payload: dict[str, Any]  # what the node's Verifier takes: task_id and completion or solution, as given
+    payload: dict[str, object]  # what the node's Verifier takes: task_id and completion or solution, as given
     key: Hashable | None  # what makes two samples identical: the task and its code (None: no code)
     losses: int = 0
     repeats: list[_Item] = field(default_factory=list)  # identical later samples waiting for its verdict
@@ -147,7 +147,7 @@ class RayVerifier(Front):
         self._max_in_flight = max_in_flight
         self._workers = workers
         self._start_timeout_s = start_timeout_s
-        self._options: dict[str, Any] = {
+        self._options: dict[str, object] = {
             "isolation": isolation, "timeout_s": timeout_s, "memory_mb": memory_mb, "dedupe": dedupe, "plus": plus,
             "impossible_instruction": impossible_instruction, "progress": progress, "allow_basic": allow_basic}
         self._ray = ray = _ray()

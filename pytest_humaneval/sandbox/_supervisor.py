@@ -500,17 +500,15 @@ def _held(pid: int | None) -> bool:
 
 
 def _waited_ms(pid: int | None) -> float | None:
-    """How long ``pid``'s threads have waited on a run queue, in ms (schedstat); None where it cannot be read."""
+    """How long ``pid`` (the judge: one thread) has waited on a run queue, in ms (schedstat: one read, on every
+    sample's path); None where it cannot be read."""
     if pid is None:
         return None
-    total = 0
     try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as handle:
-                total += int(handle.read().split()[1])
+        with open(f"/proc/{pid}/schedstat", "rb") as handle:
+            return int(handle.read().split()[1]) / 1e6
     except (OSError, ValueError, IndexError):
         return None
-    return total / 1e6
 
 
 def _starved(ran_ms: float, waited_ms: float, wall_ms: float) -> str:

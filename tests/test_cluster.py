@@ -354,6 +354,8 @@ def test_without_ray_the_error_says_how_to_install_it():
     ({"isolation": "nope"}, "RayVerifier: params.isolation: expected auto | strict | basic, found 'nope'"),
     ({"batch_size": 0}, "RayVerifier: batch_size: expected an integer >= 1, found 0"),
     ({"max_in_flight": True}, "RayVerifier: max_in_flight: expected an integer >= 1, found True"),
+    ({"batch_timeout_s": 0}, "RayVerifier: batch_timeout_s: expected a number of seconds > 0, found 0"),
+    ({"start_timeout_s": "5"}, "RayVerifier: start_timeout_s: expected a number of seconds > 0, found '5'"),
 ])
 def test_bad_keywords_are_named_before_the_cluster_is_reached(keywords, expected):
     with pytest.raises(engine.VerifierError) as raised:
@@ -376,3 +378,148 @@ def run(code: str) -> str:
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip().splitlines()[-1]
 
+
+
+def test_verifiers_that_judge_alike_share_each_nodes_actor(cluster, problems):
+    """Two RayVerifiers of one job with the same dataset and options (verl's reward-loop workers, say) share each
+    node's actor, so a node runs one pool of sandboxes, not one per driver; the first to close leaves the other
+    judging, with nothing lost; the last one's close stops the actors. Other options: other actors."""
+    ray = needs_ray()
+    task = problems[0]
+    first = engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S)
+    second = engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S)
+    other = engine.RayVerifier("humaneval", timeout_s=2.0)
+    try:
+        def actors(made):
+            return {node.node_id: node.actor._actor_id for node in made._nodes.values()}
+
+        assert actors(first) == actors(second) and len(actors(first)) == 2
+        assert not set(actors(other).values()) & set(actors(first).values())
+        first.close()
+        got = second.verify([(task.task_id, task.canonical_solution), (task.task_id, "    return None\n")])
+        assert [verdict.status for verdict in got] == [Status.PASSED, Status.ASSERTION_FAILED], got
+        assert second.lost == 0
+        names = set(ray.util.list_named_actors())
+        assert {f"{engine.NAMESPACE_PREFIX}/{second._kind}/{node_id}" for node_id in actors(second)} <= names
+        second.close()
+        for node_id in actors(second):
+            with pytest.raises(ValueError):  # no actor by that name any more
+                ray.get_actor(f"{engine.NAMESPACE_PREFIX}/{second._kind}/{node_id}")
+    finally:
+        for made in (first, second, other):
+            made.close()
+
+
+def test_a_node_that_does_not_answer_costs_its_batch_a_resend(cluster, problems):
+    """An actor that stops answering (a process stopped by a signal, a node that hangs) holds no call forever: a batch
+    not back within batch_timeout_s is taken as lost (its actor stopped and replaced, the batch sent again); the
+    sample that hangs it, alone the second time, is a harness_error (reward None); the others pass."""
+
+    class Hanging(engine.NodeJudge):
+        def verify_batch(self, batch):
+            if any("HANG-ACTOR" in (sample.get("completion") or "") for sample in batch):
+                import time
+                time.sleep(600)  # ended by the driver's kill
+            return super().verify_batch(batch)
+
+    samples = [(p.task_id, p.canonical_solution) for p in problems[:4]]
+    samples.insert(1, (problems[9].task_id, "    return 'HANG-ACTOR'\n"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "NodeJudge", Hanging)
+        with engine.RayVerifier("humaneval", batch_size=5, batch_timeout_s=4) as verifier:
+            got = verifier.verify(samples)
+            lost = verifier.lost
+    assert [verdict.status for verdict in got] == [Status.PASSED, Status.HARNESS_ERROR] + [Status.PASSED] * 3
+    assert got[1].reward is None and "no answer from its node in 4 s" in got[1].detail, got[1].detail
+    assert lost == 2
+
+
+def test_a_node_that_joins_is_picked_up(cluster, problems):
+    """A node added while a stream runs judges from the next look at the cluster on (every NODE_POLL_S)."""
+    slow = "    import time\n    time.sleep(0.2)\n"
+    samples = [(p.task_id, slow + p.canonical_solution.lstrip("\n")) for p in problems[:30]]
+    added = None
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(engine, "NODE_POLL_S", 0.5)
+            with engine.RayVerifier("humaneval", batch_size=2) as verifier:
+                assert len(verifier.nodes) == 2
+                got = []
+                for verdict in verifier.stream(iter(samples)):
+                    got.append(verdict)
+                    if len(got) == 1:
+                        added = cluster.add_node(**NODE)
+                nodes = len(verifier.nodes)
+    finally:
+        if added is not None:
+            cluster.remove_node(added)
+    assert nodes == 3
+    assert [verdict.status for verdict in got] == [Status.PASSED] * 30
+
+
+def test_a_node_of_another_install_is_named(cluster):
+    """A driver and a node with different pytest-humaneval sources would judge differently: refused, named."""
+    ray = needs_ray()
+
+    class Older(engine.NodeJudge):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.build = "0.0.9 (sources 000000000000)"
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "NodeJudge", Older)
+        with pytest.raises(engine.VerifierError) as raised:
+            engine.RayVerifier("humaneval")
+    address = ray.util.get_node_ip_address()
+    assert str(raised.value) == (f"RayVerifier: node {address}: expected pytest-humaneval {engine.build()}, as on "
+                                 "the driver, found 0.0.9 (sources 000000000000): install the same version on every "
+                                 "node (on one machine: its sources were changed since the driver read them)")
+
+
+def test_a_dropped_stream_still_counts_on_its_node_until_its_batches_end(cluster, problems):
+    """A stream dropped midway: its batches already running on a node (a threaded actor finishes what it began) are
+    that node's load until they end, so the next call does not pile onto it; then they are not."""
+    slow = "    import time\n    time.sleep(0.5)\n"
+    samples = [(p.task_id, slow + p.canonical_solution.lstrip("\n")) for p in problems[:24]]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "NODE_POLL_S", 0.0)
+        with engine.RayVerifier("humaneval", batch_size=4) as verifier:
+            stream = verifier.stream(iter(samples))
+            next(stream)
+            stream.close()
+            assert sum(node.busy for node in verifier._nodes.values()) > 0
+            task = problems[0]
+            got = verifier.verify([(task.task_id, task.canonical_solution)] * 2)  # polls, waits, ends
+            assert [verdict.status for verdict in got] == [Status.PASSED] * 2
+            import time
+            deadline = time.monotonic() + 60
+            while verifier._abandoned and time.monotonic() < deadline:
+                verifier._poll()
+                time.sleep(0.2)
+            assert sum(node.busy for node in verifier._nodes.values()) == 0
+
+
+def test_a_progress_ray_cannot_send_is_named():
+    class Unsendable:
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def __call__(self, text, final=False):
+            pass
+
+    with pytest.raises(engine.VerifierError) as raised:
+        engine.RayVerifier("humaneval", address="127.0.0.1:1", progress=Unsendable())
+    assert str(raised.value).startswith("RayVerifier: progress: expected a function Ray can send to the nodes (one "
+                                        "that pickles), found <"), raised.value
+
+
+def test_an_address_that_ray_address_would_override_is_named():
+    """ray.init connects to RAY_ADDRESS whatever address it is given: two different ones are one named error."""
+    found = run("""
+        import os
+        os.environ["RAY_ADDRESS"] = "127.0.0.1:1"
+        from pytest_humaneval.cluster import RayVerifier
+        RayVerifier("humaneval", address="127.0.0.1:2")
+    """)
+    assert found == ("RayVerifier: address: expected one cluster, found address='127.0.0.1:2' and "
+                     "RAY_ADDRESS='127.0.0.1:1' (Ray would connect to RAY_ADDRESS's): unset one of them")

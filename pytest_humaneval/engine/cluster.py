@@ -16,12 +16,18 @@ Verifier's business: it gets its verdict there.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
+import json
 import math
 import os
 import shutil
 import socket
 import tempfile
 import threading
+import time
+import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -31,7 +37,7 @@ from typing import Any
 
 from ..data.dataset import Problem
 from .verdict import Status, Verdict, one_detail
-from .verifier import MEMO_MAX, Front, SampleInput, Verifier, VerifierError, checked_sample, opened
+from .verifier import LOG, MEMO_MAX, Front, SampleInput, Verifier, VerifierError, checked_sample, opened
 
 __all__ = ["BATCH_SIZE", "LOSSES_MAX", "NodeJudge", "RayVerifier"]
 
@@ -41,7 +47,16 @@ START_TIMEOUT_S = 300.0  # a node's actor not ready by then (no room for it, a n
 REPLACEMENTS_MAX = 3  # actors started again on one node in a RayVerifier's life: one that keeps losing them is let go
 CONNECT_TIMEOUT_S = 10.0  # a cluster's address that takes no connection by then is not one
 WAIT_S = 0.5  # how often a wait looks whether its caller went away
+BATCH_TIMEOUT_S = 900.0  # a batch not back by then: its actor is taken as lost (stopped, say) and the batch sent again
+NODE_POLL_S = 5.0  # how often a call looks for nodes that joined the cluster
+ATTACH_TRIES = 5  # a shared actor found closing (its last driver let it go): made again, this many times at most
+NAMESPACE_PREFIX = "pytest-humaneval"  # the name of a node's shared actor: PREFIX/<what it judges>/<node id>
 RAY_MISSING = 'RayVerifier: expected the ray package, found none: pip install "pytest-humaneval[ray]"'
+# The handles on each shared actor this process started or joined, kept until its last client here lets it go:
+# Ray stops an actor when its creator's handle is gone (a handle another RayVerifier found by its name does not
+# count), and the RayVerifier that made it may close first.
+_HELD: dict[str, list[Any]] = {}
+_HELD_LOCK = threading.Lock()
 
 
 def _ray() -> ModuleType:
@@ -53,14 +68,39 @@ def _ray() -> ModuleType:
     return module
 
 
+def build() -> str:
+    """This install of pytest-humaneval: its version and a digest of its sources (a driver and its nodes must run
+    the same judge; the version alone does not change with every commit)."""
+    return _build()
+
+
+@functools.cache
+def _build() -> str:
+    try:
+        version = importlib.metadata.version("pytest-humaneval")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout put on the path: the sources say it all
+        version = "unknown"
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{version} (sources {digest.hexdigest()[:12]})"
+
+
 class NodeJudge:
-    """What runs on each node, as a Ray actor: a local ``Verifier`` whose sandboxes are that node's. Its start never
-    raises (``ready`` says what failed), so the driver can name the node whose sandbox could not start."""
+    """What runs on each node, as a Ray actor: a local ``Verifier`` whose sandboxes are that node's, shared by the
+    RayVerifiers of one Ray job that judge the same way (verl's reward-loop workers, say: one pool of sandboxes per
+    node, not one per worker). Its start never raises (``ready`` says what failed), so the driver can name the node
+    whose sandbox could not start. Each RayVerifier using it is a client; the last one to let it go closes it."""
 
     def __init__(self, dataset: str, file: bytes | None, options: Mapping[str, Any], workers: int) -> None:
         import ray
 
         self.address = ray.util.get_node_ip_address()
+        self.build = build()
+        self.clients: set[str] = set()
+        self.closing = False
+        self.lock = threading.Lock()
         self.error: str | None = None
         self.verifier: Verifier | None = None
         self.folder: str | None = None
@@ -74,13 +114,29 @@ class NodeJudge:
         except Exception as exc:  # the local Verifier's error, said by the driver with the node's address
             self.error = str(exc) if isinstance(exc, VerifierError) else f"{type(exc).__name__}: {exc}"
 
-    def ready(self) -> tuple[str | None, str, str]:
-        """(what failed when the Verifier could not start, else None; the isolation applied; the node's address)."""
-        return self.error, self.verifier.isolation if self.verifier is not None else "", self.address
+    def ready(self, client: str = "") -> tuple[str | None, str, str, str, bool]:
+        """(what failed when the Verifier could not start, else None; the isolation applied; the node's address;
+        this install's ``build``; whether it is closing, its last client gone: then ``client`` is not taken)."""
+        with self.lock:
+            if not self.closing and client:
+                self.clients.add(client)
+            isolation = self.verifier.isolation if self.verifier is not None else ""
+            return self.error, isolation, self.address, self.build, self.closing
+
+    def release(self, client: str) -> bool:
+        """``client`` lets go; True when it was the last (the Verifier is closed, and the driver stops the actor)."""
+        with self.lock:
+            self.clients.discard(client)
+            if self.clients or self.closing:
+                return False
+            self.closing = True
+        self.close()
+        return True
 
     def verify_batch(self, samples: list[dict[str, object]]) -> list[dict[str, object]]:
         """The verdicts of ``samples`` (checked by the driver), as plain values (``Verdict.to_dict``)."""
-        assert self.verifier is not None, self.error
+        if self.verifier is None or self.closing:
+            raise VerifierError(self.error or "this node's judge is closing (its last RayVerifier let it go)")
         return [dict(verdict.to_dict()) for verdict in self.verifier.verify(samples)]
 
     def close(self) -> None:
@@ -132,10 +188,13 @@ class RayVerifier(Front):
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
                  progress: Callable[..., None] | None = None, allow_basic: bool = False,
-                 start_timeout_s: float = START_TIMEOUT_S) -> None:
+                 start_timeout_s: float = START_TIMEOUT_S, batch_timeout_s: float = BATCH_TIMEOUT_S) -> None:
         for name, value in (("batch_size", batch_size), ("max_in_flight", max_in_flight)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise VerifierError(f"RayVerifier: {name}: expected an integer >= 1, found {value!r}")
+        for name, seconds in (("start_timeout_s", start_timeout_s), ("batch_timeout_s", batch_timeout_s)):
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
+                raise VerifierError(f"RayVerifier: {name}: expected a number of seconds > 0, found {seconds!r}")
         # the driver checks samples against the problems; the nodes compute EvalPlus's outputs themselves
         config, loaded = opened("RayVerifier", dataset, None, isolation=isolation, timeout_s=timeout_s,
                                 memory_mb=memory_mb, workers=workers, dedupe=dedupe, plus=plus,
@@ -147,10 +206,18 @@ class RayVerifier(Front):
         self._max_in_flight = max_in_flight
         self._workers = workers
         self._start_timeout_s = start_timeout_s
+        self.batch_timeout_s = float(batch_timeout_s)
         self._options: dict[str, object] = {
             "isolation": isolation, "timeout_s": timeout_s, "memory_mb": memory_mb, "dedupe": dedupe, "plus": plus,
             "impossible_instruction": impossible_instruction, "progress": progress, "allow_basic": allow_basic}
         self._ray = ray = _ray()
+        if progress is not None:  # sent to every node: said here, not as Ray's error at the first node
+            try:
+                ray.cloudpickle.dumps(progress)
+            except Exception as exc:
+                raise VerifierError(f"RayVerifier: progress: expected a function Ray can send to the nodes (one "
+                                    f"that pickles), found {progress!r} ({type(exc).__name__}: {_first_line(exc)})"
+                                    ) from None
         self._connect(address)
         self._remote = ray.remote(NodeJudge)
         self._lock = threading.Lock()
@@ -158,11 +225,22 @@ class RayVerifier(Front):
         self._nodes: dict[str, _Node] = {}
         self._starting: dict[Any, _Node] = {}  # a replacement's ready() -> its node
         self._replaced: dict[str, int] = {}
+        self._abandoned: dict[Any, tuple[_Node, int]] = {}  # calls of dropped streams still running on their node
+        self._polled = time.monotonic()
+        self._client = uuid.uuid4().hex  # this RayVerifier, as a client of the nodes' shared actors
         self.lost = 0  # calls lost with their actor (or failed on it) and sent again: the cluster's trouble, counted
+        judged = {key: value for key, value in self._options.items() if key != "progress"}
         if config.dataset is not None:  # a file of this machine: its bytes, put once for every node
-            self._dataset, self._file = config.dataset.name, ray.put(config.dataset.read_bytes())
+            data = config.dataset.read_bytes()
+            self._dataset, self._file = config.dataset.name, ray.put(data)
+            judged["file"] = hashlib.sha256(data).hexdigest()
         else:
             self._dataset, self._file = os.fspath(dataset), None
+        # The nodes' actors are shared by the RayVerifiers of this Ray job that judge alike (same install, dataset,
+        # options and sandboxes): named by what they judge.
+        judged.update(dataset=self._dataset, workers=workers, build=build(),
+                      actor=f"{NodeJudge.__module__}.{NodeJudge.__qualname__}")
+        self._kind = hashlib.sha256(json.dumps(judged, sort_keys=True, default=repr).encode()).hexdigest()[:16]
         try:
             self._start_all()
         except BaseException:
@@ -187,7 +265,6 @@ class RayVerifier(Front):
 
     def close(self) -> None:
         """Stop every node's Verifier and its actor (samples in flight are abandoned)."""
-        ray = self._ray
         with self._lock:
             if self._closed:
                 return
@@ -195,11 +272,24 @@ class RayVerifier(Front):
             nodes = [*self._nodes.values(), *self._starting.values()]
             self._nodes.clear()
             self._starting.clear()
-        closing = [node.actor.close.remote() for node in nodes]
-        if closing:
-            ray.wait(closing, num_returns=len(closing), timeout=30)
-        for node in nodes:
-            _kill(ray, node.actor)
+        self._release(nodes)
+
+    def _release(self, nodes: list[_Node]) -> None:
+        """This RayVerifier lets go of ``nodes``' actors: one it was the last client of is stopped."""
+        ray = self._ray
+        releasing = {node.actor.release.remote(self._client): node for node in nodes}
+        done, stuck = ray.wait(list(releasing), num_returns=len(releasing), timeout=30) if releasing else ([], [])
+        for ref in done:
+            try:
+                last = ray.get(ref)
+            except Exception:  # already gone
+                continue
+            if last:  # no other RayVerifier uses it: it goes
+                _kill(ray, releasing[ref].actor)
+                with _HELD_LOCK:
+                    _HELD.pop(self._name(releasing[ref].node_id), None)
+        for ref in stuck:  # an actor that does not answer in 30 s judges nothing for anyone
+            _kill(ray, releasing[ref].actor)
 
     def __enter__(self) -> RayVerifier:
         return self
@@ -220,7 +310,11 @@ class RayVerifier(Front):
                     raise VerifierError(f"RayVerifier: address: expected the cluster this process is connected to "
                                         f"({current}) or None, found {address!r}")
             return
-        _reachable(address)
+        told = os.environ.get("RAY_ADDRESS") or None  # ray.init takes it over any address it is given
+        if told is not None and address not in (None, "auto", told):
+            raise VerifierError(f"RayVerifier: address: expected one cluster, found address={address!r} and "
+                                f"RAY_ADDRESS={told!r} (Ray would connect to RAY_ADDRESS's): unset one of them")
+        _reachable(told or address)
         try:
             ray.init(address=address)
         except Exception as exc:  # ConnectionError, a timeout, a bad address: all mean no cluster there
@@ -238,7 +332,7 @@ class RayVerifier(Front):
                                 "lists no alive node with a CPU resource)")
         for node in nodes:  # closed with the others when one fails
             self._nodes[node.node_id] = node
-        refs = {node.actor.ready.remote(): node for node in nodes}
+        refs = {node.actor.ready.remote(self._client): node for node in nodes}
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=self._start_timeout_s)
         if late:
             node = refs[late[0]]
@@ -246,7 +340,14 @@ class RayVerifier(Front):
                                 f"{self._start_timeout_s:g} s, found it not started (no room for it on the node, or "
                                 "a node that does not answer)")
         for ref in ready:
-            error = self._started(refs[ref], ref)
+            node = refs[ref]
+            error = self._started(node, ref)
+            for _ in range(ATTACH_TRIES):
+                if error != CLOSING:
+                    break
+                fresh = self._again(node)  # its last client let it go as this one came: made anew
+                self._nodes[node.node_id] = node = fresh
+                error = self._started(fresh, fresh.actor.ready.remote(self._client), self._start_timeout_s)
             if error is not None:
                 raise VerifierError(error)
 
@@ -260,25 +361,52 @@ class RayVerifier(Front):
         return found
 
     def _start(self, node_id: str, address: str, cpus: int) -> _Node:
+        """``node_id``'s judging actor: the one this job's RayVerifiers that judge alike share there, else a new
+        one (``ready`` makes this RayVerifier its client)."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         workers = self._workers or cpus
         capacity = self._max_in_flight or max(2, math.ceil(2 * workers / self.batch_size))
         remote = self._remote.options(
+            name=f"{NAMESPACE_PREFIX}/{self._kind}/{node_id}", get_if_exists=True,
             num_cpus=0, max_concurrency=capacity, max_restarts=0, max_task_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
         actor = remote.remote(self._dataset, self._file, self._options, workers)
+        with _HELD_LOCK:
+            _HELD.setdefault(self._name(node_id), []).append(actor)
         return _Node(node_id, address, workers, capacity, actor)
 
-    def _started(self, node: _Node, ref: Any) -> str | None:
-        """None when ``node``'s actor is ready (its isolation noted), else what failed, naming the node."""
+    def _name(self, node_id: str) -> str:
+        return f"{NAMESPACE_PREFIX}/{self._kind}/{node_id}"
+
+    def _again(self, node: _Node) -> _Node:
+        """A shared actor found closing: wait for its end (its last client stops it), then start one anew."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self._ray.get(node.actor.ready.remote(), timeout=1)
+            except Exception:  # gone (or not answering): its name is free, or soon
+                break
+            time.sleep(0.2)
+        _kill(self._ray, node.actor)
+        return self._start(node.node_id, node.address, node.workers)
+
+    def _started(self, node: _Node, ref: Any, timeout: float | None = None) -> str | None:
+        """None when ``node``'s actor is ready (its isolation noted), CLOSING when it is a shared one its last
+        client let go, else what failed, naming the node."""
         try:
-            error, isolation, address = self._ray.get(ref)
+            error, isolation, address, built, closing = self._ray.get(ref, timeout=timeout)
         except Exception as exc:
             return (f"RayVerifier: node {node.address}: expected its judging actor to start, found "
                     f"{type(exc).__name__}: {_first_line(exc)}; every node needs pytest-humaneval (and its sandbox's "
                     "needs) installed for the Python the cluster runs (docs/cluster.md)")
         node.address = address
+        if closing:
+            return CLOSING
+        if built != build():
+            return (f"RayVerifier: node {address}: expected pytest-humaneval {build()}, as on the driver, found "
+                    f"{built}: install the same version on every node (on one machine: its sources were changed "
+                    "since the driver read them)")
         if error is not None:
             return f"RayVerifier: node {address}: {error}"
         node.isolation = isolation
@@ -299,7 +427,33 @@ class RayVerifier(Front):
                     continue
                 self._replaced[node_id] = self._replaced.get(node_id, 0) + 1
                 fresh = self._start(node_id, address, cpus)
-                self._starting[fresh.actor.ready.remote()] = fresh
+                self._starting[fresh.actor.ready.remote(self._client)] = fresh
+
+    def _poll(self) -> None:
+        """Every NODE_POLL_S: an actor on each node that joined the cluster since (it judges once ready), and the
+        calls of dropped streams that finished on their node, no longer counted as its load."""
+        now = time.monotonic()
+        if now - self._polled < NODE_POLL_S:
+            return
+        self._polled = now
+        with self._lock:
+            abandoned = list(self._abandoned)
+        if abandoned:
+            finished, _ = self._ray.wait(abandoned, num_returns=len(abandoned), timeout=0)
+            with self._lock:
+                for ref in finished:
+                    node, weight = self._abandoned.pop(ref)
+                    node.busy -= weight
+        alive = self._alive()
+        with self._lock:
+            if self._closed:
+                return
+            held = {other.node_id for other in [*self._nodes.values(), *self._starting.values()]}
+            for node_id, address, cpus in alive:
+                if node_id not in held and self._replaced.get(node_id, 0) < REPLACEMENTS_MAX:
+                    self._replaced[node_id] = self._replaced.get(node_id, 0) + 1
+                    fresh = self._start(node_id, address, cpus)
+                    self._starting[fresh.actor.ready.remote(self._client)] = fresh
 
     def _joined(self, ref: Any) -> None:
         """A replacement's ready() came back: it judges from now on, or it is let go."""
@@ -312,6 +466,11 @@ class RayVerifier(Front):
             if error is None and not self._closed:
                 self._nodes[node.node_id] = node
                 return
+        if error is None:  # closed meanwhile: a client of it let go
+            self._release([node])
+            return
+        if error != CLOSING:
+            LOG.warning("%s", error)
         _kill(self._ray, node.actor)
 
     # -- the samples
@@ -333,6 +492,7 @@ class RayVerifier(Front):
                 if call.cut():  # closed by another thread: what has no verdict yet gets none from the cluster
                     yield from call.closed()
                     return
+                self._poll()
                 with self._lock:
                     nodes = list(self._nodes.values())
                 call.read(max(1, sum(node.capacity for node in nodes)) * self.batch_size * 2)
@@ -400,6 +560,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 CLOSED = "the RayVerifier was closed before this sample's verdict came back"
+CLOSING = "closing"  # what _started says of a shared actor whose last client let it go
 
 
 def _closed(owner: RayVerifier, item: _Item) -> Verdict:
@@ -416,6 +577,7 @@ class _Call:
         self.items = items
         self.queue: deque[_Item] = deque()  # to send: samples of lost batches first, then fresh ones
         self.inflight: dict[Any, tuple[_Node, list[_Item], int]] = {}  # a call -> its node, samples and weight
+        self.sent: dict[Any, float] = {}  # a call -> when it was sent (its deadline's start)
         self.done: dict[int, Verdict] = {}  # judged, not yet handed out
         self.memo: OrderedDict[Hashable, _Item | Verdict] = OrderedDict()  # identical samples: the first or its verdict
         self.read_count = self.handed = 0
@@ -469,6 +631,7 @@ class _Call:
             with lock:
                 node.busy += weight
             self.inflight[ref] = (node, batch, weight)
+            self.sent[ref] = time.monotonic()
 
     def ready(self) -> Iterator[Verdict]:
         while self.handed in self.done:
@@ -494,6 +657,7 @@ class _Call:
                 owner._joined(ref)
                 continue
             node, batch, weight = self.inflight.pop(ref)
+            del self.sent[ref]
             with owner._lock:
                 node.busy -= weight
             try:
@@ -510,6 +674,23 @@ class _Call:
                 continue
             for item, row in zip(batch, rows, strict=True):
                 self.settle(item, _verdict(row, item, batch))
+        self.overdue()
+
+    def overdue(self) -> None:
+        """A batch not back within ``batch_timeout_s``: its actor does not answer (a stopped process, a node that
+        hangs), so it is taken as lost: stopped, replaced, and its batches sent again."""
+        owner = self.owner
+        late = time.monotonic() - owner.batch_timeout_s
+        for ref in [ref for ref, sent in self.sent.items() if sent < late]:
+            if ref not in self.inflight:
+                continue  # went with an actor stopped above
+            node, batch, weight = self.inflight.pop(ref)
+            del self.sent[ref]
+            with owner._lock:
+                node.busy -= weight
+                owner.lost += 1
+            owner._lost(node)
+            self.lose(batch, node, TimeoutError(f"no answer from its node in {owner.batch_timeout_s:g} s"))
 
     def settle(self, item: _Item, verdict: Verdict) -> None:
         """``item``'s verdict, and its repeats'. One with no verdict on the candidate is not remembered, and each
@@ -564,11 +745,14 @@ class _Call:
                                "after close, found none (a bug of the harness)")
 
     def let_go(self) -> None:
+        """The calls in flight are dropped: cancelled where Ray can, and counted as their node's load until they
+        end there (a threaded actor finishes a batch it began), so that other calls do not pile up on it."""
         for ref, (node, _, weight) in self.inflight.items():
             with self.owner._lock:
-                node.busy -= weight
+                self.owner._abandoned[ref] = (node, weight)
             try:
                 self.owner._ray.cancel(ref)
             except Exception:  # its actor already gone
                 pass
         self.inflight.clear()
+        self.sent.clear()

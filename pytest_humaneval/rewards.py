@@ -1,5 +1,6 @@
 """Reward functions for the RL trainers people use (verl, TRL, OpenRLHF), over one long-lived ``Verifier`` per
-process and dataset: ``pytest_humaneval.engine.rewards`` says how each is called.
+process and dataset (a ``RayVerifier`` with the option ``cluster``): ``pytest_humaneval.engine.rewards`` says how
+each is called.
 
 Trainers load this file two ways: as a module of the installed package (an import; verl's
 ``pkg://pytest_humaneval.rewards``) and by its path (verl's ``custom_reward_function.path``, OpenRLHF's

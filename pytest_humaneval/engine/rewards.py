@@ -17,21 +17,30 @@ gets in a pytest run (fences, reasoning, whole programs: ``completions/extract.p
 on the candidate is 1.0 or 0.0; a sample the harness could not judge (``harness_error``) is never a 0: by
 ``harness_error`` it raises ``RewardUnavailable`` (``"raise"``), is NaN (``"nan"``) or None (``"none"``, TRL's
 way of leaving a reward out).
+
+``cluster`` (every adapter's option): None or False, this process's ``Verifier``; True, a ``RayVerifier`` on the Ray
+connection this process has (a trainer's Ray actor); a string, a Ray address as ``ray.init`` takes it. Ray is
+imported only then.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import importlib
 import json
 import math
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, overload
 
 from ..completions.extract import extract
 from .verifier import Verdict, Verifier, VerifierError
+
+if TYPE_CHECKING:  # the cluster's module is imported when a cluster is asked for, and ray only then
+    from .cluster import RayVerifier
 
 __all__ = ["DATA_SOURCES", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "VerifierError", "answer_text",
            "compute_score", "compute_score_batch", "judge_answers", "openrlhf_reward", "trl_reward", "verifier_for"]
@@ -40,7 +49,11 @@ __all__ = ["DATA_SOURCES", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "
 DATA_SOURCES = {"openai_humaneval": "humaneval", "openai/openai_humaneval": "humaneval",
                 "evalplus/humanevalplus": "humanevalplus", "evalplus/mbppplus": "mbppplus"}
 HARNESS_ERROR = ("raise", "nan", "none")
-OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction", "allow_basic")
+OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction", "allow_basic",
+           "cluster")
+CLUSTER_EXPECTED = ("None or False (this machine's Verifier), True (the Ray cluster this process is connected to) "
+                    "or a Ray address (\"auto\", \"ray://head:10001\", \"host:6379\")")
+NOT_ADDRESSES = ("", "true", "false", "none", "null", "yes", "no")  # a boolean or nothing spelled as text: a slip
 # What verl adds to a reward function's keywords on its own (its reward loop with a reward router), taken and
 # ignored; any other keyword is an option of ours, and an unknown one an error (a typo in reward_kwargs must not
 # silently change a benchmark).
@@ -71,29 +84,80 @@ class RewardUnavailable(VerifierError):
     """The harness could not judge a sample (its sandbox failed): no reward is known, and none is made up."""
 
 
-_verifiers: dict[tuple[int, str, str], Verifier] = {}
+Judging = Union[Verifier, "RayVerifier"]
+_verifiers: dict[tuple[int, str, str, str | None, str], Judging] = {}
 _lock = threading.Lock()
+_closing_at_exit = False
 
 
-def verifier_for(dataset: str, **options: Any) -> Verifier:
-    """This process's Verifier of ``dataset`` with ``options`` (``Verifier``'s keyword arguments), made on first
-    use and kept: a trainer's step never starts sandboxes. A forked process makes its own. In a process of a
-    process pool (verl's PRIME manager runs 64), which judges one sample per call, it has one sandbox unless
-    ``workers`` says otherwise: a pool of one per CPU in each of them would start a CPU's worth per process."""
+def verifier_for(dataset: str, **options: Any) -> Judging:
+    """This process's Verifier of ``dataset`` with ``options`` (``Verifier``'s keyword arguments, and ``cluster``),
+    made on first use and kept: a trainer's step never starts sandboxes. A forked process makes its own. In a process
+    of a process pool (verl's PRIME manager runs 64), which judges one sample per call, it has one sandbox unless
+    ``workers`` says otherwise: a pool of one per CPU in each of them would start a CPU's worth per process.
+
+    With ``cluster`` (True, or a Ray address), a ``RayVerifier`` instead, kept the same way and closed at exit (each
+    node's actor stops its sandboxes); its ``workers`` are sandboxes per node, whatever process calls it."""
+    on_cluster, address = _checked_options(options)
+    options.pop("cluster", None)
+    if not on_cluster and multiprocessing.parent_process() is not None:
+        options.setdefault("workers", 1)
+    dataset = _dataset_name(dataset)
+    where = ("ray" if on_cluster else "local", address)
+    key = (os.getpid(), dataset, *where, json.dumps(options, sort_keys=True, default=str))
+    with _lock:
+        found = _verifiers.get(key)
+        if found is None:
+            if on_cluster:
+                found = _verifiers[key] = _ray_verifier(dataset, address, options)
+            else:
+                found = _verifiers[key] = Verifier(dataset, **options)
+                found._life.kept = True  # closed at exit without a warning: keeping it is this module's promise
+        return found
+
+
+def _checked_options(options: Mapping[str, object]) -> tuple[bool, str | None]:
+    """``options`` checked (an unknown one is an error, not ignored): whether they ask for a cluster, and its
+    address (None: the connection this process has)."""
     unknown = sorted(set(options) - set(OPTIONS) - {"dedupe", "progress"})
     if unknown:
         raise VerifierError(f"rewards: {unknown[0]}: unknown option (expected one of: {', '.join(OPTIONS)}, "
                             "harness_error)")
-    if multiprocessing.parent_process() is not None:
-        options.setdefault("workers", 1)
-    dataset = _dataset_name(dataset)
-    key = (os.getpid(), dataset, json.dumps(options, sort_keys=True, default=str))
+    cluster = options.get("cluster")
+    if cluster is None or cluster is False:
+        return False, None
+    if cluster is True:
+        return True, None
+    if isinstance(cluster, str) and cluster.strip().lower() not in NOT_ADDRESSES:
+        return True, cluster.strip()
+    raise VerifierError(f"rewards: cluster: expected {CLUSTER_EXPECTED}, found {cluster!r}")
+
+
+def _ray_verifier(dataset: str, address: str | None, options: Mapping[str, Any]) -> RayVerifier:
+    global _closing_at_exit
+    from .cluster import RayVerifier  # imports ray when it is made, never before
+
+    made = RayVerifier(dataset, address=address, **options)
+    if not _closing_at_exit:  # registered after ray.init's own exit handler, so it runs first, with Ray still up
+        atexit.register(_close_clusters)
+        _closing_at_exit = True
+    return made
+
+
+def _close_clusters() -> None:
+    """Close this process's kept RayVerifiers and forget them (at exit; a test's cluster going away): each node's
+    actor stops its sandboxes and removes its copy of a dataset file, which an actor killed with its driver leaves
+    behind. Quietly: a cluster already gone has nothing left to close."""
     with _lock:
-        found = _verifiers.get(key)
-        if found is None:
-            found = _verifiers[key] = Verifier(dataset, **options)
-            found._life.kept = True  # closed at exit without a warning: keeping it is this module's promise
-        return found
+        kept = [(key, found) for key, found in _verifiers.items()
+                if key[0] == os.getpid() and not isinstance(found, Verifier)]
+        for key, _ in kept:
+            del _verifiers[key]
+    for _, found in kept:
+        try:
+            found.close()
+        except Exception:  # ray shut down before, or its cluster is gone
+            pass
 
 
 def judge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any], **options: Any) -> list[Verdict]:
@@ -102,8 +166,22 @@ def judge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any],
     task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
     _same_length("task ids", task_ids, "answers", answers)
     verifier = verifier_for(dataset, **options)
-    return verifier.verify(_sample(verifier, task_id, answer, index)
-                           for index, (task_id, answer) in enumerate(zip(task_ids, answers, strict=True)))
+    return verifier.verify(_samples(verifier, task_ids, answers))
+
+
+async def _ajudge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any],
+                          **options: Any) -> list[Verdict]:
+    """``judge_answers`` for an event loop: the Verifier is made (the first time) and the samples judged in threads,
+    and the loop goes on meanwhile."""
+    task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
+    _same_length("task ids", task_ids, "answers", answers)
+    verifier = await asyncio.to_thread(lambda: verifier_for(dataset, **options))
+    return await verifier.averify(_samples(verifier, task_ids, answers))
+
+
+def _samples(verifier: Judging, task_ids: list[Any], answers: list[Any]) -> list[Mapping[str, Any]]:
+    return [_sample(verifier, task_id, answer, index)
+            for index, (task_id, answer) in enumerate(zip(task_ids, answers, strict=True))]
 
 
 def _listed(name: str, values: Any) -> list[Any]:
@@ -127,7 +205,7 @@ def _same_length(name: str, values: Sequence[Any], other_name: str, others: Sequ
                             f"{name} for {len(others)} {other_name}")
 
 
-def _sample(verifier: Verifier, task_id: Any, answer: Any, index: int) -> Mapping[str, Any]:
+def _sample(verifier: Judging, task_id: Any, answer: Any, index: int) -> Mapping[str, Any]:
     problem = verifier.problems.get(task_id) if isinstance(task_id, str) else None
     if problem is None:
         return {"task_id": task_id}  # the Verifier names what is wrong with it
@@ -246,25 +324,49 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
 
 
 # -- TRL
+TRLReward = Callable[..., "list[float | None]"]
+AsyncTRLReward = Callable[..., "Awaitable[list[float | None]]"]
+
+
+@overload
+def trl_reward(dataset: str = ..., *, column: str = ..., harness_error: str = ..., asynchronous: Literal[False] = ...,
+               **options: Any) -> TRLReward: ...
+@overload
+def trl_reward(dataset: str = ..., *, column: str = ..., harness_error: str = ..., asynchronous: Literal[True],
+               **options: Any) -> AsyncTRLReward: ...
 def trl_reward(dataset: str = "humaneval", *, column: str = "task_id", harness_error: str = "none",
-               **options: Any) -> Callable[..., list[float | None]]:
+               asynchronous: bool = False, **options: Any) -> TRLReward | AsyncTRLReward:
     """A ``reward_funcs`` entry for TRL's trainers (GRPO, RLOO...): called as ``f(prompts=..., completions=...,
     completion_ids=..., trainer_state=..., log_extra=..., log_metric=..., **columns)``, where the dataset's
     ``column`` holds each prompt's task id; the other keywords are ignored. Completions may be text or
     conversations (the last assistant message's content is the answer; a content of parts, or None, is taken as
-    ``answer_text`` says). A sample the harness could not judge is None by default, which TRL leaves out."""
+    ``answer_text`` says). A sample the harness could not judge is None by default, which TRL leaves out.
+
+    ``asynchronous=True``: an ``async def`` function (``averify``), which TRL awaits on its own event loop beside
+    its other asynchronous reward functions rather than calling it in turn."""
     policy = _policy(harness_error)
     name = _dataset_name(dataset)
+    _checked_options(options)
+    if not isinstance(asynchronous, bool):
+        raise VerifierError(f"rewards: asynchronous: expected True or False, found {asynchronous!r}")
 
-    def reward(completions: Sequence[Any], **columns: Any) -> list[float | None]:
+    def task_ids(columns: Mapping[str, Any]) -> list[Any]:
         if column not in columns:
             raise VerifierError(f"rewards: expected the dataset's {column!r} column (the task ids) among the "
                                 f"reward function's arguments, found {', '.join(sorted(columns)) or 'none'}")
-        return [_reward(v, policy) for v in judge_answers(dataset, _listed(column, columns[column]),
-                                                           _listed("completions", completions), **options)]
+        return _listed(column, columns[column])
 
-    reward.__name__ = f"humaneval_{name.replace('-', '_').replace('/', '_')}"  # TRL logs rewards by name
-    return reward
+    def reward(completions: Sequence[Any], **columns: Any) -> list[float | None]:
+        verdicts = judge_answers(dataset, task_ids(columns), _listed("completions", completions), **options)
+        return [_reward(v, policy) for v in verdicts]
+
+    async def areward(completions: Sequence[Any], **columns: Any) -> list[float | None]:
+        verdicts = await _ajudge_answers(dataset, task_ids(columns), _listed("completions", completions), **options)
+        return [_reward(v, policy) for v in verdicts]
+
+    made: TRLReward | AsyncTRLReward = areward if asynchronous else reward
+    made.__name__ = f"humaneval_{name.replace('-', '_').replace('/', '_')}"  # TRL logs rewards by name
+    return made
 
 
 # -- OpenRLHF
@@ -276,6 +378,7 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
     otherwise)."""
     policy = _policy(harness_error)
     _dataset_name(dataset)
+    _checked_options(options)
 
     def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any],
                     **_trainer: Any) -> OpenRLHFRewards:

@@ -523,3 +523,14 @@ def test_an_address_that_ray_address_would_override_is_named():
     """)
     assert found == ("RayVerifier: address: expected one cluster, found address='127.0.0.1:2' and "
                      "RAY_ADDRESS='127.0.0.1:1' (Ray would connect to RAY_ADDRESS's): unset one of them")
+
+
+def test_a_slow_sample_holding_the_window_does_not_stop_the_stream(cluster, problems):
+    """A slow sample first: the samples after it fill the window read ahead and come back before it; once it does,
+    all that was read is handed out, and the call reads on (it raised "found none pending" here before)."""
+    task = problems[0]
+    samples = [(task.task_id, "    import time\n    time.sleep(1.5)\n    return False\n")]
+    samples += [(p.task_id, p.canonical_solution) for p in problems[1:13]]
+    with engine.RayVerifier("humaneval", batch_size=1, max_in_flight=1, dedupe=False) as verifier:
+        got = verifier.verify(samples)
+    assert [verdict.status for verdict in got] == [Status.ASSERTION_FAILED] + [Status.PASSED] * 12

@@ -534,3 +534,41 @@ def test_a_slow_sample_holding_the_window_does_not_stop_the_stream(cluster, prob
     with engine.RayVerifier("humaneval", batch_size=1, max_in_flight=1, dedupe=False) as verifier:
         got = verifier.verify(samples)
     assert [verdict.status for verdict in got] == [Status.ASSERTION_FAILED] + [Status.PASSED] * 12
+
+
+def test_a_shared_actors_owner_that_ends_costs_the_others_nothing(cluster, problems):
+    """Two processes of the job judge alike (two Ray actors, as verl's reward-loop workers): they share each node's
+    actor, which lives with the process that started it. That process ends while the other streams: the other's
+    batches on the shared actors are lost, sent again, and a new actor judges them; every verdict once, in order,
+    none a harness_error."""
+    ray = needs_ray()
+    slow = "    import time\n    time.sleep(0.2)\n"
+    samples = [(p.task_id, slow + p.canonical_solution.lstrip("\n")) for p in problems[:16]]
+
+    @ray.remote(num_cpus=0)
+    class Trainer:
+        def start(self):
+            from pytest_humaneval.engine import cluster as engine_here
+
+            self.verifier = engine_here.RayVerifier("humaneval", batch_size=2)
+            return sorted(node.actor._actor_id.hex() for node in self.verifier._nodes.values())
+
+        def stream(self, samples, owner=None):
+            got = []
+            for verdict in self.verifier.stream(samples):
+                got.append((verdict.index, verdict.status.value))
+                if owner is not None and len(got) == 2:
+                    ray.kill(owner)  # the process that started the shared actors ends
+            return got, self.verifier.lost
+
+    owner, other = Trainer.remote(), Trainer.remote()
+    try:
+        first = ray.get(owner.start.remote(), timeout=300)
+        assert ray.get(other.start.remote(), timeout=300) == first  # the same actors: started by the owner
+        got, lost = ray.get(other.stream.remote(samples, owner), timeout=300)
+    finally:
+        ray.kill(other)
+        ray.kill(owner)
+    assert [index for index, _ in got] == list(range(16))
+    assert {status for _, status in got} == {"passed"}
+    assert lost >= 1  # the owner's end did take the shared actors (and their batches) with it

@@ -327,6 +327,7 @@ class RayVerifier(Front):
         """An actor on every alive node with CPUs, all ready, or a ``VerifierError`` naming the node that is not."""
         ray = self._ray
         nodes = [self._start(node_id, address, cpus) for node_id, address, cpus in self._alive()]
+        self._replaced.update((node.node_id, 0) for node in nodes)  # their first actor: the free one
         if not nodes:
             raise VerifierError("RayVerifier: expected a node with CPUs in the Ray cluster, found none (ray.nodes() "
                                 "lists no alive node with a CPU resource)")
@@ -419,15 +420,22 @@ class RayVerifier(Front):
             if self._nodes.get(node.node_id) is node:
                 del self._nodes[node.node_id]
             _kill(self._ray, node.actor)
-            if self._closed:
-                return
-            held = {other.node_id for other in [*self._nodes.values(), *self._starting.values()]}
-            for node_id, address, cpus in self._alive():
-                if node_id in held or self._replaced.get(node_id, 0) >= REPLACEMENTS_MAX:
-                    continue
-                self._replaced[node_id] = self._replaced.get(node_id, 0) + 1
-                fresh = self._start(node_id, address, cpus)
-                self._starting[fresh.actor.ready.remote(self._client)] = fresh
+            if not self._closed:
+                self._start_missing(self._alive())
+
+    def _start_missing(self, alive: list[tuple[str, str, int]]) -> None:
+        """(Under the lock.) An actor on each alive node that has none, ready or starting: a node's first is free,
+        then REPLACEMENTS_MAX more in this RayVerifier's life (a node that keeps losing them is let go)."""
+        held = {other.node_id for other in [*self._nodes.values(), *self._starting.values()]}
+        for node_id, address, cpus in alive:
+            if node_id in held:
+                continue
+            starts = self._replaced.get(node_id)
+            if starts is not None and starts >= REPLACEMENTS_MAX:
+                continue
+            self._replaced[node_id] = 0 if starts is None else starts + 1
+            fresh = self._start(node_id, address, cpus)
+            self._starting[fresh.actor.ready.remote(self._client)] = fresh
 
     def _poll(self) -> None:
         """Every NODE_POLL_S: an actor on each node that joined the cluster since (it judges once ready), and the
@@ -446,14 +454,8 @@ class RayVerifier(Front):
                     node.busy -= weight
         alive = self._alive()
         with self._lock:
-            if self._closed:
-                return
-            held = {other.node_id for other in [*self._nodes.values(), *self._starting.values()]}
-            for node_id, address, cpus in alive:
-                if node_id not in held and self._replaced.get(node_id, 0) < REPLACEMENTS_MAX:
-                    self._replaced[node_id] = self._replaced.get(node_id, 0) + 1
-                    fresh = self._start(node_id, address, cpus)
-                    self._starting[fresh.actor.ready.remote(self._client)] = fresh
+            if not self._closed:
+                self._start_missing(alive)
 
     def _joined(self, ref: Any) -> None:
         """A replacement's ready() came back: it judges from now on, or it is let go."""

@@ -18,8 +18,9 @@ from pytest_humaneval.sandbox import _confine
 HERE = Path(__file__).resolve().parent
 
 
-def last_json(mode: str, script: str, *args: str) -> Any:
-    """The last line ``python -c script *args`` prints, as JSON; in a default container for ``landlock``."""
+def last_json(mode: str, script: str, *args: str, stdin: str | None = None) -> Any:
+    """The last line ``python -c script *args`` prints, as JSON; in a default container for ``landlock``; ``stdin``
+    its standard input (for what is too long for a command line, or must not be in one)."""
     command = [sys.executable, "-c", script, *args]
     if mode == "landlock":
         why = available()
@@ -28,6 +29,6 @@ def last_json(mode: str, script: str, *args: str) -> Any:
         if _confine.landlock_abi() < 1:
             pytest.skip("needs_landlock: the kernel has no Landlock")
         command = [sys.executable, str(HERE / "container.py"), "--", *command]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])

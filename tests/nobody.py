@@ -69,6 +69,10 @@ def supervisor(contained: bool = False) -> Iterator[tuple[dict, Callable[..., di
         request = {"id": 1, "problem": number, "prompt": job.prompt, "completion": job.completion,
                    "test": job.test, "entry_point": job.entry_point, "timeout_s": timeout_s,
                    "limits": {"memory_mb": memory_mb, "file_size_mb": 16, "open_files": 256}}
+        if job.whole:
+            request["whole"] = True
+        if job.io is not None:  # a standard-input program: each test a candidate of its own
+            request["io"] = job.io
         if suite is not None:  # a HumanEval+ suite, handed over by descriptor as the harness does
             request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
                                 "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}
@@ -80,7 +84,8 @@ def supervisor(contained: bool = False) -> Iterator[tuple[dict, Callable[..., di
                 finally:
                     os.close(fd)
         sandbox.harness._send(proc, request)
-        wait_s = 2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S if suite is not None else timeout_s
+        wait_s = 2 * sandbox.SUITE_ATTEMPTS * sandbox.SUITE_CAP_S if suite is not None else \
+            timeout_s * max(1, 2 * job.io_tests)
         return sandbox.harness._receive(proc, 30 + wait_s)
 
     try:

@@ -547,3 +547,168 @@ def _summary(exc):
         return f"{type(exc).__name__}: {exc}"
     except BaseException:
         return type(exc).__name__
+
+
+# --------------------------------------------------------------------------- programs that read standard input
+IO_RULES = ("lcb",)
+OUTPUT_CAP = 16 << 20  # bytes of standard output a test's candidate may write (or four times the expected output's)
+LINE_MAX = 80  # characters of an expected or produced line quoted in a detail
+
+
+def io_tests(text):
+    """A standard-input problem's tests, from its JSON (trusted: the dataset's): [input, expected output] pairs."""
+    import json
+
+    tests = json.loads(text)
+    if not isinstance(tests, list) or not all(isinstance(test, list) and len(test) == 2 and
+                                              all(isinstance(part, str) for part in test) for test in tests):
+        raise ValueError("a standard-input problem's tests: expected [input, output] pairs of strings")
+    return tests
+
+
+def run_main(source):
+    """Run ``source`` as a program's ``__main__``, in the candidate's process, on the standard input and output the
+    judge's pipes are (descriptors 0 and 1): every idiom of a program that reads its input works (``input()``,
+    ``sys.stdin`` read, iterated or its ``buffer``, ``open(0)``, ``os.read(0, ...)``, ``fileinput``), as under
+    ``python prog.py``: the same exit code (an exception is 1, after its traceback on stderr; ``exit(n)``),
+    threads joined, exit handlers run and output flushed at the end. Returns the exit code."""
+    import io
+
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
+                                 errors="surrogateescape")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                  errors="surrogateescape")
+    sys.__stdin__, sys.__stdout__ = sys.stdin, sys.stdout  # type: ignore[misc]  # as the interpreter's own
+    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # what it printed before a crash
+    linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
+    namespace = sys.modules["__main__"].__dict__
+    namespace.update(__name__="__main__", __builtins__=builtins)
+    code = 0
+    try:
+        exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:
+        code = _printed(1)
+    threading = sys.modules.get("threading")
+    if threading is not None:  # the interpreter waits for the program's other threads before it exits
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # a standard output closed or broken: Python exits with 120
+            code = code or 120
+    return code
+
+
+def _exit_code(exc):
+    """The exit code ``SystemExit`` means, as the interpreter takes it: None 0, an int its low byte, else 1 after
+    printing it."""
+    value = exc.code
+    if value is None:
+        return 0
+    if type(value) is int:
+        return value & 0xFF
+    try:
+        print(value, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+def _printed(code):
+    try:
+        traceback.print_exc()
+    except BaseException:
+        pass
+    return code
+
+
+def judge_io(test, rule, requests, replies, seconds):
+    """One test of a standard-input program, in the judge: its input written to the candidate's standard input
+    (``requests``), its standard output read (``replies``) to its end, up to its cap, within ``seconds``, and
+    compared to the expected output by ``rule``. The candidate never holds the expected output, nor any other
+    test's input."""
+    import os
+    import select
+    import time
+
+    given, expected = test
+    data = memoryview(given.encode("utf-8", "surrogateescape"))
+    cap = max(OUTPUT_CAP, 4 * len(expected))
+    out = bytearray()
+    deadline = time.monotonic() + seconds
+    os.set_blocking(requests, False)
+    writing = True
+    if not data:
+        os.close(requests)
+        writing = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {"status": "timeout"}
+            readable, writable, _ = select.select([replies], [requests] if writing else [], [], left)
+            if writable:
+                try:
+                    data = data[os.write(requests, data[:1 << 16]):]
+                except (BrokenPipeError, ConnectionResetError):  # it stopped reading: the rest is not its to see
+                    data = data[:0]
+                if not data:
+                    os.close(requests)
+                    writing = False
+            if readable:
+                chunk = os.read(replies, 1 << 16)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > cap:
+                    return {"status": "runtime_error",
+                            "message": f"the program wrote more than {cap} bytes to its standard output"}
+    finally:
+        if writing:
+            os.close(requests)
+    differs = _compare(out.decode("utf-8", "replace"), expected, rule)
+    record: dict = {"status": "passed"} if differs is None else {"status": "assertion_failed", "message": differs}
+    record["candidate_gone"] = True  # its standard output closed: it has ended, or is ending
+    return record
+
+
+def _compare(got, expected, rule):
+    """None when ``got`` is ``expected`` by ``rule``, else what differs first (the line, expected and got)."""
+    if rule != "lcb":
+        raise ValueError(f"unknown comparison rule {rule!r}")
+    got_lines = [line.strip() for line in got.strip().split("\n")]
+    expected_lines = [line.strip() for line in expected.strip().split("\n")]
+    if len(got_lines) != len(expected_lines):
+        return (f"wrong answer: expected {len(expected_lines)} lines, got {len(got_lines)} (first line: expected "
+                f"{_cut(expected_lines[0])}, got {_cut(got_lines[0])})")
+    for number, (line, wanted) in enumerate(zip(got_lines, expected_lines, strict=True), 1):
+        if line == wanted or _same_decimals(line, wanted):
+            continue
+        return f"wrong answer: line {number}: expected {_cut(wanted)}, got {_cut(line)}"
+    return None
+
+
+def _same_decimals(line, wanted):
+    """LiveCodeBench's rule for a line that differs: equal when both are whitespace-separated decimals, token by
+    token equal (``1.0`` is ``1``, ``2e1`` is ``20``)."""
+    from decimal import Decimal
+
+    try:
+        return [Decimal(token) for token in line.split()] == [Decimal(token) for token in wanted.split()]
+    except Exception:  # not numbers (or a signalling NaN, which refuses to compare): not equal
+        return False
+
+
+def _cut(line):
+    return repr(line if len(line) <= LINE_MAX else line[:LINE_MAX] + "...")

@@ -157,15 +157,17 @@ class Problem:
     a request's bytes); the supervisor does the same towards the judge. Compiled in the judge (trusted text:
     the dataset's, never a completion), without this module's compiler flags."""
 
-    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_fd", "suite_offset")
+    __slots__ = ("prompt", "test", "prompt_code", "test_code", "lines", "suite_fd", "suite_offset", "tests")
 
     def __init__(self, prompt: str, test: str, suite_fd: int | None = None, suite_offset: int = 0,
-                 compiled: bool = True) -> None:
+                 compiled: bool = True, io: bool = False) -> None:
         self.prompt, self.test = prompt, test
         # HumanEval+: an open descriptor of the file that holds the problem's suites, from suite_offset on
         self.suite_fd, self.suite_offset = suite_fd, suite_offset
         self.prompt_code = self.test_code = self.lines = None
-        if not compiled:
+        # A standard-input problem: its tests, [input, expected output] pairs (the test is their JSON, no code)
+        self.tests = _judge.io_tests(test) if io else None
+        if not compiled or io:
             return
         try:
             self.prompt_code = compile(prompt, _judge.PROMPT_FILE, "exec", dont_inherit=True)
@@ -185,7 +187,7 @@ def _problem(request: dict, problems: dict, suite_fd: int | None = None, compile
         if old is not None and old.suite_fd is not None:
             os.close(old.suite_fd)
         problems[number] = Problem(request["prompt"], request["test"], suite_fd, request.get("suite_offset", 0),
-                                   compiled)
+                                   compiled, io=request.get("io") is not None)
     return problems[number]
 
 
@@ -277,7 +279,9 @@ class Supervisor:
         self.started = False  # no candidate of this sample forked yet (_run_once)
         problem = _problem(request, self.problems, _suite_file(request), compiled=False)
         try:
-            if request.get("suite") is None:
+            if request.get("io") is not None:
+                reply = self._run_io(request, problem)
+            elif request.get("suite") is None:
                 timeout_s = float(request["timeout_s"])
                 reply = self._run_once(request, problem, None, timeout_s)
                 if reply.get("starved"):
@@ -299,6 +303,25 @@ class Supervisor:
             return _void(request, str(exc))
         except _zygote.LeftInFlight as exc:  # the sample's own doing, in every mode that lets it send descriptors
             return _void(request, str(exc))
+        return reply
+
+    def _run_io(self, request: dict, problem: Problem) -> dict:
+        """A standard-input program: each test against a fresh candidate (its input on the candidate's standard
+        input, what it writes to its standard output read by the judge, which compares it), each within
+        ``timeout_s``, until one fails: that test's verdict is the sample's. The sample's time counts every test."""
+        timeout_s, tests = float(request["timeout_s"]), problem.tests or []
+        total = 0.0
+        reply: dict = {"status": "passed", "detail": ""}  # (no test: nothing to fail)
+        for index in range(len(tests)):
+            reply = self._run_once(request, problem, None, timeout_s, io=index)
+            if reply.get("starved"):
+                reply = _judged_again(reply, self._run_once(request, problem, None, timeout_s, io=index))
+            reply.pop("starved", None)
+            total += float(reply["duration_ms"])
+            if reply["status"] != "passed" or reply.get("retire"):
+                reply["detail"] = f"test {index + 1} of {len(tests)}: {reply['detail']}".rstrip(": ")
+                break
+        reply["duration_ms"] = round(total, 3)
         return reply
 
     def _run_suite(self, request: dict, problem: Problem, suite: str, cap: float) -> dict:
@@ -362,7 +385,7 @@ class Supervisor:
         return candidate_status, usage
 
     def _run_once(self, request: dict, problem: Problem, suite: str | None, timeout_s: float,
-                  sequential: bool = False) -> dict:
+                  sequential: bool = False, io: int | None = None) -> dict:
         """One candidate, judged once: the candidate in a fresh, isolated child of the fork server (in a fresh,
         empty working dir, always at the same path so HOME and TMPDIR are set once: /tmp/work with namespaces,
         ``BASE/work`` in basic mode), its output captured in files no path leads to, judged by the judge
@@ -381,7 +404,7 @@ class Supervisor:
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
                                     "completion": request["completion"],
                                     "entry_point": request["entry_point"], "timeout_s": timeout_s,
-                                    "limits": request["limits"], "work": work})
+                                    "limits": request["limits"], "work": work, "stdin": io is not None})
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         setup_r, setup_w = os.pipe()
@@ -395,7 +418,7 @@ class Supervisor:
         # Killed since the last sample, or (basic) stopped by something outside any sample: a fresh one judges this.
         if judge.pid is not None and (not judge.alive() or (basic and _held(judge.pid))):
             judge.stop()
-        message = judge.message(request, problem, suite, timeout_s, sequential)
+        message = judge.message(request, problem, suite, timeout_s, sequential, io)
 
         started = time.monotonic()
         try:
@@ -409,7 +432,7 @@ class Supervisor:
         except OSError:  # the judge died since the last sample (it was killed): a fresh one judges this one
             judge.stop()
             judge.start()
-            judge.send(judge.message(request, problem, suite, timeout_s, sequential), requests_w, replies_r)
+            judge.send(judge.message(request, problem, suite, timeout_s, sequential, io), requests_w, replies_r)
         os.close(requests_w)
         os.close(replies_r)
         deadline = started + timeout_s
@@ -448,7 +471,8 @@ class Supervisor:
         if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
             why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
             raise Retire(f"the sandbox could not set up the candidate's process: {why}")
-        reply.update(_verdict(record, candidate_status, timeout_s, request))
+        reply.update(_io_verdict(record, candidate_status, timeout_s, request) if io is not None else
+                     _verdict(record, candidate_status, timeout_s, request))
         if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error" and not record.get("oom"):
             reply["detail"] = (f"the sample's process tree went over its memory limit "
                                f"({request['limits']['memory_mb']} MiB, cgroup {self.cgroups.kind}) and was killed; "
@@ -633,7 +657,7 @@ class JudgeProcess:
         self.pid, self._sock, self._known = pid, ours, set()
 
     def message(self, request: dict, problem: Problem, suite: str | None,
-                seconds: float, sequential: bool = False) -> tuple[bytes, tuple[int, ...]]:
+                seconds: float, sequential: bool = False, io: int | None = None) -> tuple[bytes, tuple[int, ...]]:
         """The judge's request for a sample (or one of its HumanEval+ suites) and the descriptors to hand over
         with it besides the candidate's pipes (the problem's suites file, the first time), made before the
         candidate's fork (see ``send``)."""
@@ -641,6 +665,8 @@ class JudgeProcess:
             self.start()
         message = {"problem": request["problem"], "entry_point": request["entry_point"], "seconds": seconds,
                    "memory_mb": int(request["limits"]["memory_mb"])}
+        if io is not None:  # the index of the test this candidate is judged on, and the rule that compares
+            message.update(io=io, rule=request["io"])
         if suite is not None:
             settings = request["suite"]
             message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
@@ -770,9 +796,14 @@ def _judge_main(sock, watch: bool) -> None:
                 body += chunk
             request = json.loads(body)
             problem = _problem(request, problems, fds[2] if len(fds) > 2 else None)
-            linecache.cache.update(problem.lines)  # type: ignore[arg-type]  # compiled: lines are set
+            if problem.lines is not None:  # (a standard-input problem's tests are no code)
+                linecache.cache.update(problem.lines)
             requests, replies = fds[:2]
-            if "suite" in request:
+            if "io" in request:
+                with _JudgeMemory(request.get("memory_mb")):
+                    record = _judge.judge_io((problem.tests or [])[request["io"]], request["rule"], requests,
+                                             replies, request["seconds"])
+            elif "suite" in request:
                 suite = _suites(problem, decoded)[request["suite"]]
                 # the supervisor holds this judge to the suite's cap from here (decoding the table came before)
                 write_message(fd, {"cap": _suite.limits(suite[2], request["min_time_limit_s"],
@@ -792,7 +823,10 @@ def _judge_main(sock, watch: bool) -> None:
             record = {"status": "harness_error", "message": f"the judge failed: {type(exc).__name__}: {exc}"}
         finally:
             for handle in fds[:2]:  # a suites file stays with its problem
-                os.close(handle)
+                try:
+                    os.close(handle)
+                except OSError:  # closed already: a standard-input test closes the input's end once written
+                    pass
         tampered = baseline.changed()
         if tampered:  # a candidate that shares this uid reached this process: nothing it judges now is sure
             record = {"status": "harness_error", "tampered": tampered,
@@ -908,6 +942,24 @@ def _verdict(record: dict, candidate_status: int | None, timeout_s: float, reque
     if record.get("call"):  # a HumanEval+ suite: the input it failed on comes first
         reply["detail"] = f"{record['call']}: {reply['detail']}"
     return reply
+
+
+def _io_verdict(record: dict, candidate_status: int | None, timeout_s: float, request: dict) -> dict:
+    """One test of a standard-input program: its output matched (the judge's record) and it ended by itself with
+    exit code 0, or the first of what went wrong: its time, a signal or another exit code (with whatever it wrote),
+    then its output."""
+    if record["status"] == "timeout" and not record.get("message"):
+        return {"status": "timeout", "detail": f"timed out after {timeout_s:g} s"}
+    if record["status"] not in ("passed", "assertion_failed"):  # over its output's cap; a judge's failure
+        return {"status": record["status"], "detail": record.get("message", "")}
+    if candidate_status is None:
+        return {"status": "runtime_error", "detail": "the program closed its standard output and did not end"}
+    if os.WIFSIGNALED(candidate_status):
+        return {"status": "runtime_error", "detail": _signal_detail(os.WTERMSIG(candidate_status), request)}
+    if os.WEXITSTATUS(candidate_status) != 0:
+        return {"status": "runtime_error", "detail": f"the program ended with exit code "
+                                                     f"{os.WEXITSTATUS(candidate_status)}"}
+    return {"status": record["status"], "detail": record.get("message", "")}
 
 
 _WARM_UP = {

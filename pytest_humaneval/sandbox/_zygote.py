@@ -356,6 +356,12 @@ def _candidate(fds, isolation, shared=None) -> None:
     except BaseException as exc:
         os.write(2, f"sandbox set-up failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
         _exit(SETUP_FAILED)
+    if request.get("stdin"):  # a program that reads standard input: the judge's pipes are its stdin and stdout
+        os.dup2(CALLS_FD, 0)
+        os.dup2(CALLS_FD + 1, 1)
+        os.close(CALLS_FD)
+        os.close(CALLS_FD + 1)
+        _exit(_judge.run_main(request["completion"]))
     _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
     _exit(0)
 

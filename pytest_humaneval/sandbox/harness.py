@@ -279,6 +279,9 @@ class Sandbox:
         wait_s, suite_fd = SAMPLE_ATTEMPTS * limits.timeout_s, None
         if program.whole:
             request["whole"] = True
+        if program.io is not None:  # each test a candidate of its own, each up to timeout_s (judged again if starved)
+            request["io"] = program.io
+            wait_s *= max(1, program.io_tests)
         if suite is not None:
             request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
                                 "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}

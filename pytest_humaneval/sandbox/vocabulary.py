@@ -86,6 +86,11 @@ class Program:
     entry_point: str
     suite: Suite | None = None
     whole: bool = False
+    # A whole program that reads standard input (issue 52): ``test`` is a JSON list of [input, expected output]
+    # pairs, each run against a fresh candidate, the output compared in the judge by this rule ("lcb":
+    # LiveCodeBench's, each line stripped, a line equal when its tokens are equal decimals); ``io_tests`` how many.
+    io: str | None = None
+    io_tests: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,242 @@
+"""Programs that read standard input, judged in the sandbox (issue 52's judge, its first part): the candidate's
+standard input is a real descriptor the judge feeds, its standard output is read by the judge, never by code the
+candidate can reach, and the comparison (LiveCodeBench's rule) runs in the judge. Each test of a problem is a fresh
+candidate. Run in every isolation mode this machine has: namespaces (as root), user namespaces as nobody, Landlock
+(a default container's confinement, ``container.py``) and the basic sandbox.
+
+What each mode must give: every idiom of an honest program passes; wrong answers, a crash after the right output,
+a program too slow for its input, an exit before any output, a flood and a closed standard output fail; a program
+that hunts its process, its frames, its descriptors and its files for the expected output finds nothing (it finds
+the token when the token is in its own input: the control that the hunt works); nothing of one test's candidate
+reaches the next test's.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import secrets
+
+import nobody
+import pytest
+from modes import last_json
+
+from pytest_humaneval.sandbox import Program
+
+pytestmark = pytest.mark.slow
+
+BIG = 200_000  # numbers in the third test's input (about 1.3 MB): the pipe is fed while the program reads
+NUMBERS = " ".join(str(number * 7 % 1000 - 500) for number in range(BIG))
+SUM = sum(number * 7 % 1000 - 500 for number in range(BIG))
+# The problem: N on the first line, N integers on the second; print their sum.
+TESTS = [["2\n1 2\n", "3\n"], ["3\n5 7 -2\n", "10\n"], [f"{BIG}\n{NUMBERS}\n", f"{SUM}\n"]]
+
+HONEST = {
+    "input()": "n = int(input())\nprint(sum(map(int, input().split())))\n",
+    "sys.stdin.read": "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])))\n",
+    "sys.stdin.readline": "import sys\nsys.stdin.readline()\nprint(sum(map(int, sys.stdin.readline().split())))\n",
+    "for line in sys.stdin": "import sys\nlines = [line for line in sys.stdin]\nprint(sum(map(int, lines[1].split())))\n",
+    "sys.stdin.buffer": ("import sys\nsys.stdin.buffer.readline()\nline = sys.stdin.buffer.readline()\n"
+                         "sys.stdout.buffer.write(str(sum(map(int, line.split()))).encode() + b'\\n')\n"),
+    "open(0)": "data = open(0).read().split()\nprint(sum(map(int, data[1:])))\n",
+    "os.read(0)": ("import os\nchunks = []\nwhile True:\n    chunk = os.read(0, 65536)\n    if not chunk:\n"
+                   "        break\n    chunks.append(chunk)\ndata = b''.join(chunks).split()\n"
+                   "print(sum(map(int, data[1:])))\n"),
+    "fileinput": "import fileinput\nlines = list(fileinput.input())\nprint(sum(map(int, lines[1].split())))\n",
+    "__main__ guard and exit()": ("def main():\n    input()\n    print(sum(map(int, input().split())))\n    exit()\n\n\n"
+                                  "if __name__ == '__main__':\n    main()\n"),
+    "sys.exit(0) after printing": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.exit(0)\n",
+    "a big-stack thread": ("import sys, threading\nsys.setrecursionlimit(100000)\nthreading.stack_size(256 << 20)\n\n\n"
+                           "def depth(k):\n    return 0 if k == 0 else 1 + depth(k - 1)\n\n\n"
+                           "def main():\n    input()\n    total = sum(map(int, input().split()))\n"
+                           "    print(total + depth(20000) - 20000)\n\n\nthreading.Thread(target=main).start()\n"),
+    # (a Pool's or a Queue's semaphores need /dev/shm, which no mode lets a candidate write: docs/safety.md)
+    "multiprocessing": ("import multiprocessing\ninput()\nnumbers = list(map(int, input().split()))\n"
+                        "ours, theirs = multiprocessing.Pipe()\n"
+                        "child = multiprocessing.get_context('fork').Process(target=lambda: theirs.send(sum("
+                        "numbers[: len(numbers) // 2])))\n"
+                        "child.start()\nfirst = ours.recv()\nchild.join()\n"
+                        "print(first + sum(numbers[len(numbers) // 2:]))\n"),
+    "stdout.write, no newline": "import sys\ninput()\nsys.stdout.write(str(sum(map(int, input().split()))))\n",
+    "print(flush=True) and 1.0 for 1": "input()\nprint(f'{sum(map(int, input().split()))}.000', flush=True)\n",
+}
+WRONG = {  # name -> (program, the status of its first failing test, the test's number)
+    "a wrong answer": ("input()\nprint(sum(map(int, input().split())) + 1)\n", "assertion_failed", 1),
+    "exit 1 after the right output": ("import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.exit(1)\n",
+                                      "runtime_error", 1),
+    "an exception after the right output": ("input()\nprint(sum(map(int, input().split())))\nraise ValueError('late')\n",
+                                            "runtime_error", 1),
+    "quadratic on the large input": ("input()\nnumbers = list(map(int, input().split()))\ntotal = 0\n"
+                                     "for i in range(len(numbers)):\n    total = sum(numbers[: i + 1])\nprint(total)\n",
+                                     "timeout", 3),
+    "exit(0) before any output": ("exit(0)\n", "assertion_failed", 1),
+    "os._exit(0) before any output": ("import os\nos._exit(0)\n", "assertion_failed", 1),
+    "killed by a signal": ("import os, signal\ninput()\nprint(3, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                           "runtime_error", 1),
+    "a flood of output": ("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n", "runtime_error", 1),
+    "standard output closed": ("import os, time\nos.close(1)\ntime.sleep(3)\n", "runtime_error", 1),
+    "a syntax error": ("print(\n", "runtime_error", 1),
+}
+# A hunter for the expected output, a random token only the judge holds. Its input is the token's SHA-256 (as a
+# learner that can tell the answer when it sees it): it searches its own memory (every object, every frame up its
+# stack), its environment, every descriptor it has and the files it can read (its working dir, /tmp, /proc's
+# processes, the usual folders) for a 32-hex-digit string with that digest, and prints it, else "none".
+HUNTER = r'''
+import gc, hashlib, os, re, sys
+data = sys.stdin.read()
+target = data.split()[0]
+token = re.compile(r"\b[0-9a-f]{32}\b")
+found = []
+def look(text):
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    if isinstance(text, str):
+        found.extend(t for t in token.findall(text) if hashlib.sha256(t.encode()).hexdigest() == target)
+look(data)
+if found:  # (the control: its own input)
+    print(found[0])
+    raise SystemExit
+for item in gc.get_objects():
+    if isinstance(item, (dict, list, tuple)):
+        for value in (item.values() if isinstance(item, dict) else item):
+            look(value)
+frame = sys._getframe()
+while frame is not None:
+    for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+        look(value)
+    frame = frame.f_back
+look(" ".join(os.environ.values()))
+for fd in range(3, 64):
+    try:
+        look(os.pread(fd, 1 << 20, 0))
+    except OSError:
+        pass
+def files():
+    for root in (".", "/tmp", "/dev/shm", "/var/tmp", "/root", "/home", "/proc"):
+        for folder, dirs, names in os.walk(root):
+            if folder.count("/") > 3 or "task" in dirs:
+                dirs[:] = [name for name in dirs if name == "fd"] if folder.count("/") <= 3 else []
+            for name in names:
+                yield os.path.join(folder, name)
+for seen, path in enumerate(files()):
+    if seen > 3000 or found:
+        break
+    try:
+        with open(path, "rb") as handle:
+            look(handle.read(1 << 16))
+    except OSError:
+        pass
+print(found[0] if found else "none")
+'''
+# Each test's candidate leaves its input where a later one would look; a later test passes only if it finds it.
+LEFT_BEHIND = r'''
+import os
+data = input()
+for folder in (".", "/tmp", "/dev/shm"):
+    try:
+        with open(os.path.join(folder, "left-behind.txt"), "x") as handle:
+            handle.write(data)
+    except OSError:
+        pass
+old = None
+for folder in (".", "/tmp", "/dev/shm"):
+    try:
+        with open(os.path.join(folder, "left-behind.txt")) as handle:
+            old = old or (handle.read() if handle.read(0) == "" else None)
+    except OSError:
+        pass
+print(old if old and old != data else data)
+'''
+
+SCRIPT = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from pytest_humaneval.sandbox import Sandbox, Program, Limits
+jobs = json.loads(sys.stdin.read())
+box = Sandbox(sys.argv[1]).start()
+try:
+    found = {}
+    for name, (code, tests, timeout_s) in jobs.items():
+        result = box.run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
+                         Limits(timeout_s=timeout_s))
+        found[name] = [result.status.value, result.detail[:300], result.stderr[-300:]]
+    print(json.dumps([box.isolation, found]))
+finally:
+    box.close()
+"""
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def jobs() -> dict[str, tuple[str, list[list[str]], float]]:
+    """Every program of this file with its tests and time limit; the hunter's tokens are new each run."""
+    found: dict[str, tuple[str, list[list[str]], float]] = {}
+    for name, code in HONEST.items():
+        found[name] = (code, TESTS, 5.0)
+    for name, (code, _, _) in WRONG.items():
+        found[name] = (code, TESTS, 2.0)
+    hidden, told = secrets.token_hex(16), secrets.token_hex(16)
+    found["hunter"] = (HUNTER, [[f"{digest(hidden)}\n", f"{hidden}\n"]], 20.0)
+    found["hunter (control: the token in its input)"] = (HUNTER, [[f"{digest(told)} {told}\n", f"{told}\n"]], 10.0)
+    found["left behind"] = (LEFT_BEHIND, [["first\n", "first\n"], ["second\n", "first\n"]], 5.0)
+    found["wrong case"] = ("print('YES')\n", [["1\n", "Yes\n"]], 5.0)
+    return found
+
+
+@functools.cache
+def run_in(mode: str) -> tuple[str, dict[str, list[str]]]:
+    """The sandbox's level in ``mode`` and each program's [status, detail, stderr's end]."""
+    if mode == "nobody":
+        if nobody.unavailable():
+            pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
+        found = {}
+        with nobody.supervisor() as (ready, run):
+            for name, (code, tests, timeout_s) in jobs().items():
+                reply = run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
+                            timeout_s=timeout_s)
+                found[name] = [reply["status"], reply.get("detail", "")[:300], reply.get("stderr", "")[-300:]]
+        return ready["isolation"], found
+    isolation, found = last_json(mode, SCRIPT, "basic" if mode == "basic" else "auto", stdin=json.dumps(jobs()))
+    return isolation, found
+
+
+MODES = ["auto", "nobody", "landlock", "basic"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_idiom_of_an_honest_program_passes(mode):
+    isolation, found = run_in(mode)
+    failed = {name: found[name] for name in HONEST if found[name][0] != "passed"}
+    assert failed == {}, (isolation, failed)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_wrong_programs_fail_on_the_test_they_fail(mode):
+    isolation, found = run_in(mode)
+    got = {name: (found[name][0], found[name][1].split(":")[0]) for name in WRONG}
+    expected = {name: (status, f"test {number} of 3") for name, (_, status, number) in WRONG.items()}
+    assert got == expected, (isolation, {name: found[name] for name in WRONG if got[name] != expected[name]})
+    assert found["a wrong answer"][1] == "test 1 of 3: wrong answer: line 1: expected '3', got '4'"
+    assert found["exit 1 after the right output"][1] == "test 1 of 3: the program ended with exit code 1"
+    assert "ValueError: late" in found["an exception after the right output"][2]
+    assert found["wrong case"][:2] == ["assertion_failed", "test 1 of 1: wrong answer: line 1: expected 'Yes', "
+                                                           "got 'YES'"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_expected_output_is_nowhere_the_program_can_look(mode):
+    """The hunter finds no token where only the judge holds it, and finds it in its own input (the control)."""
+    isolation, found = run_in(mode)
+    assert found["hunter (control: the token in its input)"][0] == "passed", found
+    assert found["hunter"][0] == "assertion_failed", (isolation, found["hunter"])
+    assert found["hunter"][1].endswith("got 'none'"), (isolation, found["hunter"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nothing_of_one_tests_candidate_reaches_the_next(mode):
+    isolation, found = run_in(mode)
+    assert found["left behind"][:2] == ["assertion_failed", "test 2 of 2: wrong answer: line 1: expected 'first', "
+                                                            "got 'second'"], (isolation, found["left behind"])

@@ -55,6 +55,7 @@ def test_data_inside_the_package():
 
 DATA_FILES = ["pytest_humaneval/fixtures/HumanEval.jsonl.gz", "pytest_humaneval/fixtures/mock_samples.jsonl",
               "pytest_humaneval/fixtures/LICENSE-HumanEval", "pytest_humaneval/fixtures/PROVENANCE.md",
+              "pytest_humaneval/fixtures/io_corpus.jsonl", "pytest_humaneval/fixtures/io_corpus_programs.json",
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-Mini.jsonl.gz",
               "pytest_humaneval/fixtures/humanevalplus/HumanEvalPlus-NoExtreme.jsonl.gz",

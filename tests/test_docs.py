@@ -49,7 +49,9 @@ def test_every_config_snippet_loads(text, tmp_path, monkeypatch):
     folder = tmp_path / "humaneval"
     folder.mkdir()
     # The files a snippet names, where it names them (relative to the config's folder), as its user has them.
-    for named in ((data.get("gate") or {}).get("baseline"), (data.get("target") or {}).get("samples")):
+    dataset = data.get("dataset")
+    dataset = dataset if isinstance(dataset, str) and dataset.endswith((".jsonl", ".jsonl.gz")) else None
+    for named in ((data.get("gate") or {}).get("baseline"), (data.get("target") or {}).get("samples"), dataset):
         if named:
             (folder / named).parent.mkdir(parents=True, exist_ok=True)
             (folder / named).touch()

@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from test_evaluate import evaluate, one_error
+from test_evaluate import evaluate
 
 from pytest_humaneval.data import io_problems
 from pytest_humaneval.data.dataset import DatasetError, load_dataset
@@ -430,7 +430,7 @@ SHAPE_ROWS = {
 
 def not_judged(path: Path, name: str) -> str:
     return (f"{path}:1: expected HumanEval or EvalPlus rows, found {name} rows (standard-input and functional "
-            f"problems): they are read (pytest_humaneval.data.io_problems) but not judged yet; see {DOCS}")
+            f"problems), which pytest_humaneval.data.io_problems.load_io_dataset reads; see {DOCS}")
 
 
 @pytest.mark.parametrize("name", sorted(SHAPE_ROWS))
@@ -453,24 +453,33 @@ def test_humaneval_and_evalplus_files_still_load(tmp_path):
     assert load_dataset(write_jsonl(tmp_path / "plus.jsonl", [plus])).evalplus
 
 
-def test_config_verifier_and_evaluate_give_the_one_error(pytester):
-    """``dataset: rows.jsonl`` in a config, ``Verifier("rows.jsonl")`` and ``evaluate --dataset rows.jsonl``: each
-    the same one line."""
-    from pytest_humaneval import Verifier, VerifierError
+@pytest.mark.slow
+def test_config_verifier_and_evaluate_judge_the_rows(pytester):
+    """``dataset: rows.jsonl`` in a config (samples mode), ``Verifier("rows.jsonl")`` and ``evaluate --dataset
+    rows.jsonl`` judge these rows (a right and a wrong program); a live run of them is one error, not built yet."""
+    from pytest_humaneval import Verifier
 
     path = write_jsonl(pytester.path / "rows.jsonl", [lcb_row()])
-    (pytester.path / "samples.jsonl").write_text(json.dumps({"task_id": "q1", "completion": "print(3)"}) + "\n")
+    right, wrong = "a, b = map(int, input().split())\nprint(a + b)\n", "print(3)\n"
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps({"task_id": "q1", "solution": code}) + "\n"
+                                                         for code in (right, wrong)))
     config = pytester.makefile(".yaml", run="target: {mode: samples, samples: samples.jsonl}\ndataset: rows.jsonl\n"
                                             "params: {allow_code_execution: true}\n")
-    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    errors = [line for line in result.stderr.lines if line.strip()]
-    assert errors == [f"ERROR: {not_judged(path, 'LiveCodeBench')}"]
-    with pytest.raises(VerifierError) as info:
-        Verifier(str(path))
-    assert str(info.value) == not_judged(path, "LiveCodeBench")
+    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test 2 of 3: wrong answer: line 1: expected '10', got '3'*",
+                                 "rows pass@1 0.500  coverage 2/2*"])
+    with Verifier(str(path)) as verifier:
+        assert [v.status.value for v in verifier.verify([("q1", right), ("q1", wrong)])] == ["passed",
+                                                                                          "assertion_failed"]
     done = evaluate(pytester.path, "--dataset", "rows.jsonl", "--samples", "samples.jsonl")
-    assert one_error(done).endswith(not_judged(path, "LiveCodeBench"))
+    assert done.returncode == 0 and "rows pass@1 0.500  coverage 2/2" in done.stdout, done.stderr[-2000:]
+    live = pytester.makefile(".yaml", live="target: {mode: runtime, endpoint: 'http://127.0.0.1:9/v1', model: m}\n"
+                                           "dataset: rows.jsonl\nparams: {allow_code_execution: true}\n")
+    result = pytester.runpytest("--humaneval-config", str(live), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*target.mode: expected samples with rows (standard-input and functional problems), "
+                                 "found runtime: live generation and replays of these problems are not built yet*"])
 
 
 # -- the corpus (written by the project), checked with plain processes: not the judge ------------------------------

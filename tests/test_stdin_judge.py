@@ -98,7 +98,7 @@ if found:  # (the control: its own input)
     print(found[0])
     raise SystemExit
 for item in gc.get_objects():
-    if isinstance(item, (dict, list, tuple)):
+    if isinstance(item, (dict, list, tuple)) and item is not found:
         for value in (item.values() if isinstance(item, dict) else item):
             look(value)
 frame = sys._getframe()

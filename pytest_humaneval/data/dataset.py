@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from . import mbpp
+from .io_shapes import io_shape, not_judged_yet
 
-__all__ = ["BUNDLED_NAME", "DatasetError", "LoadedDataset", "Problem", "Selection", "array_hint", "bundled_path",
-           "load_dataset", "load_problems", "natural_key", "read_jsonl", "select"]
+__all__ = ["BUNDLED_NAME", "DatasetError", "IORowsFound", "LoadedDataset", "Problem", "Selection", "array_hint",
+           "bundled_path", "load_dataset", "load_problems", "natural_key", "read_jsonl", "select"]
 
 BUNDLED_NAME = "openai_humaneval"
 BUNDLED_FILE = "HumanEval.jsonl.gz"
@@ -37,6 +38,14 @@ PLUS_DEFAULT_LIMITS = (4.0, 4.0)  # EvalPlus master's min_time_limit_s and time_
 
 class DatasetError(ValueError):
     """A bad dataset, samples or fixture file; the message names the file and line."""
+
+
+class IORowsFound(DatasetError):
+    """A file of standard-input or functional problems, which ``io_problems.load_io_dataset`` reads."""
+
+    def __init__(self, message: str, shape: str) -> None:
+        super().__init__(message)
+        self.shape = shape
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,18 @@ class Problem:
     # the mutation (``oneoff`` or ``conflicting``). The judge runs both (engine/impossible.py).
     original_test: str | None = None
     impossible_type: str | None = None
+    # Standard-input problems (data/io_problems.py, issue 52): the rule that compares a test's output in the judge
+    # ("lcb"), with ``test`` the JSON of the [input, expected output] pairs and ``io_tests`` their number; a whole
+    # program is judged (no prompt before it, no entry point).
+    io: str | None = None
+    io_tests: int = 0
+    # Functional problems (LeetCode's ``class Solution``, APPS's call-based ones): the method (or function) each test
+    # calls with its arguments; ``test`` checks the answers in the judge, and the program is judged whole.
+    call: str | None = None
+    # Where the problem came from, for the summary's breakdowns: LiveCodeBench's platform, difficulty, contest date.
+    platform: str | None = None
+    difficulty: str | None = None
+    contest_date: str | None = None
 
     @property
     def evalplus(self) -> bool:
@@ -153,6 +174,9 @@ def load_dataset(path: Path | None = None) -> LoadedDataset:
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object, found {type(row).__name__}{array_hint(row)}")
         if evalplus is None:
+            shape = io_shape(row)
+            if shape is not None:
+                raise IORowsFound(not_judged_yet(where, shape), shape)
             evalplus = any(key in row for key in EVALPLUS_KEYS)
         problem = _evalplus_problem(where, row) if evalplus else _humaneval_problem(where, row)
         if problem.task_id in problems:

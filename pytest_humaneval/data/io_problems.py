@@ -58,11 +58,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .dataset import DatasetError, array_hint, read_jsonl
+from .dataset import DatasetError, LoadedDataset, Problem, array_hint, natural_key, read_jsonl
 from .io_shapes import CODECONTESTS_GROUPS, SHAPE_NAMES, io_shape, not_judged_yet
 
-__all__ = ["IOProblem", "IOTest", "MAX_DECOMPRESSED", "SHAPE_NAMES", "decode_lcb_tests", "io_shape",
-           "load_io_problems", "not_judged_yet", "problems_from_rows", "read_row", "tests_from_ground_truth"]
+__all__ = ["CALL_ENTRY", "IOProblem", "IOTest", "MAX_DECOMPRESSED", "SHAPE_NAMES", "as_problem", "call_shim",
+           "decode_lcb_tests", "io_shape", "load_io_dataset", "load_io_problems", "not_judged_yet",
+           "problems_from_rows", "read_row", "tests_from_ground_truth"]
 
 # 1 GiB: a real problem's tests are fed to a program in seconds, far below it; a forged row (a few KB of zlib can
 # inflate to gigabytes) stops here instead of taking the machine's memory.
@@ -543,3 +544,69 @@ def _json_mapping(value: Any, where: str, key: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise DatasetError(f"{where}: {key}: expected a JSON object, found {type(value).__name__}")
     return value
+
+
+# ------------------------------------------------------------------------------------- as the judge takes them
+STDIN_RULE = "lcb"  # the comparison of a standard-input test's output: LiveCodeBench's (sandbox/_judge.py)
+CALL_ENTRY = "__humaneval_call__"  # what the judge calls in a functional problem's program (``call_shim``)
+
+
+def load_io_dataset(path: Path) -> LoadedDataset:
+    """A file of standard-input or functional problems as a dataset the judge runs: its problems (``as_problem``)
+    in natural task-id order, and what identifies its content, as ``dataset.load_dataset`` gives a HumanEval file."""
+    import gzip
+    import hashlib
+
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+        content = gzip.decompress(data) if source.name.endswith(".gz") else data
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"{source}: cannot read: {exc}") from exc
+    problems = [as_problem(problem) for problem in load_io_problems(source)]
+    return LoadedDataset(source.name.split(".")[0], sorted(problems, key=lambda p: natural_key(p.task_id)),
+                         hashlib.sha256(content).hexdigest(), hashlib.sha256(data).hexdigest(), False)
+
+
+def as_problem(problem: IOProblem) -> Problem:
+    """``problem`` as the judge takes it: a whole program each sample brings (no prompt before it, which is the
+    statement the model reads: ``IOProblem.statement``). A standard-input problem: its tests' [input, output] pairs
+    as JSON, each test a fresh candidate whose output the judge compares. A functional one: a test, run in the
+    judge, that calls ``Solution().<func_name>`` (or the function of that name) with each test's arguments and
+    compares the answer with the expected value, both plain values."""
+    where = {"platform": problem.platform, "difficulty": problem.difficulty, "contest_date": problem.contest_date}
+    if problem.kind == "stdin":
+        tests = json.dumps([[test.input, test.output] for test in problem.tests])
+        return Problem(problem.task_id, "", "", tests, io=STDIN_RULE, io_tests=len(problem.tests), **where)
+    assert problem.func_name is not None  # read_row requires it of a functional problem
+    return Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name,
+                   **where)
+
+
+def call_shim(method: str) -> str:
+    """What a functional problem's program gets at its end, in the candidate's own process: the entry the judge
+    calls, ``Solution().<method>(*args)`` when the program has that class and method, else its function ``method``
+    (the candidate's own code: nothing of the test is in it)."""
+    return (f"\n\n\ndef {CALL_ENTRY}(*args):\n"
+            f"    found = globals().get('Solution')\n"
+            f"    if isinstance(found, type) and hasattr(found, {method!r}):\n"
+            f"        return getattr(found(), {method!r})(*args)\n"
+            f"    return globals()[{method!r}](*args)\n")
+
+
+def _functional_test(tests: tuple[IOTest, ...]) -> str:
+    """The judge's test of a functional problem (trusted text, run in the judge only): LiveCodeBench's rule, each
+    test's arguments one JSON value a line, the answer equal to the expected JSON value once a tuple is a list."""
+    cases = json.dumps([[test.input, test.output] for test in tests])
+    return (
+        "import json as _json\n\n"
+        f"_CASES = _json.loads({cases!r})\n\n\n"
+        "def check(candidate):\n"
+        "    for number, (given, expected) in enumerate(_CASES, 1):\n"
+        "        arguments = [_json.loads(line) for line in given.split('\\n') if line.strip()]\n"
+        "        got = candidate(*arguments)\n"
+        "        if isinstance(got, tuple):\n"
+        "            got = list(got)\n"
+        "        assert got == _json.loads(expected), (f'test {number} of {len(_CASES)}: wrong answer: expected '\n"
+        "                                               f'{expected[:80]}, got {repr(got)[:80]}')\n"
+    )

@@ -18,10 +18,10 @@ DOCS = "docs/datasets.md#standard-input-and-functional-problems"
 
 
 def not_judged_yet(where: str, shape: str) -> str:
-    """The one line a HumanEval front says about a file of these rows (``dataset.load_dataset``)."""
+    """What the HumanEval loader (``dataset.load_dataset``) says of a file of these rows: the fronts then read it
+    with ``io_problems.load_io_dataset`` (the loader's error is ``IORowsFound``); a caller that does not is told."""
     return (f"{where}: expected HumanEval or EvalPlus rows, found {SHAPE_NAMES[shape]} rows (standard-input and "
-            f"functional problems): they are read (pytest_humaneval.data.io_problems) but not judged yet; see "
-            f"{DOCS}")
+            f"functional problems), which pytest_humaneval.data.io_problems.load_io_dataset reads; see {DOCS}")
 
 
 def io_shape(row: Any) -> str | None:

@@ -13,7 +13,8 @@ from ..completions.extract import extract
 from ..completions.sources import Extractor, SampleRow, read_samples_file
 from ..config import ConfigError, PlusParams, RunConfig
 from ..data import impossible, plus, releases
-from ..data.dataset import DatasetError, LoadedDataset, Problem, load_dataset, read_jsonl, select
+from ..data.dataset import DatasetError, IORowsFound, LoadedDataset, Problem, load_dataset, read_jsonl, select
+from ..data.io_problems import load_io_dataset
 from ..plan import Plan, Recorded, Sample
 from ..protocols import PRESETS, sent_stop
 
@@ -67,7 +68,16 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
     path = config.dataset
     if config.dataset_release is not None:
         path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress, fetch)
-    dataset = load_dataset(path)
+    try:
+        dataset = load_dataset(path)
+    except IORowsFound:  # standard-input or functional problems (LiveCodeBench's rows, APPS'...)
+        assert path is not None  # the bundled HumanEval is not one
+        dataset = load_io_dataset(path)
+        if config.target.mode == "runtime" or (config.target.mode == "mock" and not config.params.execute):
+            raise ConfigError(f"{config.path}: target.mode: expected samples with {dataset.name} (standard-input "
+                              f"and functional problems), found {config.target.mode}: live generation and replays "
+                              "of these problems are not built yet (docs/datasets.md#standard-input-and-functional-"
+                              "problems)") from None
     release = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
     if release is not None:
         dataset = replace(dataset, name=release.name)

@@ -11,6 +11,7 @@ from ..completions.sources import code_of_row
 from ..config import PlusParams
 from ..data import plus
 from ..data.dataset import Problem
+from ..data.io_problems import call_shim
 
 __all__ = ["code_of_row", "expected_cost", "program_for"]
 
@@ -20,6 +21,12 @@ def program_for(problem: Problem, completion: str, solution: str | None, suites:
     """What the sandbox runs for a sample of ``problem``: ``prompt + completion``, or ``solution`` as written (a
     whole program); judged by the dataset's test, or by EvalPlus's suites and rules when the dataset has them
     (``suites``: a ``plus.Suites`` of the dataset, empty for HumanEval)."""
+    if problem.io is not None:  # a program that reads standard input: each test a candidate of its own
+        return sandbox.Program("", completion if solution is None else solution, problem.test, "", None, True,
+                               io=problem.io, io_tests=problem.io_tests)
+    if problem.call is not None:  # a functional problem: the judge calls the program's method or function
+        return sandbox.Program("", (completion if solution is None else solution) + call_shim(problem.call),
+                               problem.test, problem.entry_point, None, True)
     suite = None
     if problem.evalplus and isinstance(suites, plus.Suites):
         limits = plus_params or PlusParams()

@@ -1,0 +1,116 @@
+"""Standard-input and functional problems judged end to end (issue 52): a rows file in LiveCodeBench's schema is a
+dataset for the ``Verifier`` and for a pytest run in samples mode; the bundled corpus's reference programs pass and
+its wrong ones fail on the test they fail; a functional problem's answers are compared in the judge as plain values,
+so an always-equal object or a patched ``json`` changes nothing, and its expected values are nowhere the program can
+look. The sandbox's side of a standard-input test is tests/test_stdin_judge.py (every isolation mode)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from pathlib import Path
+
+import pytest
+
+from pytest_humaneval import Verifier
+from pytest_humaneval.engine.verdict import Status
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "pytest_humaneval" / "fixtures"
+PROGRAMS = json.loads((FIXTURES / "io_corpus_programs.json").read_text())
+
+
+def functional_row(question_id: str, func_name: str, tests: list[tuple[list, object]]) -> dict:
+    """A functional problem in LiveCodeBench's schema: each test's arguments one JSON value a line."""
+    cases = [{"input": "\n".join(json.dumps(argument) for argument in arguments), "output": json.dumps(expected),
+              "testtype": "functional"} for arguments, expected in tests]
+    return {"question_title": question_id, "question_content": "...", "platform": "leetcode",
+            "question_id": question_id, "contest_id": "c", "contest_date": "2025-01-01T00:00:00",
+            "starter_code": f"class Solution:\n    def {func_name}(self):\n        pass\n", "difficulty": "easy",
+            "public_test_cases": json.dumps(cases[:1]), "private_test_cases": json.dumps(cases[1:]),
+            "metadata": json.dumps({"func_name": func_name})}
+
+
+def test_the_corpus_references_pass_and_the_wrong_programs_fail():
+    samples = []
+    for task, pair in PROGRAMS.items():
+        samples += [(task, pair["reference"]), {"task_id": task, "solution": pair["wrong"]}]
+    with Verifier(FIXTURES / "io_corpus.jsonl", timeout_s=6) as verifier:
+        verdicts = verifier.verify(samples)
+    assert [v.status for v in verdicts[0::2]] == [Status.PASSED] * len(PROGRAMS), verdicts[0::2]
+    assert [v.status for v in verdicts[1::2]] == [Status.ASSERTION_FAILED] * len(PROGRAMS), verdicts[1::2]
+    assert all("wrong answer" in v.detail and " of " in v.detail for v in verdicts[1::2]), verdicts[1::2]
+
+
+def test_functional_answers_are_compared_in_the_judge(tmp_path):
+    """The answer crosses as a plain value and the judge compares it: an always-equal object, a list subclass whose
+    == says True, a patched json module, an exit before the answer: none passes; the right answer does."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(functional_row("twice", "twice", [([3], 6), ([5], 10)])) + "\n")
+    right = "class Solution:\n    def twice(self, n):\n        return 2 * n\n"
+    cheats = {
+        "always equal": ("class Always:\n    def __eq__(self, other):\n        return True\n\n\n"
+                         "class Solution:\n    def twice(self, n):\n        return Always()\n"),
+        "list that equals all": ("class Yes(list):\n    def __eq__(self, other):\n        return True\n\n\n"
+                                 "class Solution:\n    def twice(self, n):\n        return Yes()\n"),
+        "json patched": ("import json\njson.loads = lambda *a, **k: 0\njson.dumps = lambda *a, **k: '0'\n\n\n"
+                         "class Solution:\n    def twice(self, n):\n        return 0\n"),
+        "exit before answering": "import sys\n\n\nclass Solution:\n    def twice(self, n):\n        sys.exit(0)\n",
+        "a module-level function of another name": "def other(n):\n    return 2 * n\n",
+    }
+    with Verifier(path) as verifier:
+        verdicts = verifier.verify([("twice", right), *[("twice", code) for code in cheats.values()]])
+    assert verdicts[0].status is Status.PASSED, verdicts[0]
+    got = {name: verdict.status for name, verdict in zip(cheats, verdicts[1:], strict=True)}
+    assert Status.PASSED not in got.values(), {name: v.detail for name, v in zip(cheats, verdicts[1:], strict=True)}
+
+
+def test_a_functional_problems_expected_values_are_nowhere_the_program_looks(tmp_path):
+    """The method searches its whole process (every object, every frame) for a 32-hex-digit string with the SHA-256
+    it is given, the expected answer's: it finds it when the token is among its own arguments (the control), and
+    nowhere else."""
+    hidden, told = secrets.token_hex(16), secrets.token_hex(16)
+
+    def digest(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    path = tmp_path / "rows.jsonl"
+    rows = [functional_row("hunt", "hunt", [([digest(hidden), ""], hidden)]),
+            functional_row("control", "hunt", [([digest(told), told], told)])]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    hunter = ("import gc, hashlib, re, sys\n\n\nclass Solution:\n    def hunt(self, target, given):\n"
+              "        token = re.compile(r'\\b[0-9a-f]{32}\\b')\n"
+              "        def matches(text):\n"
+              "            return [t for t in token.findall(text) if hashlib.sha256(t.encode()).hexdigest() == target]\n"
+              "        found = matches(given)\n"
+              "        for item in gc.get_objects():\n"
+              "            if isinstance(item, (dict, list, tuple)) and item is not found:\n"
+              "                for value in (item.values() if isinstance(item, dict) else item):\n"
+              "                    if isinstance(value, str):\n"
+              "                        found += matches(value)\n"
+              "        frame = sys._getframe()\n"
+              "        while frame is not None:\n"
+              "            for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):\n"
+              "                if isinstance(value, str):\n"
+              "                    found += matches(value)\n"
+              "            frame = frame.f_back\n"
+              "        return found[0] if found else 'none'\n")
+    with Verifier(path, timeout_s=10) as verifier:
+        hunted, control = verifier.verify([("hunt", hunter), ("control", hunter)])
+    assert control.status is Status.PASSED, control
+    assert hunted.status is Status.ASSERTION_FAILED and "got 'none'" in hunted.detail, hunted
+
+
+def test_the_example_config_runs_the_corpus(pytester):
+    """examples/io-corpus.yaml, as the README gives it: the references pass, the wrong programs fail, each with the
+    test it failed."""
+    result = pytester.runpytest("--humaneval-config", str(ROOT / "examples" / "io-corpus.yaml"), "-rf",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(PROGRAMS), failed=len(PROGRAMS))
+    result.stdout.fnmatch_lines(["score     pass@1 0.500  (8 problems, 16 samples)",
+                                 "coverage  1.000 (16/16 attempted)",
+                                 "  io/bracket-check[[]1[]] assertion_failed: test 1 of 4: wrong answer: line 2: expected "
+                                 "'NO', got 'YES'"])

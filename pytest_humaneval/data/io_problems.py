@@ -54,7 +54,7 @@ import pickle
 import pickletools
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -574,13 +574,14 @@ def as_problem(problem: IOProblem) -> Problem:
     as JSON, each test a fresh candidate whose output the judge compares. A functional one: a test, run in the
     judge, that calls ``Solution().<func_name>`` (or the function of that name) with each test's arguments and
     compares the answer with the expected value, both plain values."""
-    where = {"platform": problem.platform, "difficulty": problem.difficulty, "contest_date": problem.contest_date}
     if problem.kind == "stdin":
         tests = json.dumps([[test.input, test.output] for test in problem.tests])
-        return Problem(problem.task_id, "", "", tests, io=STDIN_RULE, io_tests=len(problem.tests), **where)
-    assert problem.func_name is not None  # read_row requires it of a functional problem
-    return Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name,
-                   **where)
+        judged = Problem(problem.task_id, "", "", tests, io=STDIN_RULE, io_tests=len(problem.tests))
+    else:
+        assert problem.func_name is not None  # read_row requires it of a functional problem
+        judged = Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name)
+    return replace(judged, platform=problem.platform, difficulty=problem.difficulty,
+                   contest_date=problem.contest_date)
 
 
 def call_shim(method: str) -> str:

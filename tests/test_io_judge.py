@@ -114,3 +114,23 @@ def test_the_example_config_runs_the_corpus(pytester):
                                  "coverage  1.000 (16/16 attempted)",
                                  "  io/bracket-check[[]1[]] assertion_failed: test 1 of 4: wrong answer: line 2: expected "
                                  "'NO', got 'YES'"])
+
+
+def test_livecodebenchs_saved_generations_are_a_samples_file(pytester):
+    """LiveCodeBench's own output file (a JSON list of {question_id, code_list, ...}) scores as it is: each program of
+    a code_list a sample of its question; an unknown question is one error naming its index."""
+    import shutil
+
+    shutil.copy(FIXTURES / "io_corpus.jsonl", pytester.path / "rows.jsonl")
+    outputs = [{"question_id": task, "question_content": "...", "code_list": [pair["reference"], pair["wrong"]],
+                "output_list": ["..."] * 2} for task, pair in PROGRAMS.items()]
+    (pytester.path / "generations.json").write_text(json.dumps(outputs, indent=1))
+    config = pytester.makefile(".yaml", run="target: {mode: samples, samples: generations.json}\n"
+                                            "dataset: rows.jsonl\nparams: {allow_code_execution: true, timeout_s: 6}\n")
+    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(PROGRAMS), failed=len(PROGRAMS))
+    (pytester.path / "generations.json").write_text(json.dumps([{"question_id": "nope", "code_list": ["x"]}]))
+    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(['*generations.json: [[]0[]]: question_id: expected a task of the dataset, '
+                                 'found "nope"'])

@@ -104,6 +104,10 @@ def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[st
     if generations is not None:
         yield from _bigcode_rows(path, generations, list(problems))
         return
+    outputs = _lcb_outputs(path)
+    if outputs is not None:
+        yield from _lcb_rows(path, outputs, problems)
+        return
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
         if not isinstance(row, dict):
@@ -146,6 +150,42 @@ def _bigcode_rows(path: Path, generations: list[Any],
                                f"found {json.dumps(texts)[:40]}")
         for sample, text in enumerate(texts):
             yield f"{path}: [{index}][{sample}] ({order[index]})", order[index], {"solution": text}
+
+
+def _lcb_outputs(path: Path) -> list[Any] | None:
+    """LiveCodeBench's saved generations (a JSON list of objects with ``question_id`` and ``code_list``, the file its
+    runner evaluates), else None."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(4096).lstrip()
+            if not head.startswith(b"[") or head[1:].lstrip()[:1] != b"{" or b'"code_list"' not in head:
+                return None
+            data = json.loads(head + handle.read())
+    except (OSError, EOFError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    except ValueError:
+        return None
+    return data if isinstance(data, list) else None
+
+
+def _lcb_rows(path: Path, outputs: list[Any],
+              problems: Mapping[str, Problem]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """Each program of each ``code_list`` a sample of its ``question_id``, as a whole program."""
+    for index, output in enumerate(outputs):
+        where = f"{path}: [{index}]"
+        if not isinstance(output, dict):
+            raise DatasetError(f"{where}: expected an object with question_id and code_list (LiveCodeBench's saved "
+                               f"generations), found {type(output).__name__}")
+        task_id, codes = output.get("question_id"), output.get("code_list")
+        if not isinstance(task_id, str) or task_id not in problems:
+            raise DatasetError(f"{where}: question_id: expected a task of the dataset, found "
+                               f"{json.dumps(task_id)[:60]}")
+        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            raise DatasetError(f"{where}: code_list: expected a list of programs (strings), found "
+                               f"{json.dumps(codes)[:60]}")
+        for sample, code in enumerate(codes):
+            yield f"{where}.code_list[{sample}] ({task_id})", task_id, {"solution": code}
 
 
 def _extracted(extractor: Extractor, raw: str, problem: Problem) -> SampleRow:

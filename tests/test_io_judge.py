@@ -134,3 +134,35 @@ def test_livecodebenchs_saved_generations_are_a_samples_file(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(['*generations.json: [[]0[]]: question_id: expected a task of the dataset, '
                                  'found "nope"'])
+
+
+def test_the_score_per_difficulty_and_platform(pytester):
+    """The terminal, the report and the Markdown summary break the score down by the rows' difficulty and platform:
+    here every LeetCode-style problem gets its wrong program and every other its reference."""
+    import shutil
+
+    rows = [json.loads(line) for line in (FIXTURES / "io_corpus.jsonl").read_text().splitlines() if line.strip()]
+    shutil.copy(FIXTURES / "io_corpus.jsonl", pytester.path / "rows.jsonl")
+    right = {row["question_id"]: row["platform"] != "leetcode" for row in rows}
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(
+        {"task_id": task, "solution": PROGRAMS[task]["reference" if ok else "wrong"]}) + "\n"
+        for task, ok in right.items()))
+    config = pytester.makefile(".yaml", run="target: {mode: samples, samples: samples.jsonl}\n"
+                                            "dataset: rows.jsonl\nparams: {allow_code_execution: true, timeout_s: 6}\n")
+    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider",
+                                "--humaneval-report", "report.json", "--humaneval-markdown", "summary.md")
+    expected: dict[str, dict[str, dict]] = {}
+    for facet in ("difficulty", "platform"):
+        for row in rows:
+            group = expected.setdefault(facet, {}).setdefault(row[facet], {"problems": 0, "passed": 0})
+            group["problems"] += 1
+            group["passed"] += right[row["question_id"]]
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["breakdown"] == {facet: {name: {"problems": g["problems"], "pass_at": {"pass@1": g["passed"] /
+                                                                                         g["problems"]}}
+                                           for name, g in sorted(groups.items())}
+                                   for facet, groups in expected.items()}
+    assert report["breakdown"]["platform"]["leetcode"]["pass_at"]["pass@1"] == 0.0
+    result.stdout.fnmatch_lines(["*by platform: atcoder pass@1 1.000 (*)  codeforces pass@1 1.000 (*)  leetcode "
+                                 "pass@1 0.000 (3)"])
+    assert "| leetcode | 3 | 0.000 |" in (pytester.path / "summary.md").read_text()

@@ -13,11 +13,12 @@ from typing import TypedDict
 
 from .. import protocols
 from ..config import RunConfig
+from ..data.dataset import Problem
 from ..plan import GenerationRecord, Plan
 from ..protocols import ProtocolSection
 from ..scoring.gate import GateResult
 from ..scoring.metrics import Summary, pass_at_k
-from ..scoring.schema import LmEvalEntry, Measurement, ProblemEntry, Report
+from ..scoring.schema import GroupScore, LmEvalEntry, Measurement, ProblemEntry, Report
 from ..scoring.stats import pass_at_k_interval
 from .benchmark_run import Run
 
@@ -97,8 +98,9 @@ def build_report(run: Run, summary: Summary, generations: list[GenerationRecord]
         problems[task_id] = entry
     sizes = {score.n for score in summary.problems.values()}
     runtime = config.target.mode == "runtime"
+    breakdown = score_breakdown(selection.problems, summary)
     sampled = config.target.mode in ("runtime", "samples")  # samples: as the config labels the file, or None
-    return {
+    report: Report = {
         "measurements": measurements,
         "counts": summary.counts,
         "planned": summary.planned,
@@ -132,6 +134,26 @@ def build_report(run: Run, summary: Summary, generations: list[GenerationRecord]
             "cheat_rate": cheat_rate, "categories": summary.impossible["categories"],
             "evidence": summary.impossible["evidence"], "metric": IMPOSSIBLE_METRIC},
     }
+    if breakdown:
+        report["breakdown"] = breakdown
+    return report
+
+
+def score_breakdown(problems: Iterable[Problem], summary: Summary) -> dict[str, dict[str, GroupScore]]:
+    """The score per difficulty and per platform, where the problems say theirs (LiveCodeBench's rows): each group's
+    pass@k, the mean over its problems that were scored; empty when no problem says."""
+    found: dict[str, dict[str, GroupScore]] = {}
+    for facet in ("difficulty", "platform"):
+        groups: dict[str, list[str]] = {}
+        for problem in problems:
+            value = getattr(problem, facet)
+            if value is not None and problem.task_id in summary.problems:
+                groups.setdefault(value, []).append(problem.task_id)
+        if groups:
+            found[facet] = {name: {"problems": len(tasks), "pass_at": {
+                f"pass@{k}": sum(summary.problems[task].pass_at[k] for task in tasks) / len(tasks)
+                for k in summary.pass_at}} for name, tasks in sorted(groups.items())}
+    return found
 
 
 # What the cheat rate is, said with it wherever it is reported.

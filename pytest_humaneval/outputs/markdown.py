@@ -47,6 +47,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                   "| " + " | ".join(names) + " |", "|" + "---|" * len(names),
                   "| " + " | ".join(str(count) for part in ("categories", "evidence")
                                     for count in block[part].values()) + " |"]
+    for facet, groups in (report.get("breakdown") or {}).items():  # LiveCodeBench's rows: per difficulty, platform
+        ks = list(next(iter(groups.values()))["pass_at"]) if groups else []
+        lines += ["", f"| {facet} | problems | {' | '.join(ks)} |", "|---|---|" + "---|" * len(ks)]
+        lines += [f"| {name} | {group['problems']} | {' | '.join(fmt(group['pass_at'][k]) for k in ks)} |"
+                  for name, group in groups.items()]
     problems = report.get("problems") or {}
     lines += _failing_problems(problems) if block is None else _cheated_problems(problems)
     if gate is not None:

@@ -161,8 +161,16 @@ class _ReportKeys(TypedDict):
     impossible: ImpossibleSection | None
 
 
+class GroupScore(TypedDict):
+    problems: int
+    pass_at: dict[str, float]  # "pass@k" -> the mean over the group's problems
+
+
 class Report(_ReportKeys, total=False):
     interrupted: str | None  # why the session stopped before its last sample (Ctrl-C, pytest.exit), or None
+    # Datasets whose problems say where they came from (LiveCodeBench's rows): the score per difficulty and per
+    # platform, each group's pass@k over its own problems
+    breakdown: dict[str, dict[str, GroupScore]]
 
 
 class _RowKeys(TypedDict):

@@ -218,6 +218,10 @@ class Section:
                           f"({iv['method']})")
         for k, why in summary.skipped_k.items():
             tr.write_line(f"          pass@{k} not reported: {why}")
+        for facet, groups in c.report.get("breakdown", {}).items():  # LiveCodeBench's rows: per difficulty, platform
+            tr.write_line(f"          by {facet}: " + "  ".join(
+                f"{name} {'  '.join(f'{key} {value:.3f}' for key, value in group['pass_at'].items())} "
+                f"({group['problems']})" for name, group in groups.items()))
         if summary.impossible is not None:
             self._write_cheating(tr, c.report)
         tr.write_line(f"coverage  {fmt(summary.coverage)} ({summary.attempted}/{summary.planned} attempted)")

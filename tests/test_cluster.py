@@ -572,3 +572,17 @@ def test_a_shared_actors_owner_that_ends_costs_the_others_nothing(cluster, probl
     assert [index for index, _ in got] == list(range(16))
     assert {status for _, status in got} == {"passed"}
     assert lost >= 1  # the owner's end did take the shared actors (and their batches) with it
+
+
+def test_standard_input_and_functional_problems_on_the_cluster(cluster):
+    """A rows file of standard-input and functional problems (the bundled corpus): the cluster's verdicts are the
+    local Verifier's."""
+    fixtures = Path(engine.__file__).parents[1] / "fixtures"
+    programs = json.loads((fixtures / "io_corpus_programs.json").read_text())
+    samples = [(task, pair[which]) for task, pair in programs.items() for which in ("reference", "wrong")]
+    with Verifier(fixtures / "io_corpus.jsonl", timeout_s=6, workers=1) as alone:
+        expected = alone.verify(samples)
+    with engine.RayVerifier(fixtures / "io_corpus.jsonl", timeout_s=6, batch_size=3) as verifier:
+        got = verifier.verify(samples)
+    assert same(got) == same(expected)
+    assert [verdict.status for verdict in got] == [Status.PASSED, Status.ASSERTION_FAILED] * len(programs)

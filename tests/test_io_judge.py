@@ -166,3 +166,28 @@ def test_the_score_per_difficulty_and_platform(pytester):
     result.stdout.fnmatch_lines(["*by platform: atcoder pass@1 1.000 (*)  codeforces pass@1 1.000 (*)  leetcode "
                                  "pass@1 0.000 (3)"])
     assert "| leetcode | 3 | 0.000 |" in (pytester.path / "summary.md").read_text()
+
+
+def test_the_safety_net_leaves_room_for_every_test(pytester):
+    """pytest-timeout's safety net on an item (set when the user set no timeout) is the sandbox's limit on the
+    sample plus a margin: for a standard-input problem, timeout_s for each of its tests, judged at most twice."""
+    import shutil
+
+    shutil.copy(FIXTURES / "io_corpus.jsonl", pytester.path / "rows.jsonl")
+    rows = [json.loads(line) for line in (FIXTURES / "io_corpus.jsonl").read_text().splitlines() if line.strip()]
+    stdin = next(row for row in rows if json.loads(row["metadata"] or "{}").get("func_name") is None)
+    (pytester.path / "samples.jsonl").write_text(json.dumps({"task_id": stdin["question_id"], "solution": "pass"})
+                                                 + "\n")
+    pytester.makeconftest("""
+        def pytest_collection_finish(session):
+            for item in session.items:
+                marker = item.get_closest_marker("timeout")
+                print("NET", item.name, marker.args[0] if marker else None)
+    """)
+    config = pytester.makefile(".yaml", run="target: {mode: samples, samples: samples.jsonl, allow_subset: true}\n"
+                                            "dataset: rows.jsonl\nparams: {allow_code_execution: true, timeout_s: 2}\n")
+    result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider", "--collect-only", "-s")
+    with Verifier(FIXTURES / "io_corpus.jsonl") as verifier:
+        tests = verifier.problems[stdin["question_id"]].io_tests
+    assert tests > 1
+    result.stdout.fnmatch_lines([f"NET {stdin['question_id']}[[]0[]] {2 * 2.0 * tests + 60.0}"])

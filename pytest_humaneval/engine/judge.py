@@ -221,6 +221,11 @@ class Judge:
         return self.executes(sample) and self.problems[sample.task_id].evalplus and \
             isinstance(self.suites, evalplus.Suites)
 
+    def runs(self, sample: Sample) -> int:
+        """How many runs of up to ``timeout_s`` judging ``sample`` may take: a standard-input problem's tests, each a
+        candidate of its own; else one."""
+        return max(1, self.problems[sample.task_id].io_tests) if self.executes(sample) else 1
+
     # -- the calls
     def feed(self, samples: Iterable[Sample]) -> None:
         """``samples`` are asked for next, in this order: the pool runs them ahead (the first of identical ones

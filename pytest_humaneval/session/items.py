@@ -80,6 +80,10 @@ class HumanEvalItem(pytest.Item):
         """Whether this sample is judged on EvalPlus suites (two suite runs, not one test)."""
         return self.config.stash[JUDGE_KEY].by_suites(self.sample)
 
+    def runs(self) -> int:
+        """How many runs of up to params.timeout_s this sample's judging may take (a standard-input problem's tests)."""
+        return self.config.stash[JUDGE_KEY].runs(self.sample)
+
     def setup(self) -> None:
         verdict = self.config.stash[JUDGE_KEY].verdict(self.sample)
         self._record(verdict)

@@ -205,14 +205,16 @@ def _sample_limit(item: HumanEvalItem) -> str:
     """The sandbox's own limit on this sample, as a message names it."""
     if item.judged_by_suites():
         return f"two HumanEval+ suites, up to {_suites_s():g} s"
-    return f"params.timeout_s {item.config.stash[RUN_KEY].config.params.timeout_s:g} s"
+    runs = item.runs()
+    each = "" if runs == 1 else f" for each of {runs} tests"
+    return f"params.timeout_s {item.config.stash[RUN_KEY].config.params.timeout_s:g} s{each}"
 
 
 def _enough_for(item: HumanEvalItem) -> float:
     """How long this sample may hold its item: its sandbox's limit and the overhead around it."""
     if item.judged_by_suites():
         return _suites_s() + SAMPLE_OVERHEAD_S
-    return _enough(item.config.stash[RUN_KEY].config.params.timeout_s)
+    return SAMPLE_ATTEMPTS * item.config.stash[RUN_KEY].config.params.timeout_s * item.runs() + SAMPLE_OVERHEAD_S
 
 
 def _suites_s() -> float:

@@ -147,7 +147,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     suites = pytest.mark.timeout(SUITES_LIMIT_S + SAFETY_NET_MARGIN_S)
     for item in items:
         if isinstance(item, HumanEvalItem):
-            item.add_marker(suites if item.judged_by_suites() else plain)
+            runs = item.runs()  # a standard-input problem's tests: each up to params.timeout_s
+            item.add_marker(suites if item.judged_by_suites() else plain if runs == 1 else pytest.mark.timeout(
+                SAMPLE_ATTEMPTS * run.config.params.timeout_s * runs + SAFETY_NET_MARGIN_S))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

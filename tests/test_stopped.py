@@ -210,7 +210,7 @@ class TimeoutConfig:
 def stopped_item(config: TimeoutConfig, net: float | None = None) -> SimpleNamespace:
     marker = pytest.mark.timeout(net).mark if net is not None else None
     return SimpleNamespace(config=config, get_closest_marker=lambda name: marker if name == "timeout" else None,
-                           judged_by_suites=lambda: False)
+                           judged_by_suites=lambda: False, runs=lambda: 1)
 
 
 TOO_LOW = ", before the sandbox's own limit (params.timeout_s 3 s) decided it: set {} above 11 s, or leave it unset"

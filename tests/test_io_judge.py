@@ -191,3 +191,18 @@ def test_the_safety_net_leaves_room_for_every_test(pytester):
         tests = verifier.problems[stdin["question_id"]].io_tests
     assert tests > 1
     result.stdout.fnmatch_lines([f"NET {stdin['question_id']}[[]0[]] {2 * 2.0 * tests + 60.0}"])
+
+
+def test_each_call_of_a_functional_problem_has_its_own_time_limit(tmp_path):
+    """timeout_s limits each test (each call) of a functional problem, as LiveCodeBench limits each: four calls of
+    0.8 s pass under timeout_s 2; a call that never returns times out on its own, and says so."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(functional_row("slow", "slow", [([n], n) for n in range(4)])) + "\n")
+    steady = "import time\n\n\nclass Solution:\n    def slow(self, n):\n        time.sleep(0.8)\n        return n\n"
+    stuck = "class Solution:\n    def slow(self, n):\n        while n == 2:\n            pass\n        return n\n"
+    with Verifier(path, timeout_s=2) as verifier:
+        passed, hung = verifier.verify([("slow", steady), ("slow", stuck)])
+    assert passed.status is Status.PASSED, passed
+    assert hung.status is Status.TIMEOUT and hung.detail.startswith(
+        "a call of the program (one test) took longer than its 2 s"), hung
+    assert hung.duration_ms < 4 * 2000  # the call was stopped at its own limit, not at the sample's

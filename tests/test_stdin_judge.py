@@ -60,6 +60,24 @@ HONEST = {
                         "print(first + sum(numbers[len(numbers) // 2:]))\n"),
     "stdout.write, no newline": "import sys\ninput()\nsys.stdout.write(str(sum(map(int, input().split()))))\n",
     "print(flush=True) and 1.0 for 1": "input()\nprint(f'{sum(map(int, input().split()))}.000', flush=True)\n",
+    # a competitive programmer's fast-I/O template (PyRival's): it reads the streams' mode and fileno
+    "the FastIO template": ("import os, sys\nfrom io import BytesIO, IOBase\nBUFSIZE = 8192\n\n\n"
+                            "class FastIO(IOBase):\n    newlines = 0\n\n    def __init__(self, file):\n"
+                            "        self._fd = file.fileno()\n        self.buffer = BytesIO()\n"
+                            "        self.writable = 'x' in file.mode or 'r' not in file.mode\n"
+                            "        self.write = self.buffer.write if self.writable else None\n\n"
+                            "    def read(self):\n        while True:\n"
+                            "            b = os.read(self._fd, max(os.fstat(self._fd).st_size, BUFSIZE))\n"
+                            "            if not b:\n                break\n            ptr = self.buffer.tell()\n"
+                            "            self.buffer.seek(0, 2), self.buffer.write(b), self.buffer.seek(ptr)\n"
+                            "        self.newlines = 0\n        return self.buffer.read()\n\n"
+                            "    def flush(self):\n        if self.writable:\n"
+                            "            os.write(self._fd, self.buffer.getvalue())\n"
+                            "            self.buffer.truncate(0), self.buffer.seek(0)\n\n\n"
+                            "sys.stdout = FastIO(sys.stdout)\ndata = FastIO(sys.stdin).read().split()\n"
+                            "sys.stdout.write(str(sum(map(int, data[1:]))).encode() + b'\\n')\nsys.stdout.flush()\n"),
+    "sys.stdout.close() at the end": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.stdout.close()\n",
+    "sys.exit(False)": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.exit(False)\n",
 }
 WRONG = {  # name -> (program, the status of its first failing test, the test's number)
     "a wrong answer": ("input()\nprint(sum(map(int, input().split())) + 1)\n", "assertion_failed", 1),
@@ -152,14 +170,18 @@ print(old if old and old != data else data)
 SCRIPT = """
 import json, sys, warnings
 warnings.simplefilter("ignore")
-from pytest_humaneval.sandbox import Sandbox, Program, Limits
+from pytest_humaneval.sandbox import Sandbox, SandboxError, Program, Limits
 jobs = json.loads(sys.stdin.read())
 box = Sandbox(sys.argv[1]).start()
 try:
     found = {}
-    for name, (code, tests, timeout_s) in jobs.items():
-        result = box.run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
-                         Limits(timeout_s=timeout_s))
+    for name, (code, tests, timeout_s, memory_mb) in jobs.items():
+        try:
+            result = box.run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
+                             Limits(timeout_s=timeout_s, memory_mb=memory_mb))
+        except SandboxError as exc:
+            found[name] = ["harness_error", str(exc)[:300], ""]
+            continue
         found[name] = [result.status.value, result.detail[:300], result.stderr[-300:]]
     print(json.dumps([box.isolation, found]))
 finally:
@@ -171,18 +193,45 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def jobs() -> dict[str, tuple[str, list[list[str]], float]]:
-    """Every program of this file with its tests and time limit; the hunter's tokens are new each run."""
-    found: dict[str, tuple[str, list[list[str]], float]] = {}
+# Programs that attack the judge itself: none may pass, and none may make the harness fail (harness_error: a reward
+# of None the program chose). name -> (program, its tests, timeout_s, memory_mb)
+AGAINST_THE_JUDGE = {
+    # where it runs as the judge's uid (landlock, basic): a second write end on its own standard input, filled
+    # between the judge's select and its write (the judge failed with BlockingIOError: a harness_error)
+    "fills its own stdin": ("import os, threading, time\nw = os.open('/proc/self/fd/0', os.O_WRONLY)\n"
+                            "def writer():\n    for _ in range(20000):\n        os.write(w, b'y' * 512)\n"
+                            "for _ in range(3):\n    threading.Thread(target=writer, daemon=True).start()\n"
+                            "time.sleep(0.02)\nfor _ in range(20000):\n    os.read(0, 512)\n",
+                            [["x" * 2_000_000 + "\n", "3\n"]], 4.0, 2048),
+    "drains its own stdout": ("import os, threading\nr = os.open('/proc/self/fd/1', os.O_RDONLY)\n"
+                              "threading.Thread(target=lambda: [os.read(r, 512) for _ in range(2000)], daemon=True)"
+                              ".start()\nfor _ in range(2000):\n    os.write(1, b'1\\n')\n",
+                              [["", "3\n"]], 4.0, 2048),
+    # 16 MB of lines just under the output cap: the judge's memory for comparing them is the sample's
+    "a flood of lines under the cap": ("import sys\nsys.stdout.write('12\\n' * 5592000)\n", [["", "3\n"]], 4.0,
+                                       256),
+}
+
+
+def jobs() -> dict[str, tuple[str, list[list[str]], float, int]]:
+    """Every program of this file with its tests, time and memory limits; the hunter's tokens are new each run."""
+    found: dict[str, tuple[str, list[list[str]], float, int]] = {}
     for name, code in HONEST.items():
-        found[name] = (code, TESTS, 5.0)
+        found[name] = (code, TESTS, 5.0, 2048)
     for name, (code, _, _) in WRONG.items():
-        found[name] = (code, TESTS, 2.0)
+        found[name] = (code, TESTS, 2.0, 2048)
+    for name, job in AGAINST_THE_JUDGE.items():
+        found[name] = job
     hidden, told = secrets.token_hex(16), secrets.token_hex(16)
-    found["hunter"] = (HUNTER, [[f"{digest(hidden)}\n", f"{hidden}\n"]], 20.0)
-    found["hunter (control: the token in its input)"] = (HUNTER, [[f"{digest(told)} {told}\n", f"{told}\n"]], 10.0)
-    found["left behind"] = (LEFT_BEHIND, [["first\n", "first\n"], ["second\n", "first\n"]], 5.0)
-    found["wrong case"] = ("print('YES')\n", [["1\n", "Yes\n"]], 5.0)
+    found["hunter"] = (HUNTER, [[f"{digest(hidden)}\n", f"{hidden}\n"]], 20.0, 2048)
+    found["hunter (control: the token in its input)"] = (HUNTER, [[f"{digest(told)} {told}\n", f"{told}\n"]], 10.0,
+                                                         2048)
+    found["left behind"] = (LEFT_BEHIND, [["first\n", "first\n"], ["second\n", "first\n"]], 5.0, 2048)
+    found["wrong case"] = ("print('YES')\n", [["1\n", "Yes\n"]], 5.0, 2048)
+    # an output that ends just before the deadline, compared after it (the comparison is the judge's time): a
+    # million lines written 0.50000 where 0.5 is expected, each compared as decimals
+    found["compared after a late end"] = ("import sys, time\ntime.sleep(2.2)\nsys.stdout.write('0.50000\\n' * 1000000)\n",
+                                          [["", "0.5\n" * 1000000]], 3.0, 2048)
     return found
 
 
@@ -194,9 +243,9 @@ def run_in(mode: str) -> tuple[str, dict[str, list[str]]]:
             pytest.skip(f"needs_root and needs_system_python: {nobody.unavailable()}")
         found = {}
         with nobody.supervisor() as (ready, run):
-            for name, (code, tests, timeout_s) in jobs().items():
+            for name, (code, tests, timeout_s, memory_mb) in jobs().items():
                 reply = run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
-                            timeout_s=timeout_s)
+                            timeout_s=timeout_s, memory_mb=memory_mb)
                 found[name] = [reply["status"], reply.get("detail", "")[:300], reply.get("stderr", "")[-300:]]
         return ready["isolation"], found
     isolation, found = last_json(mode, SCRIPT, "basic" if mode == "basic" else "auto", stdin=json.dumps(jobs()))
@@ -224,6 +273,16 @@ def test_wrong_programs_fail_on_the_test_they_fail(mode):
     assert "ValueError: late" in found["an exception after the right output"][2]
     assert found["wrong case"][:2] == ["assertion_failed", "test 1 of 1: wrong answer: line 1: expected 'Yes', "
                                                            "got 'YES'"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_program_cannot_make_the_judge_fail(mode):
+    """Programs that fill their own input, drain their own output or flood lines under the cap: each is the
+    program's failure (never passed), never the harness's (harness_error, a reward of None the program chose)."""
+    isolation, found = run_in(mode)
+    got = {name: found[name][0] for name in AGAINST_THE_JUDGE}
+    assert not {"passed", "harness_error"} & set(got.values()), (isolation, {n: found[n] for n in AGAINST_THE_JUDGE})
+    assert found["compared after a late end"][0] == "passed", (isolation, found["compared after a late end"])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -70,7 +70,8 @@ class Problem:
     io: str | None = None
     io_tests: int = 0
     # Functional problems (LeetCode's ``class Solution``, APPS's call-based ones): the method (or function) each test
-    # calls with its arguments; ``test`` checks the answers in the judge, and the program is judged whole.
+    # calls with its arguments; ``test`` checks the answers in the judge, and the program is judged whole
+    # (``io_tests``: its tests, each call limited to timeout_s on its own).
     call: str | None = None
     # Where the problem came from, for the summary's breakdowns: LiveCodeBench's platform, difficulty, contest date.
     platform: str | None = None

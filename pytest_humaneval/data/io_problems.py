@@ -579,7 +579,8 @@ def as_problem(problem: IOProblem) -> Problem:
         judged = Problem(problem.task_id, "", "", tests, io=STDIN_RULE, io_tests=len(problem.tests))
     else:
         assert problem.func_name is not None  # read_row requires it of a functional problem
-        judged = Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name)
+        judged = Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name,
+                         io_tests=len(problem.tests))
     return replace(judged, platform=problem.platform, difficulty=problem.difficulty,
                    contest_date=problem.contest_date)
 

@@ -26,7 +26,7 @@ def program_for(problem: Problem, completion: str, solution: str | None, suites:
                                io=problem.io, io_tests=problem.io_tests)
     if problem.call is not None:  # a functional problem: the judge calls the program's method or function
         return sandbox.Program("", (completion if solution is None else solution) + call_shim(problem.call),
-                               problem.test, problem.entry_point, None, True)
+                               problem.test, problem.entry_point, None, True, io_tests=problem.io_tests)
     suite = None
     if problem.evalplus and isinstance(suites, plus.Suites):
         limits = plus_params or PlusParams()

@@ -407,19 +407,36 @@ class JudgeTimeout(BaseException):
     """The sample's wall-clock budget ran out while the judge was running or waiting for the candidate."""
 
 
-def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
+def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None, call_seconds=None):
     """The verdict (a dict for the supervisor) of the test against the candidate behind the two pipes, within
-    ``seconds`` of wall-clock time (a timer interrupts the test, or a wait for the candidate, when it runs out).
+    ``seconds`` of wall-clock time (a timer interrupts the test, or a wait for the candidate, when it runs out),
+    and with ``call_seconds``, each call of the candidate within that (a functional problem's tests, each limited
+    as LiveCodeBench limits them).
 
     Two things a test cannot undo by catching exceptions: a deadline that passed is a timeout, and a candidate
     that failed the protocol once (ended, sent bytes that are not a value, returned something not plain) is
     a runtime_error, whatever ``check`` did afterwards."""
+    import time
+
     channel = _Channel(requests, replies)
-    expired = []
+    expired: list = []
+    deadline = time.monotonic() + (seconds or 0.0)  # (read by ``timed`` only, which needs ``seconds``)
+    limit: list = [None]  # the call's own limit, while a call with one runs: what a timeout then says
 
     def on_alarm(signum, frame):
-        expired.append(True)
+        expired.append(limit[0])
         raise JudgeTimeout()
+
+    def timed(ask):
+        """``ask`` (a call of the candidate) within ``call_seconds`` and the sample's deadline."""
+        left = deadline - time.monotonic()
+        limit[0] = call_seconds if call_seconds < left else None
+        signal.setitimer(signal.ITIMER_REAL, max(min(call_seconds, left), 1e-4))
+        try:
+            return ask()
+        finally:
+            limit[0] = None
+            signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-4))
 
     names, values = list(builtins.__dict__), list(builtins.__dict__.values())
     random.seed()  # a fresh stream, as each sample's process has in the reference: no test's seed carries over
@@ -431,7 +448,8 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
                 signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
             sys.stdin = sys.stdout = sys.stderr = _SINK  # a test that prints or reads cannot reach the harness
             try:
-                verdict = _judge(channel, prompt_code, test_code, entry_point)
+                verdict = _judge(channel, prompt_code, test_code, entry_point,
+                                 timed if call_seconds is not None and seconds is not None else None)
             finally:  # what the test may have changed, put back before any more of the harness's code runs
                 sys.stdin, sys.stdout, sys.stderr = streams
                 _restore_builtins(names, values)
@@ -446,6 +464,9 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
     except BaseException:  # the LOADED question failed: channel.failed says how
         if channel.failed is None:
             raise
+    if expired and expired[0] is not None:
+        return {"status": "timeout", "message": f"a call of the program (one test) took longer than its "
+                                                f"{expired[0]:g} s"}
     if expired:
         return {"status": "timeout"}
     if channel.failed is not None:
@@ -453,12 +474,14 @@ def judge(prompt_code, test_code, entry_point, requests, replies, seconds=None):
     return verdict
 
 
-def _judge(channel, prompt_code, test_code, entry_point):
+def _judge(channel, prompt_code, test_code, entry_point, timed=None):
     def candidate(*args, **kwargs):
         try:
             request = wire.encode((args, kwargs))
         except wire.NotPlain as exc:
             raise ArgumentNotForwardable(str(exc)) from None
+        if timed is not None:
+            return timed(lambda: channel.ask(CALL, request, (args, kwargs)))
         return channel.ask(CALL, request, (args, kwargs))
 
     candidate.__name__ = candidate.__qualname__ = entry_point
@@ -574,10 +597,8 @@ def run_main(source):
     threads joined, exit handlers run and output flushed at the end. Returns the exit code."""
     import io
 
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
-                                 errors="surrogateescape")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
-                                  errors="surrogateescape")
+    sys.stdin = _stdio(io, 0, "r")
+    sys.stdout = _stdio(io, 1, "w")
     sys.__stdin__, sys.__stdout__ = sys.stdin, sys.stdout  # type: ignore[misc]  # as the interpreter's own
     sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # what it printed before a crash
     linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
@@ -604,21 +625,33 @@ def run_main(source):
         pass
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
-        except BaseException:  # a standard output closed or broken: Python exits with 120
+            if not stream.closed:  # (the interpreter skips a stream the program closed)
+                stream.flush()
+        except BaseException:  # a standard output broken: Python exits with 120
             code = code or 120
     return code
 
 
+def _stdio(io, fd, mode):
+    """A standard stream as the interpreter makes one (``create_stdio``): named ``<stdin>``, with its ``mode`` (a
+    competitive programmer's fast-I/O template reads both)."""
+    raw = io.FileIO(fd, mode + "b", closefd=False)
+    raw.name = "<stdin>" if fd == 0 else "<stdout>"
+    buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+    stream = io.TextIOWrapper(buffered, encoding="utf-8", errors="surrogateescape")
+    stream.mode = mode
+    return stream
+
+
 def _exit_code(exc):
-    """The exit code ``SystemExit`` means, as the interpreter takes it: None 0, an int its low byte, else 1 after
-    printing it."""
-    value = exc.code
-    if value is None:
-        return 0
-    if type(value) is int:
-        return value & 0xFF
+    """The exit code ``SystemExit`` means, as the interpreter takes it: None 0, an int (a bool too) its low byte,
+    else 1 after printing it."""
     try:
+        value = exc.code
+        if value is None:
+            return 0
+        if isinstance(value, int):
+            return int(value) & 0xFF if 0 <= value <= 0x7FFFFFFF else 0xFF
         print(value, file=sys.stderr)
     except BaseException:
         pass
@@ -647,7 +680,10 @@ def judge_io(test, rule, requests, replies, seconds):
     cap = max(OUTPUT_CAP, 4 * len(expected))
     out = bytearray()
     deadline = time.monotonic() + seconds
+    # Neither end blocks: where the candidate runs as this uid (landlock, basic) it may reopen its own pipes
+    # (/proc/self/fd/0 for writing, 1 for reading) and fill or drain them between select and the call.
     os.set_blocking(requests, False)
+    os.set_blocking(replies, False)
     writing = True
     if not data:
         os.close(requests)
@@ -661,13 +697,20 @@ def judge_io(test, rule, requests, replies, seconds):
             if writable:
                 try:
                     data = data[os.write(requests, data[:1 << 16]):]
-                except (BrokenPipeError, ConnectionResetError):  # it stopped reading: the rest is not its to see
+                except (BlockingIOError, InterruptedError):  # full again (filled by the program itself)
+                    pass
+                except OSError:  # it stopped reading (a broken pipe): the rest is not its to see
                     data = data[:0]
                 if not data:
                     os.close(requests)
                     writing = False
             if readable:
-                chunk = os.read(replies, 1 << 16)
+                try:
+                    chunk = os.read(replies, 1 << 16)
+                except (BlockingIOError, InterruptedError):  # (drained by the program itself)
+                    continue
+                except OSError as exc:
+                    return {"status": "runtime_error", "message": f"the program's standard output failed: {exc}"}
                 if not chunk:
                     break
                 out += chunk
@@ -677,7 +720,11 @@ def judge_io(test, rule, requests, replies, seconds):
     finally:
         if writing:
             os.close(requests)
-    differs = _compare(out.decode("utf-8", "replace"), expected, rule)
+    try:
+        differs = _compare(out.decode("utf-8", "replace"), expected, rule)
+    except MemoryError:  # the output compared took more than the sample's memory, as it would in its own process
+        return {"status": "runtime_error", "message": "MemoryError: the program's output took more memory in the "
+                                                      "judge than the sample's memory limit allows"}
     record: dict = {"status": "passed"} if differs is None else {"status": "assertion_failed", "message": differs}
     record["candidate_gone"] = True  # its standard output closed: it has ended, or is ending
     return record
@@ -687,8 +734,13 @@ def _compare(got, expected, rule):
     """None when ``got`` is ``expected`` by ``rule``, else what differs first (the line, expected and got)."""
     if rule != "lcb":
         raise ValueError(f"unknown comparison rule {rule!r}")
-    got_lines = [line.strip() for line in got.strip().split("\n")]
-    expected_lines = [line.strip() for line in expected.strip().split("\n")]
+    got, expected = got.strip(), expected.strip()
+    if got.count("\n") != expected.count("\n"):  # (counted before anything is split: a flood of lines is cheap)
+        got_lines, expected_lines = got.split("\n", 1)[:1], expected.split("\n", 1)[:1]
+        return (f"wrong answer: expected {expected.count(chr(10)) + 1} lines, got {got.count(chr(10)) + 1} (first "
+                f"line: expected {_cut(expected_lines[0].strip())}, got {_cut(got_lines[0].strip())})")
+    got_lines = [line.strip() for line in got.split("\n")]
+    expected_lines = [line.strip() for line in expected.split("\n")]
     if len(got_lines) != len(expected_lines):
         return (f"wrong answer: expected {len(expected_lines)} lines, got {len(got_lines)} (first line: expected "
                 f"{_cut(expected_lines[0])}, got {_cut(got_lines[0])})")
@@ -706,6 +758,8 @@ def _same_decimals(line, wanted):
 
     try:
         return [Decimal(token) for token in line.split()] == [Decimal(token) for token in wanted.split()]
+    except MemoryError:
+        raise
     except Exception:  # not numbers (or a signalling NaN, which refuses to compare): not equal
         return False
 

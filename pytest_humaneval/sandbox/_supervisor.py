@@ -61,6 +61,9 @@ SIGSTOP_BIT = 1 << (signal.SIGSTOP - 1)  # in /proc/PID/status's masks of pendin
 # program's failure (docs/safety.md, "In the basic sandbox"), said so.
 BASIC = "(basic sandbox: it runs as your user)"
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
+# How much longer it waits for a standard-input test's record: the judge compares the output after the program's
+# end, up to 16 MB of it (2.4 s measured on a loaded 2-core machine for 8 MB of decimals written otherwise).
+IO_COMPARE_S = 10.0
 # How long past a HumanEval+ suite's cap the supervisor waits for the judge's record before it kills the judge: its
 # own timer ends a suite at the cap, unless a single C call on what the candidate sent (building a dict of keys
 # chosen to collide, comparing it) holds it, which only killing it stops.
@@ -436,7 +439,8 @@ class Supervisor:
         os.close(requests_w)
         os.close(replies_r)
         deadline = started + timeout_s
-        data = judge.receive(deadline + JUDGE_GRACE_S)
+        # (a standard-input test's output is compared once it has ended: that is the judge's time, not the program's)
+        data = judge.receive(deadline + JUDGE_GRACE_S + (IO_COMPARE_S if io is not None else 0.0))
         cap = None
         if suite is not None and data is not None:
             # The judge's notice that it starts the suite, with its cap (from the canonical solution's times, which
@@ -667,6 +671,8 @@ class JudgeProcess:
                    "memory_mb": int(request["limits"]["memory_mb"])}
         if io is not None:  # the index of the test this candidate is judged on, and the rule that compares
             message.update(io=io, rule=request["io"])
+        if request.get("call_s") is not None:  # a functional problem: each call (test) limited on its own
+            message["call_seconds"] = float(request["call_s"])
         if suite is not None:
             settings = request["suite"]
             message.update(suite=suite, oracle=settings.get("oracle"), min_time_limit_s=settings["min_time_limit_s"],
@@ -816,7 +822,7 @@ def _judge_main(sock, watch: bool) -> None:
             else:
                 with _JudgeMemory(request.get("memory_mb")):
                     record = _judge.judge(problem.prompt_code, problem.test_code, request["entry_point"],
-                                          requests, replies, request["seconds"])
+                                          requests, replies, request["seconds"], request.get("call_seconds"))
         except SuitesTooLarge as exc:
             record = {"status": "harness_error", "message": str(exc)}
         except Exception as exc:

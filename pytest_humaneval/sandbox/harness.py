@@ -282,6 +282,9 @@ class Sandbox:
         if program.io is not None:  # each test a candidate of its own, each up to timeout_s (judged again if starved)
             request["io"] = program.io
             wait_s *= max(1, program.io_tests)
+        elif program.io_tests:  # a functional problem: its tests are calls, each up to timeout_s, in one candidate
+            request.update(timeout_s=limits.timeout_s * program.io_tests, call_s=limits.timeout_s)
+            wait_s *= program.io_tests
         if suite is not None:
             request["suite"] = {"min_time_limit_s": suite.min_time_limit_s,
                                 "time_limit_factor": suite.time_limit_factor, "oracle": suite.oracle}

@@ -89,6 +89,7 @@ class Program:
     # A whole program that reads standard input (issue 52): ``test`` is a JSON list of [input, expected output]
     # pairs, each run against a fresh candidate, the output compared in the judge by this rule ("lcb":
     # LiveCodeBench's, each line stripped, a line equal when its tokens are equal decimals); ``io_tests`` how many.
+    # Without ``io``, ``io_tests`` is a functional problem's tests: calls of one candidate, each up to timeout_s.
     io: str | None = None
     io_tests: int = 0
 

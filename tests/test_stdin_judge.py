@@ -299,3 +299,12 @@ def test_nothing_of_one_tests_candidate_reaches_the_next(mode):
     isolation, found = run_in(mode)
     assert found["left behind"][:2] == ["assertion_failed", "test 2 of 2: wrong answer: line 1: expected 'first', "
                                                             "got 'second'"], (isolation, found["left behind"])
+
+
+def test_a_crash_prints_the_programs_traceback_only(mode="auto"):
+    """A program's exception is its traceback on stderr, from its own frames, as ``python prog.py`` prints it: no
+    frame of the harness (its files' paths) in it."""
+    isolation, found = run_in(mode)
+    stderr = found["an exception after the right output"][2]
+    assert 'File "<humaneval>", line 3, in <module>' in stderr and "ValueError: late" in stderr, stderr
+    assert "pytest_humaneval" not in stderr and "_judge.py" not in stderr, stderr

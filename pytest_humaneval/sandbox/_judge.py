@@ -659,8 +659,11 @@ def _exit_code(exc):
 
 
 def _printed(code):
+    """The traceback of the exception being handled on stderr, from the program's own frames (as ``python prog.py``
+    prints it: nothing of the harness's), and ``code``."""
     try:
-        traceback.print_exc()
+        kind, value, trace = sys.exc_info()
+        traceback.print_exception(kind, value, trace.tb_next if trace is not None else None)
     except BaseException:
         pass
     return code

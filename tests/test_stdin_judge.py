@@ -78,6 +78,8 @@ HONEST = {
                             "sys.stdout.write(str(sum(map(int, data[1:]))).encode() + b'\\n')\nsys.stdout.flush()\n"),
     "sys.stdout.close() at the end": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.stdout.close()\n",
     "sys.exit(False)": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.exit(False)\n",
+    "a file on fd 1 never flushed": ("import os\nout = os.fdopen(1, 'w', 1 << 20)\ninput()\n"
+                                     "out.write(str(sum(map(int, input().split()))) + '\\n')\n"),
 }
 WRONG = {  # name -> (program, the status of its first failing test, the test's number)
     "a wrong answer": ("input()\nprint(sum(map(int, input().split())) + 1)\n", "assertion_failed", 1),

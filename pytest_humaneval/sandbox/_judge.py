@@ -629,6 +629,13 @@ def run_main(source):
                 stream.flush()
         except BaseException:  # a standard output broken: Python exits with 120
             code = code or 120
+    try:  # then, as the interpreter's finalization: the program's objects go, a file it never flushed writes out
+        import gc
+
+        namespace.clear()
+        gc.collect()
+    except BaseException:
+        pass
     return code
 
 

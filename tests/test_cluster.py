@@ -411,27 +411,43 @@ def test_verifiers_that_judge_alike_share_each_nodes_actor(cluster, problems):
 
 
 def test_a_node_that_does_not_answer_costs_its_batch_a_resend(cluster, problems):
-    """An actor that stops answering (a process stopped by a signal, a node that hangs) holds no call forever: a batch
-    not back within batch_timeout_s is taken as lost (its actor stopped and replaced, the batch sent again); the
-    sample that hangs it, alone the second time, is a harness_error (reward None); the others pass."""
+    """An actor that stops answering (its process stopped by a signal, as a candidate running as the Ray worker's
+    user could stop it) holds no call forever: a batch not back within batch_timeout_s gets its actor pinged, and
+    one that does not answer is taken as lost (stopped and replaced, the batch sent again); the sample that stops
+    it, alone the second time, is a harness_error (reward None); the others pass."""
 
-    class Hanging(engine.NodeJudge):
+    class Stopping(engine.NodeJudge):
         def verify_batch(self, batch):
-            if any("HANG-ACTOR" in (sample.get("completion") or "") for sample in batch):
-                import time
-                time.sleep(600)  # ended by the driver's kill
+            if any("STOP-ACTOR" in (sample.get("completion") or "") for sample in batch):
+                import os
+                import signal
+                os.kill(os.getpid(), signal.SIGSTOP)  # this actor's own process; ended by the driver's kill
             return super().verify_batch(batch)
 
     samples = [(p.task_id, p.canonical_solution) for p in problems[:4]]
-    samples.insert(1, (problems[9].task_id, "    return 'HANG-ACTOR'\n"))
+    samples.insert(1, (problems[9].task_id, "    return 'STOP-ACTOR'\n"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine, "NodeJudge", Hanging)
+        patch.setattr(engine, "NodeJudge", Stopping)
+        patch.setattr(engine, "PING_S", 3.0)
         with engine.RayVerifier("humaneval", batch_size=5, batch_timeout_s=4) as verifier:
             got = verifier.verify(samples)
             lost = verifier.lost
     assert [verdict.status for verdict in got] == [Status.PASSED, Status.HARNESS_ERROR] + [Status.PASSED] * 3
     assert got[1].reward is None and "no answer from its node in 4 s" in got[1].detail, got[1].detail
     assert lost == 2
+
+
+def test_a_batch_queued_behind_others_on_an_actor_that_answers_is_waited_for(cluster, problems):
+    """Past batch_timeout_s, an actor that answers its ping (its batches queue behind others' on a shared actor, or
+    run long) is not taken as lost: the batch is waited for (up to EXTENSIONS_MAX times more), and its verdicts
+    come back, none lost."""
+    samples = [{"task_id": p.task_id, "solution": "import time\ntime.sleep(1.5)  # once, as it loads\n" + p.prompt +
+                p.canonical_solution} for p in problems[:4]]
+    with engine.RayVerifier("humaneval", batch_size=1, max_in_flight=1, batch_timeout_s=1, timeout_s=10) as verifier:
+        got = verifier.verify(samples)
+        lost = verifier.lost
+    assert [verdict.status for verdict in got] == [Status.PASSED] * 4
+    assert lost == 0
 
 
 def test_a_node_that_joins_is_picked_up(cluster, problems):

@@ -122,9 +122,11 @@ def test_livecodebenchs_saved_generations_are_a_samples_file(pytester):
     import shutil
 
     shutil.copy(FIXTURES / "io_corpus.jsonl", pytester.path / "rows.jsonl")
-    outputs = [{"question_id": task, "question_content": "...", "code_list": [pair["reference"], pair["wrong"]],
-                "output_list": ["..."] * 2} for task, pair in PROGRAMS.items()]
-    (pytester.path / "generations.json").write_text(json.dumps(outputs, indent=1))
+    # as LiveCodeBench's runner writes them: the statement and the model's answers first, code_list last
+    outputs = [{"question_title": task, "question_content": "A statement. " * 400, "platform": "atcoder",
+                "question_id": task, "output_list": ["```python\n...\n```"] * 2,
+                "code_list": [pair["reference"], pair["wrong"]]} for task, pair in PROGRAMS.items()]
+    (pytester.path / "generations.json").write_text(json.dumps(outputs, indent=4))
     config = pytester.makefile(".yaml", run="target: {mode: samples, samples: generations.json}\n"
                                             "dataset: rows.jsonl\nparams: {allow_code_execution: true, timeout_s: 6}\n")
     result = pytester.runpytest("--humaneval-config", str(config), "-p", "no:cacheprovider")
@@ -205,4 +207,30 @@ def test_each_call_of_a_functional_problem_has_its_own_time_limit(tmp_path):
     assert passed.status is Status.PASSED, passed
     assert hung.status is Status.TIMEOUT and hung.detail.startswith(
         "a call of the program (one test) took longer than its 2 s"), hung
-    assert hung.duration_ms < 4 * 2000  # the call was stopped at its own limit, not at the sample's
+
+
+def test_programs_get_livecodebenchs_environment(tmp_path):
+    """The modules LiveCodeBench's judge imports before every program are there without an import, as a model's
+    answer copied from the starter code expects (typing's List; collections' defaultdict, math's gcd): the
+    reference's verdicts. Its lines are not the program's: a crash names the program's own line."""
+    path = tmp_path / "rows.jsonl"
+    stdin_row = {**functional_row("gcds", "x", []), "metadata": "{}", "question_id": "gcds",
+                 "public_test_cases": json.dumps([{"input": "12 18\n", "output": "6\n", "testtype": "stdin"}]),
+                 "private_test_cases": json.dumps([])}
+    rows = [functional_row("total", "total", [([[1, 2, 3]], 6)]), stdin_row]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    typed = "class Solution:\n    def total(self, nums: List[int]) -> int:\n        return sum(nums)\n"
+    bare = "counts = defaultdict(int)\na, b = map(int, input().split())\nprint(gcd(a, b))\n"
+    with Verifier(path) as verifier:
+        got = verifier.verify([("total", typed), ("gcds", bare)])
+    assert [v.status for v in got] == [Status.PASSED, Status.PASSED], got
+    from pytest_humaneval.data.io_problems import ENVIRONMENT
+    from pytest_humaneval.sandbox import Limits, Program, Sandbox
+
+    box = Sandbox("auto").start()
+    try:
+        crashed = box.run(Program("", "x = 1\nraise ValueError('mine')\n", json.dumps([["", "1\n"]]), "", whole=True,
+                                  io="lcb", io_tests=1, preamble=ENVIRONMENT), Limits(timeout_s=5))
+    finally:
+        box.close()
+    assert 'File "<humaneval>", line 2, in <module>' in crashed.stderr, crashed.stderr

@@ -195,6 +195,17 @@ def test_zlib_bomb_is_refused(monkeypatch):
     assert one([lcb_row(private=fits)]).tests == (IOTest("1 2\n", "3\n"),)
 
 
+def test_a_pickle_of_many_objects_is_refused_before_any_is_built():
+    """A million empty lists from a megabyte (tens of bytes of memory each from one byte of input): refused by its
+    opcodes' count before anything is unpickled; LiveCodeBench's own pickles, a few opcodes, load."""
+    bomb = b"\x80\x04" + b"]" * 1_000_000 + b"."
+    assert refused([lcb_row(private=packed_bytes(bomb))]) == (
+        f"row 0: private_test_cases: expected the pickle of one JSON string (a few opcodes), found one of more than "
+        f"{io_problems.MAX_OPCODES} opcodes: refused, nothing unpickled")
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert one([lcb_row(private=packed(json.dumps([]), protocol))]).tests == (IOTest("1 2\n", "3\n"),)
+
+
 @pytest.mark.parametrize(("overrides", "expected"), [
     ({"question_id": ""}, "question_id: expected a non-empty string, found \"\""),
     ({"question_id": 7}, "question_id: expected a non-empty string, found 7"),

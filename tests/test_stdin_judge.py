@@ -78,6 +78,11 @@ HONEST = {
                             "sys.stdout.write(str(sum(map(int, data[1:]))).encode() + b'\\n')\nsys.stdout.flush()\n"),
     "sys.stdout.close() at the end": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.stdout.close()\n",
     "sys.exit(False)": "import sys\ninput()\nprint(sum(map(int, input().split())))\nsys.exit(False)\n",
+    "stdout closed early, then an end in time": ("import os, sys, time\ninput()\n"
+                                                  "print(sum(map(int, input().split())), flush=True)\nos.close(1)\n"
+                                                  "time.sleep(1.3)\n"),
+    "sys.stdout replaced after printing": ("import io, sys\ninput()\nprint(sum(map(int, input().split())))\n"
+                                           "sys.stdout = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False))\n"),
     "a file on fd 1 never flushed": ("import os\nout = os.fdopen(1, 'w', 1 << 20)\ninput()\n"
                                      "out.write(str(sum(map(int, input().split()))) + '\\n')\n"),
 }
@@ -95,7 +100,7 @@ WRONG = {  # name -> (program, the status of its first failing test, the test's 
     "killed by a signal": ("import os, signal\ninput()\nprint(3, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
                            "runtime_error", 1),
     "a flood of output": ("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n", "runtime_error", 1),
-    "standard output closed": ("import os, time\nos.close(1)\ntime.sleep(3)\n", "runtime_error", 1),
+    "standard output closed, then on past its time": ("import os, time\nos.close(1)\ntime.sleep(3)\n", "timeout", 1),
     "a syntax error": ("print(\n", "runtime_error", 1),
 }
 # A hunter for the expected output, a random token only the judge holds. Its input is the token's SHA-256 (as a
@@ -230,10 +235,10 @@ def jobs() -> dict[str, tuple[str, list[list[str]], float, int]]:
                                                          2048)
     found["left behind"] = (LEFT_BEHIND, [["first\n", "first\n"], ["second\n", "first\n"]], 5.0, 2048)
     found["wrong case"] = ("print('YES')\n", [["1\n", "Yes\n"]], 5.0, 2048)
-    # an output that ends just before the deadline, compared after it (the comparison is the judge's time): a
-    # million lines written 0.50000 where 0.5 is expected, each compared as decimals
-    found["compared after a late end"] = ("import sys, time\ntime.sleep(2.2)\nsys.stdout.write('0.50000\\n' * 1000000)\n",
-                                          [["", "0.5\n" * 1000000]], 3.0, 2048)
+    # an output whose comparison takes longer than the program's time (the comparison is the judge's): two million
+    # lines written 0.50000 where 0.5 is expected, each compared as decimals
+    found["compared after a late end"] = ("import sys\nsys.stdout.write('0.50000\\n' * 2000000)\n",
+                                          [["", "0.5\n" * 2000000]], 3.0, 2048)
     return found
 
 

@@ -159,14 +159,15 @@ def _lcb_outputs(path: Path) -> list[Any] | None:
     try:
         with opener(path, "rb") as handle:
             head = handle.read(4096).lstrip()
-            if not head.startswith(b"[") or head[1:].lstrip()[:1] != b"{" or b'"code_list"' not in head:
+            if not head.startswith(b"[") or head[1:].lstrip()[:1] != b"{":
                 return None
-            data = json.loads(head + handle.read())
+            data = json.loads(head + handle.read())  # (its code_list comes after the statement and the answers)
     except (OSError, EOFError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
     except ValueError:
         return None
-    return data if isinstance(data, list) else None
+    first = data[0] if isinstance(data, list) and data else None
+    return data if isinstance(first, dict) and "code_list" in first and "question_id" in first else None
 
 
 def _lcb_rows(path: Path, outputs: list[Any],

@@ -1,6 +1,7 @@
 """Standard-input and functional problems (issue 52): one model, and the readers of the row shapes it comes in.
 
-Read, not judged yet: nothing here runs a program. :class:`IOProblem` is what a future stdin judge will take.
+Nothing here runs a program: :class:`IOProblem` is what the rows say, and ``as_problem`` makes each the
+``Problem`` the judge runs (the sandbox's standard-input judge, or a functional problem's check in the judge).
 
 The shapes, as their own sources read them (commits read for this module):
 
@@ -61,8 +62,8 @@ from typing import Any
 from .dataset import DatasetError, LoadedDataset, Problem, array_hint, natural_key, read_jsonl
 from .io_shapes import CODECONTESTS_GROUPS, SHAPE_NAMES, io_shape, not_judged_yet
 
-__all__ = ["CALL_ENTRY", "IOProblem", "IOTest", "MAX_DECOMPRESSED", "SHAPE_NAMES", "as_problem", "call_shim",
-           "decode_lcb_tests", "io_shape", "load_io_dataset", "load_io_problems", "not_judged_yet",
+__all__ = ["CALL_ENTRY", "ENVIRONMENT", "IOProblem", "IOTest", "MAX_DECOMPRESSED", "SHAPE_NAMES", "as_problem",
+           "call_shim", "decode_lcb_tests", "io_shape", "load_io_dataset", "load_io_problems", "not_judged_yet",
            "problems_from_rows", "read_row", "tests_from_ground_truth"]
 
 # 1 GiB: a real problem's tests are fed to a program in seconds, far below it; a forged row (a few KB of zlib can
@@ -223,6 +224,9 @@ _PLAIN_OPCODES = frozenset("""
     EMPTY_DICT DICT SETITEM SETITEMS EMPTY_SET ADDITEMS FROZENSET GET BINGET LONG_BINGET PUT BINPUT LONG_BINPUT
     MEMOIZE""".split())
 _GLOBAL_OPCODES = frozenset("GLOBAL STACK_GLOBAL INST OBJ REDUCE BUILD NEWOBJ NEWOBJ_EX".split())
+# LiveCodeBench pickles one string: a handful of opcodes. A pickle of many more builds many objects, each tens of
+# bytes from one byte of input (a million empty lists from a megabyte): refused by its count before any is built.
+MAX_OPCODES = 64
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -255,13 +259,18 @@ def _unpacked(value: str, where: str, key: str) -> str:
     if not inflater.eof:
         raise DatasetError(f"{where}: {key}: expected a whole zlib stream inside the base64, found a cut one")
     try:
-        for opcode, _, _ in pickletools.genops(data):
+        for count, (opcode, _, _) in enumerate(pickletools.genops(data), 1):
             if opcode.name not in _PLAIN_OPCODES and opcode.name not in _GLOBAL_OPCODES:
                 raise _Refused(f"the opcode {opcode.name}")
+            if count > MAX_OPCODES:
+                raise DatasetError(f"{where}: {key}: expected the pickle of one JSON string (a few opcodes), found "
+                                   f"one of more than {MAX_OPCODES} opcodes: refused, nothing unpickled")
         loaded = _PlainUnpickler(io.BytesIO(data)).load()
     except _Refused as exc:
         raise DatasetError(f"{where}: {key}: expected a pickle of plain values (strings, bytes, numbers, "
                            f"containers), found one that asks for {exc}: refused, nothing run") from None
+    except DatasetError:
+        raise
     except Exception as exc:  # any failure to read forged bytes is the row's: pickle raises many kinds
         raise DatasetError(f"{where}: {key}: expected a pickle of a JSON string, found an unreadable one "
                            f"({type(exc).__name__}: {str(exc)[:80]})") from None
@@ -548,6 +557,15 @@ def _json_mapping(value: Any, where: str, key: str) -> Mapping[str, Any]:
 
 # ------------------------------------------------------------------------------------- as the judge takes them
 STDIN_RULE = "lcb"  # the comparison of a standard-input test's output: LiveCodeBench's (sandbox/_judge.py)
+# The environment LiveCodeBench's judge gives every program, stdin or functional (the header of
+# lcb_runner/evaluation/testing_util.py at 28fef95): the standard modules a contest program or a LeetCode answer
+# uses without importing them (typing's List, collections' defaultdict and deque, math's gcd and inf...),
+# star-imported and imported by name, and a recursion limit of 50,000. It runs in the candidate only, before the
+# program and apart from it (its lines are not the program's).
+_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+            "itertools", "functools", "operator", "io", "sys", "json")
+ENVIRONMENT = ("".join(f"from {name} import *\n" for name in (*_MODULES, "builtins", "typing"))
+               + "".join(f"import {name}\n" for name in _MODULES) + "sys.setrecursionlimit(50000)\n")
 CALL_ENTRY = "__humaneval_call__"  # what the judge calls in a functional problem's program (``call_shim``)
 
 

@@ -49,6 +49,11 @@ CONNECT_TIMEOUT_S = 10.0  # a cluster's address that takes no connection by then
 WAIT_S = 0.5  # how often a wait looks whether its caller went away
 BATCH_TIMEOUT_S = 900.0  # a batch not back by then: its actor is taken as lost (stopped, say) and the batch sent again
 NODE_POLL_S = 5.0  # how often a call looks for nodes that joined the cluster
+# The actor's calls that never wait behind batches (its own threads): a start, a client letting go, and the ping
+# that tells an actor which does not answer from one whose batches queue behind other RayVerifiers'
+CONTROL = "control"
+PING_S = 30.0  # an overdue batch's actor that does not answer a ping in this long is taken as lost
+EXTENSIONS_MAX = 3  # times an overdue batch of an actor that answers is waited for again (queued behind others')
 ATTACH_TRIES = 5  # a shared actor found closing (its last driver let it go): made again, this many times at most
 NAMESPACE_PREFIX = "pytest-humaneval"  # the name of a node's shared actor: PREFIX/<what it judges>/<node id>
 RAY_MISSING = 'RayVerifier: expected the ray package, found none: pip install "pytest-humaneval[ray]"'
@@ -219,7 +224,7 @@ class RayVerifier(Front):
                                     f"that pickles), found {progress!r} ({type(exc).__name__}: {_first_line(exc)})"
                                     ) from None
         self._connect(address)
-        self._remote = ray.remote(NodeJudge)
+        self._remote = ray.remote(concurrency_groups={CONTROL: 2})(NodeJudge)
         self._lock = threading.Lock()
         self._closed = False
         self._nodes: dict[str, _Node] = {}
@@ -277,7 +282,7 @@ class RayVerifier(Front):
     def _release(self, nodes: list[_Node]) -> None:
         """This RayVerifier lets go of ``nodes``' actors: one it was the last client of is stopped."""
         ray = self._ray
-        releasing = {node.actor.release.remote(self._client): node for node in nodes}
+        releasing = {node.actor.release.options(concurrency_group=CONTROL).remote(self._client): node for node in nodes}
         done, stuck = ray.wait(list(releasing), num_returns=len(releasing), timeout=30) if releasing else ([], [])
         for ref in done:
             try:
@@ -319,7 +324,8 @@ class RayVerifier(Front):
             ray.init(address=address)
         except Exception as exc:  # ConnectionError, a timeout, a bad address: all mean no cluster there
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise VerifierError(f"RayVerifier: address: expected a Ray cluster at {address!r}, found none "
+            said = f"RAY_ADDRESS={told!r}" if told is not None else repr(address)
+            raise VerifierError(f"RayVerifier: address: expected a Ray cluster at {said}, found none "
                                 f"({type(exc).__name__}: {first[:300]}); start one with `ray start --head`, "
                                 "or pass the address `ray start` printed") from None
 
@@ -333,7 +339,7 @@ class RayVerifier(Front):
                                 "lists no alive node with a CPU resource)")
         for node in nodes:  # closed with the others when one fails
             self._nodes[node.node_id] = node
-        refs = {node.actor.ready.remote(self._client): node for node in nodes}
+        refs = {node.actor.ready.options(concurrency_group=CONTROL).remote(self._client): node for node in nodes}
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=self._start_timeout_s)
         if late:
             node = refs[late[0]]
@@ -348,7 +354,8 @@ class RayVerifier(Front):
                     break
                 fresh = self._again(node)  # its last client let it go as this one came: made anew
                 self._nodes[node.node_id] = node = fresh
-                error = self._started(fresh, fresh.actor.ready.remote(self._client), self._start_timeout_s)
+                ready = fresh.actor.ready.options(concurrency_group=CONTROL).remote(self._client)
+                error = self._started(fresh, ready, self._start_timeout_s)
             if error is not None:
                 raise VerifierError(error)
 
@@ -385,7 +392,7 @@ class RayVerifier(Front):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                self._ray.get(node.actor.ready.remote(), timeout=1)
+                self._ray.get(node.actor.ready.options(concurrency_group=CONTROL).remote(), timeout=1)
             except Exception:  # gone (or not answering): its name is free, or soon
                 break
             time.sleep(0.2)
@@ -435,7 +442,7 @@ class RayVerifier(Front):
                 continue
             self._replaced[node_id] = 0 if starts is None else starts + 1
             fresh = self._start(node_id, address, cpus)
-            self._starting[fresh.actor.ready.remote(self._client)] = fresh
+            self._starting[fresh.actor.ready.options(concurrency_group=CONTROL).remote(self._client)] = fresh
 
     def _poll(self) -> None:
         """Every NODE_POLL_S: an actor on each node that joined the cluster since (it judges once ready), and the
@@ -549,6 +556,15 @@ def _reachable(address: str | None) -> None:
                             "`ray start --head`, or pass the address `ray start` printed") from None
 
 
+def _answers(ray: ModuleType, node: _Node) -> bool:
+    """Whether ``node``'s actor answers a ping (on its control threads, beside any batch) within PING_S."""
+    try:
+        ray.get(node.actor.ready.options(concurrency_group=CONTROL).remote(), timeout=PING_S)
+    except Exception:  # it does not answer (stopped), or it is gone
+        return False
+    return True
+
+
 def _kill(ray: ModuleType, actor: Any) -> None:
     try:
         ray.kill(actor, no_restart=True)
@@ -580,6 +596,7 @@ class _Call:
         self.queue: deque[_Item] = deque()  # to send: samples of lost batches first, then fresh ones
         self.inflight: dict[Any, tuple[_Node, list[_Item], int]] = {}  # a call -> its node, samples and weight
         self.sent: dict[Any, float] = {}  # a call -> when it was sent (its deadline's start)
+        self.extended: dict[Any, int] = {}  # an overdue call -> how many times its actor answered and it waited on
         self.done: dict[int, Verdict] = {}  # judged, not yet handed out
         self.memo: OrderedDict[Hashable, _Item | Verdict] = OrderedDict()  # identical samples: the first or its verdict
         self.read_count = self.handed = 0
@@ -681,13 +698,21 @@ class _Call:
         self.overdue()
 
     def overdue(self) -> None:
-        """A batch not back within ``batch_timeout_s``: its actor does not answer (a stopped process, a node that
-        hangs), so it is taken as lost: stopped, replaced, and its batches sent again."""
+        """A batch not back within ``batch_timeout_s``: its actor is pinged (on its control threads, which no batch
+        holds). One that answers is waited for again (its batch queued behind other RayVerifiers' on a shared
+        actor), up to EXTENSIONS_MAX times; one that does not (a stopped process, a node that hangs) is taken as
+        lost: stopped, replaced, and its batches sent again."""
         owner = self.owner
         late = time.monotonic() - owner.batch_timeout_s
         for ref in [ref for ref, sent in self.sent.items() if sent < late]:
             if ref not in self.inflight:
                 continue  # went with an actor stopped above
+            node = self.inflight[ref][0]
+            waited = self.extended.get(ref, 0)
+            if waited < EXTENSIONS_MAX and _answers(owner._ray, node):  # alive, its batch queued behind others'
+                self.sent[ref], self.extended[ref] = time.monotonic(), waited + 1  # (a shared actor): wait on
+                continue
+            self.extended.pop(ref, None)
             node, batch, weight = self.inflight.pop(ref)
             del self.sent[ref]
             with owner._lock:

@@ -222,8 +222,8 @@ class Judge:
             isinstance(self.suites, evalplus.Suites)
 
     def runs(self, sample: Sample) -> int:
-        """How many runs of up to ``timeout_s`` judging ``sample`` may take: a standard-input problem's tests, each a
-        candidate of its own; else one."""
+        """How many spans of up to ``timeout_s`` judging ``sample`` may take: a standard-input problem's tests (each
+        a candidate of its own), a functional problem's (each a call); else one."""
         return max(1, self.problems[sample.task_id].io_tests) if self.executes(sample) else 1
 
     # -- the calls

@@ -11,7 +11,7 @@ from ..completions.sources import code_of_row
 from ..config import PlusParams
 from ..data import plus
 from ..data.dataset import Problem
-from ..data.io_problems import call_shim
+from ..data.io_problems import ENVIRONMENT, call_shim
 
 __all__ = ["code_of_row", "expected_cost", "program_for"]
 
@@ -23,10 +23,11 @@ def program_for(problem: Problem, completion: str, solution: str | None, suites:
     (``suites``: a ``plus.Suites`` of the dataset, empty for HumanEval)."""
     if problem.io is not None:  # a program that reads standard input: each test a candidate of its own
         return sandbox.Program("", completion if solution is None else solution, problem.test, "", None, True,
-                               io=problem.io, io_tests=problem.io_tests)
+                               io=problem.io, io_tests=problem.io_tests, preamble=ENVIRONMENT)
     if problem.call is not None:  # a functional problem: the judge calls the program's method or function
         return sandbox.Program("", (completion if solution is None else solution) + call_shim(problem.call),
-                               problem.test, problem.entry_point, None, True, io_tests=problem.io_tests)
+                               problem.test, problem.entry_point, None, True, io_tests=problem.io_tests,
+                               preamble=ENVIRONMENT)
     suite = None
     if problem.evalplus and isinstance(suites, plus.Suites):
         limits = plus_params or PlusParams()

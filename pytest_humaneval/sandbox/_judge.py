@@ -35,6 +35,7 @@ except ImportError:  # loaded by path in the supervisor, next to _wire
     wire = sys.modules["_humaneval_load"].sibling("wire")  # this same _wire.py, by the one loader (_load.py)
 
 CANDIDATE_FILE = "<humaneval>"  # prompt + completion, numbered as in the reference's program
+PREAMBLE_FILE = "<preamble>"  # what a problem's environment runs before the program (serve, run_main)
 PROMPT_FILE, TEST_FILE = "<prompt>", "<test>"  # the judge's own copies
 READY, LOAD_ERROR, VALUE, VALUE_AND_ARGS, RAISED, STOP = b"R", b"E", b"V", b"W", b"X", b"S"
 CALL, NEXT, LOADED, CALL_ONLY = b"C", b"N", b"L", b"P"  # CALL_ONLY: the caller never looks at its arguments
@@ -63,14 +64,15 @@ _OWN_FILES: tuple[str, ...] = ()
 # ------------------------------------------------------------------------------------------ the candidate
 
 
-def serve(prompt, completion, entry_point, requests, replies):
+def serve(prompt, completion, entry_point, requests, replies, preamble=""):
     """Load the candidate and answer calls until the judge closes ``requests``. Runs in the candidate's process,
     which holds its own program and nothing of the test: the test's definitions run in the judge only.
 
     The judge does not wait for the load before sending its first request (one round trip less a sample): a
     failed load is answered with LOAD_ERROR at once, whatever was asked, and the rest of the requests are read
     and dropped, so the judge never writes into a closed pipe. A judge whose test never called the candidate
-    asks LOADED, answered READY."""
+    asks LOADED, answered READY. ``preamble`` (a problem's environment: the modules LiveCodeBench's judge
+    imports before every program) runs first in the program's namespace, apart, so its lines are the program's."""
     source = prompt + completion
     prompt_lines = prompt.count("\n")
     for stream in (sys.stdout, sys.stderr):  # what it printed before a timeout or a crash is not lost
@@ -78,6 +80,8 @@ def serve(prompt, completion, entry_point, requests, replies):
     linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
     namespace: dict = {}
     try:
+        if preamble:
+            exec(compile(preamble, PREAMBLE_FILE, "exec", dont_inherit=True), namespace)
         exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
         if entry_point not in namespace:
             raise NameError(f"name {entry_point!r} is not defined")
@@ -589,7 +593,7 @@ def io_tests(text):
     return tests
 
 
-def run_main(source):
+def run_main(source, preamble=""):
     """Run ``source`` as a program's ``__main__``, in the candidate's process, on the standard input and output the
     judge's pipes are (descriptors 0 and 1): every idiom of a program that reads its input works (``input()``,
     ``sys.stdin`` read, iterated or its ``buffer``, ``open(0)``, ``os.read(0, ...)``, ``fileinput``), as under
@@ -604,8 +608,11 @@ def run_main(source):
     linecache.cache[CANDIDATE_FILE] = (len(source), None, source.splitlines(True), CANDIDATE_FILE)
     namespace = sys.modules["__main__"].__dict__
     namespace.update(__name__="__main__", __builtins__=builtins)
+    original = sys.stdout  # flushed at the end too, should the program put another in its place
     code = 0
     try:
+        if preamble:
+            exec(compile(preamble, PREAMBLE_FILE, "exec", dont_inherit=True), namespace)
         exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)
     except SystemExit as exc:
         code = _exit_code(exc)
@@ -623,7 +630,7 @@ def run_main(source):
         atexit._run_exitfuncs()
     except BaseException:
         pass
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, original, sys.stderr):
         try:
             if not stream.closed:  # (the interpreter skips a stream the program closed)
                 stream.flush()
@@ -723,7 +730,12 @@ def judge_io(test, rule, requests, replies, seconds):
                     return {"status": "runtime_error", "message": f"the program's standard output failed: {exc}"}
                 if not chunk:
                     break
-                out += chunk
+                try:
+                    out += chunk
+                except MemoryError:  # its output, within the cap, over the sample's memory: as in its own process
+                    return {"status": "runtime_error", "message": "MemoryError: the program's output took more "
+                                                                  "memory in the judge than the sample's memory "
+                                                                  "limit allows"}
                 if len(out) > cap:
                     return {"status": "runtime_error",
                             "message": f"the program wrote more than {cap} bytes to its standard output"}

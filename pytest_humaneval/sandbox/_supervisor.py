@@ -354,11 +354,12 @@ class Supervisor:
             os.chown(work, self.isolation.uid, self.isolation.gid)
         return work
 
-    def _end_candidate(self, data: bytes | None) -> tuple[int | None, list | None]:
+    def _end_candidate(self, data: bytes | None, until: float | None = None) -> tuple[int | None, list | None]:
         """The candidate's wait status if it ended by itself (None: it was killed), after checking that it left the
         fork server as it was and no process of its behind; and, when it was killed, what its tree ran and waited
         for (``Zygote.finish``). ``data``: the judge's reply, which says how long the candidate may take to end
-        by itself."""
+        by itself; ``until``: a standard-input test's deadline, which a program whose output ended may run up to
+        (as under ``python prog.py``, closing its standard output early does not end it)."""
         # The judge saw the candidate's pipe close: the process itself, whose end says why, has a moment. After
         # any other verdict the judge has closed its end, and the candidate ends at once unless it hangs on;
         # after a timeout it is still at work, and is killed now.
@@ -366,6 +367,8 @@ class Supervisor:
             grace = 0.0
         else:
             grace = 1.0 if b'"candidate_gone": true' in data else CANDIDATE_GRACE_S
+            if until is not None and b'"candidate_gone": true' in data:
+                grace = max(CANDIDATE_GRACE_S, until - time.monotonic())
         basic = self.isolation.level == "basic"
         stopped = f"the program stopped the sandbox's fork server (its parent process) {BASIC}"
         if basic and _held(self.zygote.pid):  # it would not answer: no need to wait for it
@@ -407,7 +410,8 @@ class Supervisor:
         own = _zygote.request_file({"prompt": "" if request.get("whole") is True else problem.prompt,
                                     "completion": request["completion"],
                                     "entry_point": request["entry_point"], "timeout_s": timeout_s,
-                                    "limits": request["limits"], "work": work, "stdin": io is not None})
+                                    "limits": request["limits"], "work": work, "stdin": io is not None,
+                                    "preamble": request.get("preamble", "")})
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         setup_r, setup_w = os.pipe()
@@ -450,7 +454,8 @@ class Supervisor:
                 deadline = min(deadline, time.monotonic() + cap)
                 data = judge.receive(deadline + JUDGE_MARGIN_S)
         duration_ms = (time.monotonic() - started) * 1000.0
-        candidate_status, usage = self._end_candidate(data)
+        candidate_status, usage = self._end_candidate(data, deadline if io is not None else None)
+        late = time.monotonic() >= deadline  # (a standard-input test's program killed at its deadline: a timeout)
         if usage is not None and usage[1] is not None and judge_waited is not None:
             # The candidate also waits while its judge, which runs the test, waits for a CPU: that wait is the
             # sample's too (a correct sample timed out with its judge starved, beside a hog and a busy suite).
@@ -475,7 +480,7 @@ class Supervisor:
         if not set_up:  # the program never started: whatever happened is the sandbox's, not the program's
             why = reply["stderr"].strip() or _verdict(record, candidate_status, timeout_s, request)["detail"]
             raise Retire(f"the sandbox could not set up the candidate's process: {why}")
-        reply.update(_io_verdict(record, candidate_status, timeout_s, request) if io is not None else
+        reply.update(_io_verdict(record, candidate_status, timeout_s, request, late) if io is not None else
                      _verdict(record, candidate_status, timeout_s, request))
         if self.cgroups.oom_kills() > oom_kills and reply["status"] == "runtime_error" and not record.get("oom"):
             reply["detail"] = (f"the sample's process tree went over its memory limit "
@@ -950,7 +955,7 @@ def _verdict(record: dict, candidate_status: int | None, timeout_s: float, reque
     return reply
 
 
-def _io_verdict(record: dict, candidate_status: int | None, timeout_s: float, request: dict) -> dict:
+def _io_verdict(record: dict, candidate_status: int | None, timeout_s: float, request: dict, late: bool) -> dict:
     """One test of a standard-input program: its output matched (the judge's record) and it ended by itself with
     exit code 0, or the first of what went wrong: its time, a signal or another exit code (with whatever it wrote),
     then its output."""
@@ -958,6 +963,8 @@ def _io_verdict(record: dict, candidate_status: int | None, timeout_s: float, re
         return {"status": "timeout", "detail": f"timed out after {timeout_s:g} s"}
     if record["status"] not in ("passed", "assertion_failed"):  # over its output's cap; a judge's failure
         return {"status": record["status"], "detail": record.get("message", "")}
+    if candidate_status is None and late:  # its output ended, and it went on past its time
+        return {"status": "timeout", "detail": f"timed out after {timeout_s:g} s (its standard output closed)"}
     if candidate_status is None:
         return {"status": "runtime_error", "detail": "the program closed its standard output and did not end"}
     if os.WIFSIGNALED(candidate_status):

@@ -361,8 +361,9 @@ def _candidate(fds, isolation, shared=None) -> None:
         os.dup2(CALLS_FD + 1, 1)
         os.close(CALLS_FD)
         os.close(CALLS_FD + 1)
-        _exit(_judge.run_main(request["completion"]))
-    _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1)
+        _exit(_judge.run_main(request["completion"], request.get("preamble", "")))
+    _judge.serve(request["prompt"], request["completion"], request["entry_point"], CALLS_FD, CALLS_FD + 1,
+                 request.get("preamble", ""))
     _exit(0)
 
 

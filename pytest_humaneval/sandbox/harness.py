@@ -45,8 +45,8 @@ from .holder import _end_child, _Holder, _holder
 from .vocabulary import DETAIL_MAX as DETAIL_MAX
 from .vocabulary import ENV_ALLOW as ENV_ALLOW
 from .vocabulary import ENV_FIXED as ENV_FIXED
+from .vocabulary import IO_COMPARE_S, IO_RULES, OUTPUT_MAX, STARTUP_TIMEOUT_S, TRACEBACK_MAX
 from .vocabulary import LINE_MAX as LINE_MAX
-from .vocabulary import OUTPUT_MAX, STARTUP_TIMEOUT_S, TRACEBACK_MAX
 from .vocabulary import ExecResult as ExecResult
 from .vocabulary import Limits as Limits
 from .vocabulary import Program as Program
@@ -279,9 +279,15 @@ class Sandbox:
         wait_s, suite_fd = SAMPLE_ATTEMPTS * limits.timeout_s, None
         if program.whole:
             request["whole"] = True
+        if program.preamble:
+            request["preamble"] = program.preamble
         if program.io is not None:  # each test a candidate of its own, each up to timeout_s (judged again if starved)
+            if program.io not in IO_RULES or program.io_tests < 1:
+                raise ValueError(f"a standard-input program: expected a rule of {', '.join(IO_RULES)} and at least "
+                                 f"one test, found {program.io!r} and {program.io_tests}")
             request["io"] = program.io
-            wait_s *= max(1, program.io_tests)
+            # each test: its time (twice, if starved), and the judge's comparison after it
+            wait_s = (SAMPLE_ATTEMPTS * limits.timeout_s + IO_COMPARE_S + 2.0) * program.io_tests
         elif program.io_tests:  # a functional problem: its tests are calls, each up to timeout_s, in one candidate
             request.update(timeout_s=limits.timeout_s * program.io_tests, call_s=limits.timeout_s)
             wait_s *= program.io_tests

@@ -72,6 +72,12 @@ class Suite:
     oracle: str | None = None
 
 
+# A standard-input program's comparison rules (the judge's: _judge.IO_RULES), and how long past a test's deadline
+# its comparison may run (_supervisor.IO_COMPARE_S): the harness's budget for a sample counts it
+IO_RULES = ("lcb",)
+IO_COMPARE_S = 10.0
+
+
 @dataclass(frozen=True)
 class Program:
     """One sample: the candidate process executes ``prompt + completion`` (``completion`` alone, as written, when
@@ -92,6 +98,9 @@ class Program:
     # Without ``io``, ``io_tests`` is a functional problem's tests: calls of one candidate, each up to timeout_s.
     io: str | None = None
     io_tests: int = 0
+    # What runs in the candidate's namespace before its program, apart (its lines are not the program's): a
+    # problem's environment, e.g. the modules LiveCodeBench's judge imports before every program. Never the judge's.
+    preamble: str = ""
 
 
 @dataclass(frozen=True)

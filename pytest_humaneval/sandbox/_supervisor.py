@@ -51,6 +51,7 @@ STEP_PREFIX = "start-up step: "  # harness.STEP_PREFIX: the log's lines that say
 PRELOAD = (
     "math", "re", "string", "collections", "itertools", "functools", "heapq", "bisect", "hashlib",
     "typing", "random", "copy", "fractions", "statistics", "operator", "json", "decimal",
+    "datetime",  # (with the rest: the environment LiveCodeBench's judge gives every program, data/io_problems.py)
 )
 
 PR_SET_PDEATHSIG = 1

@@ -694,7 +694,10 @@ class _Call:
                 self.lose(batch, node, exc)
                 continue
             for item, row in zip(batch, rows, strict=True):
-                self.settle(item, _verdict(row, item, batch))
+                # (closed meanwhile, its node's Verifier closed by the last client's release: a sample it had not
+                # run yet is this RayVerifier's closed one, as the others are)
+                closed = owner._closed and row["status"] == Status.HARNESS_ERROR.value
+                self.settle(item, _closed(owner, item) if closed else _verdict(row, item, batch))
         self.overdue()
 
     def overdue(self) -> None:

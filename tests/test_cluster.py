@@ -516,6 +516,7 @@ def test_a_dropped_stream_still_counts_on_its_node_until_its_batches_end(cluster
 
 
 def test_a_progress_ray_cannot_send_is_named():
+    needs_ray()  # (the check is made once ray is imported)
     class Unsendable:
         def __init__(self):
             self.lock = threading.Lock()
@@ -531,6 +532,7 @@ def test_a_progress_ray_cannot_send_is_named():
 
 def test_an_address_that_ray_address_would_override_is_named():
     """ray.init connects to RAY_ADDRESS whatever address it is given: two different ones are one named error."""
+    needs_ray()
     found = run("""
         import os
         os.environ["RAY_ADDRESS"] = "127.0.0.1:1"

@@ -12,12 +12,19 @@ them: up to 4 samples at once on this machine's CPUs), its calls made from two t
 machine has (namespaces as root; the basic sandbox; Landlock in a default container, ``container.py``), and, for
 the paths with no cgroup, four supervisors started as ``nobody`` side by side (``nobody.py``: a user namespace, and
 Landlock in a default container). Every hog is bounded: its loops end after 6 s, and its sample is killed at 3 s.
+
+Each hog test takes the machine's hog lock (``one_hog_at_a_time``): its premise is that the hog it starts is the
+only one on the machine. Two at once (the suite's xdist workers each running one: its CI run failed so, three
+victims starved through both attempts, 0.4 s of CPU in 3 s) put 8 samples and two hogs on 2 CPUs, a load from
+outside either run that no guarantee about a run's own samples covers.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -180,6 +187,18 @@ def test_candidate_without_cgroup_keeps_to_one_cpu():
 # ---------------------------------------------------------------------------------------- beside a hog
 
 
+@pytest.fixture
+def one_hog_at_a_time():
+    """Held for a hog test's whole run: another process's hog test (an xdist worker beside, another pytest run)
+    waits for it. A lock file in the system's temp folder, shared by every run on the machine."""
+    with open(os.path.join(tempfile.gettempdir(), "pytest-humaneval-hog.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _dataset(folder: Path, n: int) -> Path:
     folder.chmod(0o755)  # read by the container's root without DAC_READ_SEARCH, as by any user
     path = folder / "tasks.jsonl"
@@ -197,7 +216,7 @@ def _through_verifier(mode: str, hog: str, dataset: Path) -> tuple[str, list]:
 @pytest.mark.slow
 @pytest.mark.parametrize("hog", sorted(HOGS))
 @pytest.mark.parametrize("mode", ["auto", "basic", "landlock"])
-def test_hog_takes_no_verdict_from_its_neighbours(mode, hog, n, tmp_path):
+def test_hog_takes_no_verdict_from_its_neighbours(mode, hog, n, tmp_path, one_hog_at_a_time):
     """Beside a hog, through the Verifier (2 workers, called from two threads): every correct sample passes, the
     hog and a sleeper time out, the sleeper once."""
     isolation, (first, second) = _through_verifier(mode, hog, _dataset(tmp_path, n))
@@ -245,7 +264,7 @@ def _side_by_side(contained: bool, hog: str, n: int) -> list[list]:
 @pytest.mark.needs_system_python
 @pytest.mark.parametrize("hog", sorted(HOGS))
 @pytest.mark.parametrize("contained", [False, True], ids=["userns", "landlock"])
-def test_hog_without_cgroup_takes_no_verdict(contained, hog, n):
+def test_hog_without_cgroup_takes_no_verdict(contained, hog, n, one_hog_at_a_time):
     """As nobody, with no cgroup (a user namespace; Landlock in a default container): every candidate is pinned to
     one CPU, so the hog keeps to its own; every correct sample beside it passes."""
     if nobody.unavailable():
@@ -257,7 +276,7 @@ def test_hog_without_cgroup_takes_no_verdict(contained, hog, n):
 
 
 @pytest.mark.slow
-def test_hog_takes_no_verdict_under_xdist(pytester, n, tmp_path):
+def test_hog_takes_no_verdict_under_xdist(pytester, n, tmp_path, one_hog_at_a_time):
     """The same beside a processes hog in a pytest run over two xdist workers (-n 2, a pool of two sandboxes
     each): every correct sample's item passes, the hog's and the sleeper's fail as timeouts."""
     dataset = _dataset(tmp_path, n)

@@ -14,13 +14,15 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 
-from .data.dataset import PLUS_DEFAULT_LIMITS
+from .data import livecodebench
+from .data.dataset import PLUS_DEFAULT_LIMITS, DatasetError
 from .data.impossible import DEFAULT_INSTRUCTION, INSTRUCTIONS
 from .data.releases import HUMANEVAL, NAMES, RELEASES
 from .protocols import PRESETS
@@ -74,7 +76,8 @@ SCHEMA: tuple[Key, ...] = (
        "`mbppplus-noextreme` (MBPP+ v0.2.0, bundled: see [MBPP+ (EvalPlus)](datasets.md#mbpp-evalplus)), "
        "`humaneval-impossible`, `humaneval-impossible-oneoff`, `humaneval-impossible-conflicting` (HumanEval "
        "with tests that contradict the specification, bundled: see "
-       "[Impossible-HumanEval](datasets.md#impossible-humaneval)), "
+       "[Impossible-HumanEval](datasets.md#impossible-humaneval)), `livecodebench` (a release, "
+       "`params.release_version`, fetched once: see [LiveCodeBench's releases](datasets.md#livecodebenchs-releases)), "
        "or the path of a JSONL or "
        "JSONL.gz problem file in HumanEval's format or EvalPlus's (told apart by `base_input`/`plus_input` "
        "in its rows). A name wins over a file of that name (write `./humanevalplus` for the file)"),
@@ -237,6 +240,22 @@ SCHEMA: tuple[Key, ...] = (
        "`auto`",
        f"choices per generation request: `auto` (the server's `n` when honoured), or an integer 1 to "
        f"{MAX_REQUEST_N} (see [Several choices per request](live-models.md#several-choices-per-request))"),
+    _K("params.release_version",
+       None,
+       "(required with `livecodebench`)",
+       "`dataset: livecodebench` only: the release, as LiveCodeBench's loader names them: `release_v1` ... "
+       "`release_v6`, `release_latest` (all six), one update `v1` ... `v6`, or a span `v2_v4`. In the label and "
+       "digest"),
+    _K("params.start_date",
+       None,
+       "unset",
+       "the contamination window's first day, `YYYY-MM-DD`: only problems whose `contest_date` is on or after it "
+       "(LiveCodeBench's rows, or any rows file with contest dates). In the label and digest"),
+    _K("params.end_date",
+       None,
+       "unset",
+       "the window's last day, `YYYY-MM-DD`: only problems whose `contest_date` is at or before its midnight, as "
+       "LiveCodeBench's `--end_date` compares. In the label and digest"),
     _K("params.plus",
        None,
        "none",
@@ -398,6 +417,9 @@ class Params:
     plus: PlusParams | None = _default("params.plus")  # None: not set (the defaults apply)
     protocol: str | None = _default("params.protocol")  # a preset: it set n, temperature, top_p and k
     dedupe: bool = _default("params.dedupe")
+    release_version: str | None = _default("params.release_version")  # dataset: livecodebench's release
+    start_date: date | None = _default("params.start_date")  # the contamination window on contest_date
+    end_date: date | None = _default("params.end_date")
 
 
 @dataclass(frozen=True)
@@ -606,8 +628,26 @@ def _params(file: Path, data: Any) -> Params:
         dedupe=r.flag("dedupe"),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
         protocol=r.text("protocol"),
+        release_version=r.text("release_version"),
+        start_date=_day(r, "start_date"),
+        end_date=_day(r, "end_date"),
     )
+    if params.start_date and params.end_date and params.start_date > params.end_date:
+        raise ConfigError(f"{file}: params.end_date: expected a day on or after params.start_date "
+                          f"({params.start_date}), found {params.end_date}")
     return params
+
+
+def _day(r: _Reader, name: str) -> date | None:
+    """A window's day: YAML's date (``2024-08-01`` unquoted), or the same as a string."""
+    value = r.data.get(name)
+    if value is None:
+        return None
+    try:
+        return livecodebench.parse_date(value, r.key(name))
+    except DatasetError:
+        r.fail(r.key(name), "a date YYYY-MM-DD", value)
+        raise  # (fail raises)
 
 
 def _auto_is_none(request_n: Any) -> int | None:
@@ -665,9 +705,9 @@ def _dataset(top: _Reader) -> tuple[Path | None, str | None]:
     value = top.data.get("dataset")
     if value is None or value == HUMANEVAL:
         return None, None
-    if value in NAMES:
+    if value in NAMES or value == livecodebench.NAME:
         return None, value
-    names = ", ".join(NAMES)
+    names = ", ".join((*NAMES, livecodebench.NAME))
     if not isinstance(value, str) or not value.strip():
         top.fail("dataset", f"one of {names}, or the path of a JSONL(.gz) file", value)
     path = top.path("dataset", must_exist=False)
@@ -772,6 +812,19 @@ SAMPLING_KEYS = ("n", "temperature", "top_p", "k")  # what params.protocol sets 
 SAMPLES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader without its timestamps: an unquoted ``2025-01-15`` stays the text it is, which the key
+    reading it checks (PyYAML's own reading of ``2025-13-01`` raised a ValueError no config error named)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a safe loader)
+
+
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
                 invocation_dir: Path | None = None) -> RunConfig:
     """Read, validate and freeze the YAML config at ``path``; relative paths resolve against its folder.
@@ -782,8 +835,8 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = (),
         raise ConfigError(_not_a_config(file))
     text = _read_text(file)
     try:
-        _refuse_repeated_keys(file, yaml.compose(text, Loader=yaml.SafeLoader))
-        data = yaml.safe_load(text)
+        _refuse_repeated_keys(file, yaml.compose(text, Loader=_Loader))
+        data = _yaml(text)
     except yaml.YAMLError as exc:
         if _json_lines(text):
             raise ConfigError(_not_a_config(file)) from None
@@ -859,7 +912,7 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
                               f"found {text!r}")
         if not isinstance(data, dict):
             break  # the file's own error comes first
-        if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES):  # a dataset may be a release's name
+        if key in PATH_KEYS and value not in (HUMANEVAL, *NAMES, livecodebench.NAME):  # a name, not a path
             parsed: Any = str((here / os.path.expanduser(value)).resolve()) if value else value
         elif key in ("target.model", "target.endpoint", "target.mode", "params.protocol"):  # names: strings
             parsed = value
@@ -868,7 +921,7 @@ def _apply_overrides(file: Path, data: Any, overrides: Sequence[str], here: Path
             parsed = [int(word) if word.isdigit() else word for word in words] if all(words) else value
         else:
             try:
-                parsed = yaml.safe_load(value) if value else None
+                parsed = _yaml(value) if value else None
             except yaml.YAMLError:
                 parsed = value
         *parents, last = key.split(".")
@@ -1006,6 +1059,17 @@ def _check_consistency(config: RunConfig, data: dict[str, Any]) -> None:
         raise ConfigError(f"{file}: target.mode: mock replays the pre-scored fixture of the bundled HumanEval, not "
                           f"{config.dataset_release}; set params.execute: true (runs its canonical solutions) or "
                           "use mode: samples")
+    if config.dataset_release == livecodebench.NAME:
+        if params.release_version is None:
+            raise ConfigError(f"{file}: params.release_version: expected a LiveCodeBench release with dataset "
+                              f"livecodebench (release_v1 ... release_v6, release_latest, v2, v2_v4), found nothing")
+        try:
+            livecodebench.files(params.release_version, f"{file}: params.release_version")
+        except DatasetError as exc:
+            raise ConfigError(str(exc)) from None
+    elif params.release_version is not None:
+        raise ConfigError(f"{file}: params.release_version: expected only with dataset livecodebench, found "
+                          f"{params.release_version!r} with {config.dataset_release or config.dataset or HUMANEVAL}")
     if target.mode != "samples":
         too_big = [k for k in params.k if k > params.n]
         if too_big:

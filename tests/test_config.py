@@ -85,11 +85,11 @@ def test_paths_relative_to_config_folder(write, tmp_path, monkeypatch):
         ("target: {mode: samples, samples: nowhere.jsonl}\nparams: {allow_code_execution: true}\n",
          "target.samples: expected an existing file, found 'nowhere.jsonl'"),
         ("target: {mode: mock}\ndataset: missing.jsonl\n",
-         "dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, or the "
+         "dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, livecodebench, or the "
          "path of an existing JSONL(.gz) file, found 'missing.jsonl' (resolved to "),
         ("target: {mode: mock}\ndataset: humanevalplus-mni\n", "dataset: expected one of humaneval, humanevalplus,"),
         ("target: {mode: mock}\ndataset: .\n", "dataset: expected one of humaneval, humanevalplus, humanevalplus-mini, "
-         "humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, or the path of an existing JSONL(.gz) file, found '.' (resolved to *, which is a "
+         "humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, livecodebench, or the path of an existing JSONL(.gz) file, found '.' (resolved to *, which is a "
          "folder, not a file)"),
         ("target: {mode: samples, samples: ./}\nparams: {allow_code_execution: true}\n",
          "target.samples: expected an existing file, found './' (resolved to *, which is a folder, not a file)"),
@@ -100,7 +100,7 @@ def test_paths_relative_to_config_folder(write, tmp_path, monkeypatch):
          "params.allow_code_execution: expected true for mode runtime (model output is untrusted code that this run "
          "executes on this machine; opt in explicitly), found false"),
         ("target: {mode: mock}\ndataset: [humanevalplus]\n", "dataset: expected one of humaneval, humanevalplus, "
-         "humanevalplus-mini, humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, or the path of a JSONL(.gz) file, found a list"),
+         "humanevalplus-mini, humanevalplus-noextreme, mbppplus, mbppplus-noextreme, humaneval-impossible, humaneval-impossible-oneoff, humaneval-impossible-conflicting, livecodebench, or the path of a JSONL(.gz) file, found a list"),
         ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {min_time_limit_s: 0}}\n",
          "params.plus.min_time_limit_s: expected a number > 0 and <= 3600, found 0"),
         ("target: {mode: mock}\ndataset: humanevalplus\nparams: {execute: true, plus: {time_limit_factor: -4}}\n",
@@ -131,9 +131,9 @@ def test_paths_relative_to_config_folder(write, tmp_path, monkeypatch):
         ("target: {mode: mock}\nparams: {extra_body: {messages: []}}\n", "params.extra_body.messages: expected a"),
         ("target: {mode: mock}\nparams: {extra_body: {prompt: x}}\n", "params.extra_body.prompt: expected a"),
         ("target: {mode: mock}\nparams: {extra_body: {stream: true}}\n", "params.extra_body.stream: expected a"),
-        ("target: {mode: mock}\nparams: {extra_body: {opts: {when: 2024-01-01}}}\n",
+        ("target: {mode: mock}\nparams: {extra_body: {opts: {when: !!binary aGk=}}}\n",
          "params.extra_body.opts.when: expected JSON values (strings, numbers, true/false, null, lists, mappings "
-         "with string keys), found datetime.date(2024, 1, 1)"),
+         "with string keys), found b'hi'"),
         ("target: {mode: mock}\nparams: {extra_body: {seeds: [1, .inf]}}\n",
          "params.extra_body.seeds[1]: expected JSON values"),
         ("target: {mode: mock}\nparams: {extra_body: {1: x}}\n", "params.extra_body.1: expected a non-empty string key"),

@@ -72,7 +72,7 @@ def test_unbundled_release_says_its_source(xdg, capsys, monkeypatch):
     found = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
     assert list(found) == ["humaneval", "humanevalplus", "humanevalplus-mini", "humanevalplus-noextreme", "mbppplus",
                            "mbppplus-noextreme", "humaneval-impossible", "humaneval-impossible-oneoff",
-                           "humaneval-impossible-conflicting"]
+                           "humaneval-impossible-conflicting", "livecodebench"]
     assert found["mbppplus"]["where"] == (
         "not on this machine: the first run downloads https://github.com/evalplus/mbppplus_release/releases/"
         f"download/v0.2.0/MbppPlus.jsonl.gz into {releases.cache_dir()}")

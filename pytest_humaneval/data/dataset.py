@@ -149,6 +149,7 @@ class LoadedDataset:
     sha256: str  # of the content (decompressed for .gz): the same dataset has one, however it is packed
     file_sha256: str  # of the file's bytes as they are
     evalplus: bool
+    outside: frozenset[str] = frozenset()  # the task ids a contest-date window left out (their samples: passed over)
 
 
 def load_problems(path: Path | None = None) -> tuple[str, list[Problem]]:
@@ -332,6 +333,9 @@ def _label_notes(settings: Mapping[str, object]) -> list[str]:
     if evalplus and (evalplus["min_time_limit_s"], evalplus["time_limit_factor"]) != PLUS_DEFAULT_LIMITS:
         notes.append(f"time limits max({evalplus['min_time_limit_s']:g} s, {evalplus['time_limit_factor']:g} x "
                      "canonical)")
+    window = _section(settings, "window")
+    if window:
+        notes.append(f"contest dates {window.get('start_date') or '...'} to {window.get('end_date') or '...'}")
     if settings.get("impossible_instruction"):
         notes.append(f"instruction {settings['impossible_instruction']}")
     if generation.get("system_prompt") is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..completions.extract import extract
 from ..completions.sources import Extractor, SampleRow, read_samples_file
 from ..config import ConfigError, PlusParams, RunConfig
-from ..data import impossible, plus, releases
+from ..data import impossible, livecodebench, plus, releases
 from ..data.dataset import DatasetError, IORowsFound, LoadedDataset, Problem, load_dataset, read_jsonl, select
 from ..data.io_problems import load_io_dataset
 from ..plan import Plan, Recorded, Sample
@@ -53,6 +53,11 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, obj
     if params.impossible_instruction not in (None, impossible.DEFAULT_INSTRUCTION):
         # The prompts differ too (so does the digest); said here for the label and a baseline's comparison.
         settings["impossible_instruction"] = params.impossible_instruction
+    if params.release_version is not None:  # dataset: livecodebench (only then, as for the rest)
+        settings["release_version"] = params.release_version
+    if params.start_date is not None or params.end_date is not None:  # the contamination window
+        settings["window"] = {"start_date": params.start_date and params.start_date.isoformat(),
+                              "end_date": params.end_date and params.end_date.isoformat()}
     if dataset.evalplus:  # only then, so that HumanEval digests stay what they were
         limits = params.plus or PlusParams()
         settings["evalplus"] = {"dataset_sha256": dataset.sha256, "suites": True,
@@ -65,22 +70,31 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
                   fetch: bool = True) -> tuple[LoadedDataset, str | None, Path | None]:
     """The run's dataset (a release fetched into the user cache when named), its release version when the file
     is a known release, and its file (None: the bundled HumanEval)."""
-    path = config.dataset
-    if config.dataset_release is not None:
-        path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress, fetch)
-    try:
-        dataset = load_dataset(path)
-    except IORowsFound:  # standard-input or functional problems (LiveCodeBench's rows, APPS'...)
-        assert path is not None  # the bundled HumanEval is not one
-        dataset = load_io_dataset(path)
-        if config.target.mode == "runtime" or (config.target.mode == "mock" and not config.params.execute):
-            raise ConfigError(f"{config.path}: target.mode: expected samples with {dataset.name} (standard-input "
-                              f"and functional problems), found {config.target.mode}: live generation and replays "
-                              "of these problems are not built yet (docs/datasets.md#standard-input-and-functional-"
-                              "problems)") from None
-    release = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
-    if release is not None:
-        dataset = replace(dataset, name=release.name)
+    path, params = config.dataset, config.params
+    window = (params.start_date, params.end_date)
+    release: str | None = None  # a known release's version, for the label
+    if config.dataset_release == livecodebench.NAME:
+        assert params.release_version is not None  # the config requires it
+        dataset = livecodebench.load(params.release_version, window, f"{config.path}: dataset", progress, fetch)
+        release = params.release_version
+        _refuse_live(config, dataset)
+    else:
+        if config.dataset_release is not None:
+            path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress, fetch)
+        try:
+            dataset = load_dataset(path)
+        except IORowsFound:  # standard-input or functional problems (LiveCodeBench's rows, APPS'...)
+            assert path is not None  # the bundled HumanEval is not one
+            dataset = load_io_dataset(path)
+            _refuse_live(config, dataset)
+            if window != (None, None):
+                dataset = livecodebench.windowed(dataset, window, str(path))
+        known = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
+        if known is not None:
+            dataset, release = replace(dataset, name=known.name), known.version
+    if window != (None, None) and not any(problem.contest_date for problem in dataset.problems):
+        raise ConfigError(f"{config.path}: params.start_date, end_date: expected a dataset whose problems have contest "
+                          f"dates (LiveCodeBench's rows), found {dataset.name}, whose problems have none")
     if not dataset.evalplus:
         if config.params.plus is not None:
             raise ConfigError(f"{config.path}: params.plus: expected only with an EvalPlus dataset (rows with "
@@ -97,7 +111,17 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
                               f"{dataset.name}")
         dataset = replace(dataset, problems=impossible.with_instruction(list(dataset.problems), instruction,
                                                                         str(path)))
-    return dataset, release.version if release is not None else None, path
+    return dataset, release, path
+
+
+def _refuse_live(config: RunConfig, dataset: LoadedDataset) -> None:
+    """Standard-input and functional problems are judged from samples (a file, the Verifier): a live run or a
+    replay of them is one error."""
+    if config.target.mode == "runtime" or (config.target.mode == "mock" and not config.params.execute):
+        raise ConfigError(f"{config.path}: target.mode: expected samples with {dataset.name} (standard-input "
+                          f"and functional problems), found {config.target.mode}: live generation and replays "
+                          "of these problems are not built yet (docs/datasets.md#standard-input-and-functional-"
+                          "problems)")
 
 
 def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True,
@@ -113,7 +137,7 @@ def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, e
     if mode == "samples":
         assert config.target.samples is not None  # load_config requires it in samples mode
         by_task = read_samples_file(config.target.samples, {p.task_id: p for p in problems},
-                                     extractor if config.target.extract else None)
+                                     extractor if config.target.extract else None, dataset.outside)
         _check_protocol_n(config, by_task)
     if config.params.limit is not None:
         problems = problems[: config.params.limit]

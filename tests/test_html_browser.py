@@ -171,6 +171,59 @@ def test_legend_follows_colouring(browser, tmp_path):
     assert "reasoning" not in facts and "prompt tokens" not in facts, facts
 
 
+BREAKDOWN = ("return Object.fromEntries(Array.from(document.querySelectorAll('#breakdown table')).map(t => "
+             "[t.dataset.facet, Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.textContent))]))")
+
+
+def test_io_corpus_page_shows_breakdown_and_details(pytester, browser, tmp_path):
+    """The bundled standard-input corpus's page (examples/io-corpus.yaml): the score per difficulty and platform, as
+    the report has it, and a wrong program's detail (the test it failed, the first differing line, expected and
+    got) in its problem's panel."""
+    result = pytester.runpytest("--humaneval-config", str(Path(__file__).parent.parent / "examples" / "io-corpus.yaml"),
+                                "-p", "no:xdist", "--humaneval-report", "report.json", "--humaneval-html", "page.html",
+                                *NO_CACHE)
+    result.assert_outcomes(passed=8, failed=8)
+    report = read_report(pytester.path / "report.json")
+    open_page(browser, pytester.path / "page.html")
+    assert browser.run("return document.getElementById('breakdown').checkVisibility()")
+    assert browser.run(BREAKDOWN) == {
+        facet: [[facet, "problems", "samples", "pass@1"],
+                *([name, str(group["problems"]), str(group["problems"] * 2), f"{group['pass_at']['pass@1']:.3f}"]
+                  for name, group in groups.items())]
+        for facet, groups in report["breakdown"].items()}
+    detail = "test 2 of 6: wrong answer: line 1: expected '3', got '4'"
+    browser.click('.tile[data-task="io/pair-sums"]')
+    browser.wait_for("return document.querySelector('#panel .sample[data-sample=\"1\"] .body')")
+    assert browser.run(SAMPLES) == [[0, "passed"], [1, "assertion_failed"]]
+    # no prompt before a whole program: the panel says so, with no empty code block
+    assert browser.run("return document.querySelector('#panel > pre.code')") is None
+    assert "(none: each sample is a whole program)" in browser.run("return document.getElementById('panel').innerText")
+    assert browser.run("return document.querySelector('#panel .sample[data-sample=\"1\"] .brief').textContent") \
+        == detail
+    assert detail in browser.run("return document.querySelector('#panel .sample[data-sample=\"1\"] dl').innerText")
+    save_screenshot(browser, tmp_path, "io-corpus.png")
+
+
+def test_breakdown_group_names_are_inert(browser, tmp_path):
+    """A breakdown's group names come from dataset rows: a name that is markup shows as that text and runs nothing."""
+    from pytest_humaneval.outputs import html_page as html_report
+
+    names = ["<script>alert(1)</script>", '<img src=x onerror="window.__pwned = 1">',
+             "</table></section><script>window.__pwned = 2</script>"]
+    rows = [{"task_id": "io/0", "sample": 0, "status": "passed", "passed": True, "completion": "print(1)\n",
+             "duration_ms": 2.0, "detail": ""}]
+    report = {"measurements": {}, "counts": {"passed": 1}, "planned": 1, "attempted": 1,
+              "problems": {"io/0": {"n": 1, "c": 1, "pass_at_1": 1.0, "statuses": {"passed": 1}}},
+              "dataset": {"label": "x", "digest": "sha256:0"}, "run": {"mode": "samples", "n": 1},
+              "breakdown": {"platform": {name: {"problems": 1, "pass_at": {"pass@1": 1.0}} for name in names}}}
+    page = tmp_path / "page.html"
+    page.write_text(html_report.render(report, rows), encoding="utf-8")
+    open_page(browser, page)
+    assert [row[0] for row in browser.run(BREAKDOWN)["platform"][1:]] == names
+    assert browser.run("return [window.__pwned === undefined, document.images.length, "
+                       "document.querySelectorAll('script').length]") == [True, 0, 2]
+
+
 def test_impossible_page_shows_the_cheat_rate(pytester, browser, tmp_path):
     """An impossible dataset's page shows its cheat rate, the metric and the samples per category and evidence,
     as the report has them, and each sample's category in its panel."""

@@ -210,6 +210,66 @@ def test_tile_colours_have_legends():
                for name in ("regressed", "improved", "same", "new"))
 
 
+def breakdown(page: Page) -> dict[str, dict[str, list[str]]]:
+    """The page's breakdown tables as {facet: {group: [cell texts]}}, the header row under "" (in page order)."""
+    tables: dict[str, dict[str, list[str]]] = {}
+    cells: list[str] | None = None
+    for i, (tag, attrs) in enumerate(page.tags):
+        if tag == "table" and "data-facet" in attrs:
+            facet = tables.setdefault(attrs["data-facet"] or "", {})
+        elif tag == "tr" and "data-facet" not in attrs and tables:
+            cells = facet.setdefault(attrs.get("data-group") or "", [])
+        elif tag in ("th", "td") and cells is not None:
+            cells.append(page.text.get(i, ""))
+    return tables
+
+
+SCRIPT_GROUP = "<script>alert(1)</script>"
+
+
+def test_breakdown_per_difficulty_and_platform():
+    """A report's breakdown (LiveCodeBench's rows) is a table per facet: each group's problems, samples and pass@k,
+    in the report's order; a report without one has no such section."""
+    rows = [row(f"io/{t}", s, "passed" if s < t else "assertion_failed") for t in range(3) for s in range(2)]
+    report = report_for(rows, (1, 2))
+    report["breakdown"] = {
+        "difficulty": {"easy": {"problems": 2, "pass_at": {"pass@1": 0.25, "pass@2": 0.5}},
+                       "hard": {"problems": 1, "pass_at": {"pass@1": 1.0, "pass@2": 1.0}}},
+        "platform": {"atcoder": {"problems": 3, "pass_at": {"pass@1": 0.5, "pass@2": 2 / 3}}}}
+    page = Page(html_report.render(report, rows))
+    assert breakdown(page) == {
+        "difficulty": {"": ["difficulty", "problems", "samples", "pass@1", "pass@2"],
+                       "easy": ["easy", "2", "4", "0.250", "0.500"], "hard": ["hard", "1", "2", "1.000", "1.000"]},
+        "platform": {"": ["platform", "problems", "samples", "pass@1", "pass@2"],
+                     "atcoder": ["atcoder", "3", "6", "0.500", "0.667"]}}
+    # the report's numbers, whole, for scripts that read the page
+    assert [float(attrs["data-value"]) for _, attrs in page.tags if "data-pass-at" in attrs] == [
+        0.25, 0.5, 1.0, 1.0, 0.5, 2 / 3]
+    assert page.find("id")["breakdown-title"] == "Score by difficulty and platform"
+    report["run"]["n"] = None  # samples per problem differ: no samples column (the group's count is not known)
+    assert breakdown(Page(html_report.render(report, rows)))["platform"]["atcoder"] == ["atcoder", "3", "0.500",
+                                                                                        "0.667"]
+    del report["breakdown"]
+    plain = Page(html_report.render(report, rows))
+    assert "breakdown" not in plain.find("id") and breakdown(plain) == {}
+
+
+def test_breakdown_names_are_text():
+    """A breakdown's facet and group names come from dataset rows: they are shown as text, never markup."""
+    rows = [row("io/0", 0, "passed")]
+    report = report_for(rows)
+    report["breakdown"] = {"platform": {SCRIPT_GROUP: {"problems": 1, "pass_at": {"pass@1": 1.0}},
+                                        HOSTILE: {"problems": 1, "pass_at": {"pass@1": 0.0}}},
+                           HOSTILE: {"easy": {"problems": 1, "pass_at": {HOSTILE: 1.0}}}}
+    text = html_report.render(report, rows)
+    page = Page(text)
+    assert [tag for tag, _ in page.tags if tag in ("script", "img")] == ["script", "script"]
+    assert text.count("</script>") == 2 and SCRIPT_GROUP not in text
+    shown = breakdown(page)
+    assert shown["platform"][SCRIPT_GROUP][0] == SCRIPT_GROUP and shown["platform"][HOSTILE][0] == HOSTILE
+    assert shown[HOSTILE][""] == [HOSTILE, "problems", "samples", HOSTILE]
+
+
 def test_texts_kept_up_to_the_cap():
     """Passing samples' texts are kept up to the cap, and failing ones always."""
     kept = html_report.PASSED_TEXTS_KEPT
@@ -354,6 +414,26 @@ def test_command_names_bad_input(tmp_path, capsys):
                 "--dataset", str(tmp_path / "other.jsonl")]) == 2
     assert "other.jsonl: expected every problem of the report, found no HumanEval/0" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+@pytest.mark.parametrize(("breakdown", "expected"), [
+    ([], "breakdown: expected a JSON object (facet -> group -> score), found list"),
+    ({"platform": {"atcoder": {"problems": "3", "pass_at": {"pass@1": 0.5}}}},
+     'breakdown: platform: atcoder: expected {"problems": an integer, "pass_at": {"pass@<k>": a number or null}}, '
+     'found {"problems": "3", "pass_at": {"pass@1": 0.5}}'),
+    ({"platform": {"atcoder": {"problems": 3, "pass_at": {"pass@1": "0.5"}}}}, "breakdown: platform: atcoder: expected"),
+    ({"platform": ["atcoder"]}, "breakdown: platform: expected a JSON object (group -> score), found list"),
+])
+def test_command_names_a_bad_breakdown(tmp_path, capsys, breakdown, expected):
+    """A report's breakdown that is not the shape a run writes is named, not rendered (the page formats its
+    numbers)."""
+    rows = [row("HumanEval/0", 0, "passed")]
+    (tmp_path / "report.json").write_text(json.dumps({**report_for(rows), "breakdown": breakdown}))
+    (tmp_path / "results.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert cli(["html", str(tmp_path / "report.json"), str(tmp_path / "results.jsonl"),
+                "-o", str(tmp_path / "page.html")]) == 2
+    assert f"error: {tmp_path / 'report.json'}: {expected}" in capsys.readouterr().err
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_command_without_dataset(tmp_path, capsys):

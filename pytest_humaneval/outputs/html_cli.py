@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data import impossible, releases
-from ..data.dataset import BUNDLED_NAME, DatasetError, load_problems, read_jsonl
+from ..data.dataset import BUNDLED_NAME, DatasetError, IORowsFound, load_problems, read_jsonl
+from ..data.io_problems import load_io_dataset
 from ..scoring.schema import read_report_object
 from .html_page import render
 
@@ -34,7 +35,35 @@ def load_report(path: Path) -> dict[str, Any]:
         if not isinstance(report.get(key), kind):
             found = "nothing" if key not in report else type(report[key]).__name__
             raise InputError(f"{path}: {key}: expected a JSON object (a pytest-humaneval report), found {found}")
+    if "breakdown" in report:
+        _check_breakdown(path, report["breakdown"])
     return report
+
+
+def _check_breakdown(path: Path, breakdown: Any) -> None:
+    """A report's score per difficulty and platform (LiveCodeBench's rows) as a run writes it: the page formats
+    its numbers."""
+    if not isinstance(breakdown, dict):
+        raise InputError(f"{path}: breakdown: expected a JSON object (facet -> group -> score), found "
+                         f"{type(breakdown).__name__}")
+    for facet, groups in breakdown.items():
+        if not isinstance(groups, dict):
+            raise InputError(f"{path}: breakdown: {facet}: expected a JSON object (group -> score), found "
+                             f"{type(groups).__name__}")
+        for name, group in groups.items():
+            if not (isinstance(group, dict) and _is_int(group.get("problems"))
+                    and isinstance(group.get("pass_at"), dict)
+                    and all(value is None or _is_number(value) for value in group["pass_at"].values())):
+                raise InputError(f'{path}: breakdown: {facet}: {name}: expected {{"problems": an integer, '
+                                 f'"pass_at": {{"pass@<k>": a number or null}}}}, found {json.dumps(group)[:80]}')
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def load_results(path: Path) -> list[dict[str, Any]]:
@@ -63,7 +92,12 @@ def _problems(report: dict[str, Any], dataset: str | None) -> dict[str, dict[str
             return None
         dataset = releases.HUMANEVAL if name == BUNDLED_NAME else name
     try:
-        _, problems = load_problems(_dataset_file(dataset))
+        file = _dataset_file(dataset)
+        try:
+            _, problems = load_problems(file)
+        except IORowsFound:  # standard-input or functional problems (LiveCodeBench's rows...), read as a run reads them
+            assert file is not None  # the bundled HumanEval is not one
+            problems = load_io_dataset(file).problems
         # An impossible dataset's prompts carry the instruction the run chose, as the run's own page shows them.
         instruction = ((report["dataset"].get("settings") or {}).get("impossible_instruction")
                        or impossible.DEFAULT_INSTRUCTION)

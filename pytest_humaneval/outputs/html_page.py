@@ -279,6 +279,7 @@ def render(report: Mapping[str, Any], rows: Iterable[Mapping[str, Any]],
         _header(report),
         _scores(report),
         _cheating(report),
+        _breakdown(report),
         _gate(report.get("gate")),
         '<main class="main"><div class="left">',
         _curve_svg(report, by_task, baseline),
@@ -409,6 +410,34 @@ def _cheating(report: Mapping[str, Any]) -> str:
             f'<p id="cheated-problems"><b>cheated problems ({len(cheated)})</b>, this run\'s failures: {links}</p>'
             f'<p><b>samples</b></p><ul class="legend">{counts("categories", "data-category")}</ul>'
             f'<p><b>evidence</b></p><ul class="legend">{counts("evidence", "data-evidence")}</ul></section>')
+
+
+def _breakdown(report: Mapping[str, Any]) -> str:
+    """The score per difficulty and per platform (the report's ``breakdown``, of LiveCodeBench's rows), a table per
+    facet as the Markdown summary has it; the samples too when every problem has the same number (``run.n``), the
+    group's count being its problems times that. The facet and group names come from dataset rows: escaped."""
+    facets = report.get("breakdown") or {}
+    if not facets:
+        return ""
+    n = (report.get("run") or {}).get("n")
+    per_problem = n if isinstance(n, int) and not isinstance(n, bool) else None
+    tables = []
+    for facet, groups in facets.items():
+        ks = list(next(iter(groups.values()))["pass_at"]) if groups else []
+        columns = [facet, "problems", *(["samples"] if per_problem else []), *ks]
+        rows = []
+        for name, group in groups.items():
+            counts = [group["problems"], *([group["problems"] * per_problem] if per_problem else [])]
+            values = [(k, group["pass_at"].get(k)) for k in ks]
+            scores = "".join(f'<td data-pass-at="{esc(k)}" data-value="{esc("" if value is None else value)}">'
+                             f"{fmt(value)}</td>" for k, value in values)
+            rows.append(f'<tr data-group="{esc(name)}"><th scope="row">{esc(name)}</th>'
+                        + "".join(f"<td>{esc(count)}</td>" for count in counts) + f"{scores}</tr>")
+        tables.append(f'<table data-facet="{esc(facet)}"><thead><tr>'
+                      + "".join(f"<th>{esc(column)}</th>" for column in columns)
+                      + f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return (f'<section class="breakdown" id="breakdown"><h2 id="breakdown-title">Score by '
+            f'{esc(" and ".join(facets))}</h2><div class="tables">{"".join(tables)}</div></section>')
 
 
 def _gate(gate: Mapping[str, Any] | None) -> str:

@@ -178,7 +178,9 @@
     if (baseline) panel.appendChild(baseline);
     panel.appendChild(el("h3", null, "prompt"));
     const prompt = problem ? textOf(problem.prompt) : null;
-    if (typeof prompt === "string") panel.appendChild(codeBlock(prompt, 0));
+    // An empty prompt: a standard-input or functional problem, whose samples are whole programs.
+    if (prompt === "") panel.appendChild(el("p", "note", "(none: each sample is a whole program)"));
+    else if (typeof prompt === "string") panel.appendChild(codeBlock(prompt, 0));
     else panel.appendChild(el("p", "note", data().prompts ? "(prompt left out of this page)" :
       "(no prompt: this page was built without the dataset; python -m pytest_humaneval html --dataset adds it)"));
     const test = problem ? textOf(problem.test) : null;

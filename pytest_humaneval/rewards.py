@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pytest_humaneval.engine.rewards import (
     DATA_SOURCES,
+    GROUND_TRUTH,
     TRAINER_KEYWORDS,
     RewardUnavailable,
     Verdict,
@@ -26,5 +27,6 @@ from pytest_humaneval.engine.rewards import (
     verifier_for,
 )
 
-__all__ = ["DATA_SOURCES", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "VerifierError", "answer_text",
-           "compute_score", "compute_score_batch", "judge_answers", "openrlhf_reward", "trl_reward", "verifier_for"]
+__all__ = ["DATA_SOURCES", "GROUND_TRUTH", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "VerifierError",
+           "answer_text", "compute_score", "compute_score_batch", "judge_answers", "openrlhf_reward", "trl_reward",
+           "verifier_for"]

@@ -37,13 +37,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, overload
 
 from ..completions.extract import extract
-from .verifier import Verdict, Verifier, VerifierError
+from ..data.dataset import DatasetError
+from ..data.ground_truth import holds_tests, problem_from_ground_truth
+from .verifier import GROUND_TRUTH, Verdict, Verifier, VerifierError
 
 if TYPE_CHECKING:  # the cluster's module is imported when a cluster is asked for, and ray only then
     from .cluster import RayVerifier
 
-__all__ = ["DATA_SOURCES", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "VerifierError", "answer_text",
-           "compute_score", "compute_score_batch", "judge_answers", "openrlhf_reward", "trl_reward", "verifier_for"]
+__all__ = ["DATA_SOURCES", "GROUND_TRUTH", "TRAINER_KEYWORDS", "RewardUnavailable", "Verdict", "VerifierError",
+           "answer_text", "compute_score", "compute_score_batch", "judge_answers", "openrlhf_reward", "trl_reward",
+           "verifier_for"]
 
 # Names trainers' datasets carry for the datasets a config names (verl's data_source column, say).
 DATA_SOURCES = {"openai_humaneval": "humaneval", "openai/openai_humaneval": "humaneval",
@@ -100,6 +103,10 @@ def verifier_for(dataset: str, **options: Any) -> Judging:
     node's actor stops its sandboxes); its ``workers`` are sandboxes per node, whatever process calls it."""
     on_cluster, address = _checked_options(options)
     options.pop("cluster", None)
+    if on_cluster and _dataset_name(dataset) == GROUND_TRUTH:
+        raise VerifierError("rewards: cluster: expected None or False with ground truth that holds tests (a "
+                            "RayVerifier's node actors judge the problems of a dataset, and cannot take problems "
+                            "from the calls yet), found cluster=" + repr(address or True))
     if not on_cluster and multiprocessing.parent_process() is not None:
         options.setdefault("workers", 1)
     dataset = _dataset_name(dataset)
@@ -166,7 +173,7 @@ def judge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any],
     task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
     _same_length("task ids", task_ids, "answers", answers)
     verifier = verifier_for(dataset, **options)
-    return verifier.verify(_samples(verifier, task_ids, answers))
+    return verifier.verify(_samples(verifier, _with_problems(verifier, dataset, task_ids), answers))
 
 
 async def _ajudge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any],
@@ -176,7 +183,23 @@ async def _ajudge_answers(dataset: str, task_ids: Sequence[str], answers: Sequen
     task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
     _same_length("task ids", task_ids, "answers", answers)
     verifier = await asyncio.to_thread(lambda: verifier_for(dataset, **options))
-    return await verifier.averify(_samples(verifier, task_ids, answers))
+    return await verifier.averify(_samples(verifier, _with_problems(verifier, dataset, task_ids), answers))
+
+
+def _with_problems(verifier: Judging, dataset: str, task_ids: list[Any]) -> list[Any]:
+    """The task ids to judge: with ``dataset`` ``ground-truth``, each is the tests themselves (a row's ground truth),
+    made a problem the Verifier then knows, and named by its tests; otherwise they are the task ids."""
+    if _dataset_name(dataset) != GROUND_TRUTH:
+        return task_ids
+    problems = []
+    for index, truth in enumerate(task_ids):
+        try:
+            problems.append(problem_from_ground_truth(truth, f"sample {index}: ground_truth"))
+        except DatasetError as exc:
+            raise VerifierError(str(exc)) from None
+    assert isinstance(verifier, Verifier)  # verifier_for refuses a cluster for these
+    verifier.add_problems(problems)
+    return [problem.task_id for problem in problems]
 
 
 def _samples(verifier: Judging, task_ids: list[Any], answers: list[Any]) -> list[Mapping[str, Any]]:
@@ -311,11 +334,15 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     _same_length("ground truths", ground_truths, "solution strings", solution_strs)
     extras = _listed("extra_infos", extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     _same_length("extra infos", extras, "solution strings", solution_strs)
-    task_ids = [_task_id(truth, extra, index) for index, (truth, extra) in enumerate(zip(ground_truths, extras,
-                                                                                          strict=True))]
+    # A ground truth that holds tests (verl's prime_code, DeepCoder) is judged as its own problem, whatever the
+    # data source names; any other names a task of the data source's dataset.
+    sources = [GROUND_TRUTH if holds_tests(truth) else _dataset_name(source)
+               for truth, source in zip(ground_truths, data_sources, strict=True)]
+    task_ids = [truth if source == GROUND_TRUTH else _task_id(truth, extra, index)
+                for index, (truth, extra, source) in enumerate(zip(ground_truths, extras, sources, strict=True))]
     rewards: list[float] = [math.nan] * len(solution_strs)
-    for source in sorted({_dataset_name(each) for each in data_sources}):  # each dataset in its own Verifier
-        where = [i for i, each in enumerate(data_sources) if _dataset_name(each) == source]
+    for source in sorted(set(sources)):  # each dataset in its own Verifier
+        where = [i for i, each in enumerate(sources) if each == source]
         verdicts = judge_answers(source, [task_ids[i] for i in where], [solution_strs[i] for i in where], **options)
         for i, verdict in zip(where, verdicts, strict=True):
             reward = _reward(verdict, policy)
@@ -386,8 +413,9 @@ def openrlhf_reward(dataset: str = "humaneval", *, harness_error: str = "raise",
         _same_length("queries", queries, "prompts", prompts)
         _same_length("labels", labels, "queries", queries)
         answers = [_response(query, prompt) for query, prompt in zip(queries, prompts, strict=True)]
-        verdicts = judge_answers(dataset, [_task_id(label, None, i) for i, label in enumerate(labels)], answers,
-                                 **options)
+        truths = _dataset_name(dataset) == GROUND_TRUTH
+        verdicts = judge_answers(dataset, [label if truths else _task_id(label, None, i)
+                                           for i, label in enumerate(labels)], answers, **options)
         rewards = [_reward(v, policy) for v in verdicts]
         values = [math.nan if r is None else r for r in rewards]
         return {"rewards": _tensor(values), "scores": _tensor(values),

@@ -36,7 +36,7 @@ from .planning import open_dataset
 from .programs import code_of_row
 from .verdict import Verdict
 
-__all__ = ["SampleInput", "Verdict", "Verifier", "VerifierError"]
+__all__ = ["GROUND_TRUTH", "SampleInput", "Verdict", "Verifier", "VerifierError"]
 
 # A sample as ``verify`` takes it: ``(task_id, completion)``, or a mapping with ``task_id`` and ``completion`` (the
 # code appended to the prompt) or ``solution`` (the whole program).
@@ -44,6 +44,9 @@ SampleInput: TypeAlias = "Sequence[Any] | Mapping[str, Any]"
 LOG = logging.getLogger("pytest_humaneval")
 MEMO_MAX = 4096  # identical samples remembered per call: a stream's memory stays flat
 CLOSED = "the Verifier was closed before this sample ran"
+# The dataset of a Verifier that starts with no problem: its problems come with the calls (``add_problems``; the
+# reward functions' ground truth that holds tests, data/ground_truth.py).
+GROUND_TRUTH = "ground-truth"
 
 
 class VerifierError(ValueError):
@@ -112,7 +115,8 @@ class Verifier(Front):
     ``averify`` and ``astream`` may be called from several threads at once (they share the pool).
 
     ``dataset``: any name or file a config's ``dataset:`` takes (``humaneval``, ``humanevalplus``,
-    ``humanevalplus-mini``, ``mbppplus``, ``humaneval-impossible-oneoff``... or a JSONL(.gz) path).
+    ``humanevalplus-mini``, ``mbppplus``, ``humaneval-impossible-oneoff``... or a JSONL(.gz) path), or
+    ``"ground-truth"``: no problem at first, each added by ``add_problems`` (an RL set's tests, carried in its rows).
     ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs; one in the basic
     sandbox, ``sandbox.harness.BASIC_ALONE``), ``dedupe``,
     ``plus`` (EvalPlus's time limits: ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) and
@@ -165,6 +169,18 @@ class Verifier(Front):
                           f"files: {first.isolation_reason}; {sandbox.harness.BASIC_ALONE}", RuntimeWarning,
                           stacklevel=2)
         self._finalizer = weakref.finalize(self, _left_open, self._pool, self.isolation, self._life, repr(self))
+
+    def add_problems(self, problems: Iterable[Problem]) -> None:
+        """Make ``problems`` judgeable by their task ids from now on (a problem already known is kept as it is);
+        a task id the Verifier knows as another problem is a ``VerifierError`` naming it. Thread-safe."""
+        with self._lock:
+            for problem in problems:
+                known = self.problems.get(problem.task_id)
+                if known is None:
+                    self.problems[problem.task_id] = problem
+                elif known != problem:
+                    raise VerifierError(f"Verifier: add_problems: {problem.task_id}: expected a new task id or "
+                                        f"the same problem, found another problem under a task id of {self.dataset}")
 
     def close(self) -> None:
         """Stop the sandboxes (samples in flight are abandoned: their calls get harness_error)."""
@@ -284,10 +300,11 @@ def opened(front: str, dataset: object, progress: Callable[..., None] | None, *,
     if plus is not None:
         params["plus"] = dict(plus)
     where = Path.cwd() / front  # relative dataset paths resolve against the current folder
+    inline = dataset == GROUND_TRUTH
     try:
-        config = config_from_mapping({"target": {"mode": "mock"}, "dataset": os.fspath(dataset), "params": params},
-                                     where)
-        loaded, _, _ = open_dataset(config, progress)
+        config = config_from_mapping({"target": {"mode": "mock"}, "params": params,
+                                      **({} if inline else {"dataset": os.fspath(dataset)})}, where)
+        loaded = LoadedDataset(GROUND_TRUTH, [], "", "", False) if inline else open_dataset(config, progress)[0]
     except (ConfigError, DatasetError) as exc:
         raise VerifierError(str(exc).replace(f"{where}: ", f"{front}: ")) from None
     return config, loaded

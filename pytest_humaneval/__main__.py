@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="take the code out of raw chat answers first, as runtime mode does (target.extract)")
     score.add_argument("--impossible-instruction", choices=tuple(INSTRUCTIONS), default=None,
                        help="an impossible dataset's instruction in its prompts (params.impossible_instruction)")
+    score.add_argument("--compare", default=None,
+                       help="standard-input problems: how a test's output is compared (params.compare: lcb, exact, "
+                            "tokens, casefold, float:TOL, float:abs=A,rel=R)")
     for name in OUTPUTS:
         score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
     score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")
@@ -106,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             limit=args.limit, timeout_s=args.timeout_s, isolation=args.isolation, workers=args.workers,
             parallel=args.parallel, outputs={name: getattr(args, name) for name in OUTPUTS}, quiet=args.quiet,
             pytest_args=pytest_args, allow_subset=args.allow_subset, allow_basic=args.allow_basic, extract=args.extract,
-            impossible_instruction=args.impossible_instruction, mini=args.mini, noextreme=args.noextreme,
+            impossible_instruction=args.impossible_instruction, compare=args.compare, mini=args.mini,
+            noextreme=args.noextreme,
             refused=tuple(_dest(flag) for flag in REFUSED_FLAGS if getattr(args, _dest(flag))))
         try:
             return evaluate(options)

@@ -24,6 +24,7 @@ import yaml
 from .data import livecodebench
 from .data.dataset import PLUS_DEFAULT_LIMITS, DatasetError
 from .data.impossible import DEFAULT_INSTRUCTION, INSTRUCTIONS
+from .data.io_problems import check_rule
 from .data.releases import HUMANEVAL, NAMES, RELEASES
 from .protocols import PRESETS
 
@@ -240,6 +241,13 @@ SCHEMA: tuple[Key, ...] = (
        "`auto`",
        f"choices per generation request: `auto` (the server's `n` when honoured), or an integer 1 to "
        f"{MAX_REQUEST_N} (see [Several choices per request](live-models.md#several-choices-per-request))"),
+    _K("params.compare",
+       None,
+       "each row's own (LiveCodeBench's rule unless it names one)",
+       "standard-input problems: how the judge compares a test's output with the expected one: `lcb` "
+       "(LiveCodeBench's), `exact`, `tokens`, `casefold`, `float:TOL` or `float:abs=A,rel=R` (see [How the output "
+       "is compared](datasets.md#standard-input-and-functional-problems)); a problem its row's checker judges keeps "
+       "it. In the label and digest"),
     _K("params.release_version",
        None,
        "(required with `livecodebench`)",
@@ -276,8 +284,9 @@ SCHEMA: tuple[Key, ...] = (
        "a published protocol: " + ", ".join(f"`{name}`" for name in PRESETS) + ". Sets `n`, `temperature`, "
        "`top_p` and `k` as its source does (a key also set must agree, or it is a usage error); `runtime` and "
        "`samples` only. On `api: completions` it also sends its source's stop sequences and prompt form "
-       "(unless `params.stop` is set); over `api: chat` it warns. See [Comparable numbers: published "
-       "protocols](live-models.md#comparable-numbers-published-protocols)",
+       "(unless `params.stop` is set); over `api: chat` it warns. `lcb` (LiveCodeBench's) is for standard-input "
+       "and functional problems only, whose prompt is LiveCodeBench's over either API. See [Comparable numbers: "
+       "published protocols](live-models.md#comparable-numbers-published-protocols)",
        choices=tuple(PRESETS)),
     _K("params.dedupe",
        True,
@@ -417,6 +426,7 @@ class Params:
     plus: PlusParams | None = _default("params.plus")  # None: not set (the defaults apply)
     protocol: str | None = _default("params.protocol")  # a preset: it set n, temperature, top_p and k
     dedupe: bool = _default("params.dedupe")
+    compare: str | None = _default("params.compare")  # standard-input problems' rule (None: each row's own)
     release_version: str | None = _default("params.release_version")  # dataset: livecodebench's release
     start_date: date | None = _default("params.start_date")  # the contamination window on contest_date
     end_date: date | None = _default("params.end_date")
@@ -628,6 +638,7 @@ def _params(file: Path, data: Any) -> Params:
         dedupe=r.flag("dedupe"),
         plus=_plus(file, data["plus"]) if data.get("plus") is not None else None,
         protocol=r.text("protocol"),
+        compare=_rule(r, "compare"),
         release_version=r.text("release_version"),
         start_date=_day(r, "start_date"),
         end_date=_day(r, "end_date"),
@@ -636,6 +647,17 @@ def _params(file: Path, data: Any) -> Params:
         raise ConfigError(f"{file}: params.end_date: expected a day on or after params.start_date "
                           f"({params.start_date}), found {params.end_date}")
     return params
+
+
+def _rule(r: _Reader, name: str) -> str | None:
+    """``params.compare``: a comparison rule in its one spelling (``float:1e-6`` is ``float:abs=1e-06,rel=1e-06``)."""
+    value = r.data.get(name)
+    if value is None:
+        return None
+    try:
+        return check_rule(value, f"{r.file}: {r.key(name)}")
+    except DatasetError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _day(r: _Reader, name: str) -> date | None:

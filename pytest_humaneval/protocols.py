@@ -1,5 +1,5 @@
-"""Published HumanEval protocols: the presets, what a run's sampling matches, and the pitfalls that make a pass@k
-incomparable with a published one. Pure: no pytest, no I/O.
+"""Published HumanEval protocols (and LiveCodeBench's): the presets, what a run's sampling matches, and the pitfalls
+that make a pass@k incomparable with a published one. Pure: no pytest, no I/O.
 
 A HumanEval number means something only next to the protocol that produced it. Codex (Chen et al. 2021) and
 StarCoder (Li et al. 2023) sample n = 200 completions per problem with nucleus sampling (top_p 0.95), pass@1 at
@@ -7,6 +7,9 @@ temperature 0.2 and pass@k for k > 1 at 0.8; the EvalPlus leaderboard decodes gr
 Besides the sampling, each source sends HumanEval's prompt in its own way: a preset's ``Setup`` is what its source
 sends on the completions API (its stop sequences, the prompt stripped or not), which the client sends too; a preset
 used over the chat API, or with stop sequences of the config's, is measured otherwise, and ``describe`` warns.
+LiveCodeBench's runner samples 10 programs per problem at temperature 0.2 and top_p 0.95 and reports pass@1 and
+pass@5; its prompt is its question (``completions/lcb.py``), its own form over chat, so the ``lcb`` preset warns
+only of a system prompt of the config's, or of the completions API (its base-model form, sent without its example).
 docs/live-models.md, "Comparable numbers", has the sentences each preset is taken from.
 """
 
@@ -27,6 +30,10 @@ class Setup:
     stop: tuple[str, ...]  # its stop sequences, all of them (OpenAI's own API accepts at most 4)
     prompt: str  # HumanEval's prompt as it sends it: "as is", "stripped" or "stripped + newline"
     chat: str | None  # what it sent a chat model, in words; None: it never used a chat API
+    # LiveCodeBench's: its prompt is its question (completions/lcb.py), which the harness sends as it does over chat;
+    # over completions its base-model form, without the solved example it puts first (``base_gap``, in words).
+    question: bool = False
+    base_gap: str | None = None
 
 
 class ProtocolSection(TypedDict):
@@ -70,10 +77,20 @@ _EVALPLUS_SETUP = Setup(("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name_
                          "\ndef ", "\nclass ", "\nimport ", "\nfrom ", "\nassert "), "stripped + newline",
                         "its own instruction as one user message and no system prompt")
 
+# LiveCodeBench (lcb_runner at 28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24): runner/parser.py's --stop default "###",
+# which its vLLM runner sends and its OpenAI runner does not ("stop is only used for base models currently");
+# prompts/code_generation.py's chat and base-model forms (completions/lcb.py).
+_LCB_SETUP = Setup(("###",), "as is", "its system message and its question", question=True,
+                   base_gap="prompts a base model with a solved example before the question; this run sends the "
+                            "question alone (the example is a contest site's problem, not bundled)")
+
 _CODEX = "Codex, Chen et al. 2021, arXiv 2107.03374"
 # pass@100 at 0.8 is Codex's; pass@10 at 0.8 is StarCoder's choice (Codex gives no temperature for pass@10).
 _CODEX_K = "Codex, Chen et al. 2021, arXiv 2107.03374; pass@10 at 0.8 as StarCoder, arXiv 2305.06161"
 _STARCODER = "StarCoder, Li et al. 2023, arXiv 2305.06161"
+# README.md: "We use `n=10` and `temperature=0.2` for generation."; "We compute `pass@1` and `pass@5` metrics for
+# model evaluations."; runner/parser.py: --top_p default 0.95.
+_LCB = "LiveCodeBench's runner, lcb_runner 28fef95: README, runner/parser.py"
 PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     Preset("greedy", 1, 0.0, None, (1,), "EvalPlus leaderboard (greedy decoding)", _EVALPLUS_SETUP,
            "the EvalPlus leaderboard"),
@@ -81,6 +98,7 @@ PRESETS: dict[str, Preset] = {preset.name: preset for preset in (
     Preset("codex-passk", 200, 0.8, 0.95, (10, 100), _CODEX_K, _CODEX_SETUP, "Codex"),
     Preset("starcoder-pass1", 200, 0.2, 0.95, (1,), _STARCODER, _STARCODER_SETUP, "StarCoder"),
     Preset("starcoder-passk", 200, 0.8, 0.95, (10, 100), _STARCODER, _STARCODER_SETUP, "StarCoder"),
+    Preset("lcb", 10, 0.2, 0.95, (1, 5), _LCB, _LCB_SETUP, "LiveCodeBench"),
 )}
 
 # The pitfalls: pass@1 is never sampled this hot, pass@k > 1 never this cold, and pass@1 at a temperature above 0
@@ -105,10 +123,13 @@ def matches(n: int | None, temperature: float | None, top_p: float | None, k: It
 
 def pitfalls(n: int | None, temperature: float | None, k: Iterable[int]) -> list[str]:
     """One line per pass@k that no source computes under these settings, naming the preset that would make it
-    comparable. ``n``: the fewest samples of a problem; a temperature of None (not known) has no pitfall."""
+    comparable. ``n``: the fewest samples of a problem; a temperature of None (not known) has no pitfall, and
+    neither has a preset's own n, temperature and k (LiveCodeBench's pass@5 at 0.2 is its own protocol)."""
     if temperature is None:
         return []
     k = sorted(set(k))
+    if any(n == p.n and _same(temperature, p.temperature) and tuple(k) == p.k for p in PRESETS.values()):
+        return []
     out = []
     if 1 in k and temperature >= PASS1_TOO_HOT:
         out.append(f"pass@1 at temperature {temperature:g} is not comparable with a published pass@1 (Codex and "
@@ -143,12 +164,25 @@ def sent_stop(name: str | None, api: str, stop: tuple[str, ...] | None) -> tuple
 
 def setup_warnings(name: str | None, api: str, system_prompt: str | None, stop: tuple[str, ...] | None) -> list[str]:
     """One line per way a generated run with a preset is measured otherwise than the preset's source measured: a
-    chat API (with the harness's, the config's or no system prompt), stop sequences of the config's."""
+    chat API (with the harness's, the config's or no system prompt), stop sequences of the config's. A question
+    preset (``lcb``) is its source's own form over chat, where only a system prompt of the config's differs; over
+    completions its base-model form lacks the source's example."""
     if name is None:
         return []
     preset = PRESETS[name]
     numbers = ", ".join(f"pass@{value}" for value in preset.k) + (" is" if len(preset.k) == 1 else " are")
     out = []
+    if preset.setup.question and api == "chat":  # its own form: only a system prompt of the config's differs
+        if system_prompt is not None:
+            sent = "no system prompt" if system_prompt == "" else "params.system_prompt"
+            out.append(f"params.protocol {name} with params.system_prompt: {preset.paper} sends a chat model its own "
+                       f"system message; this run sends {sent}, so its {numbers} not measured as {preset.paper}'s "
+                       "(remove params.system_prompt)")
+        return out
+    if preset.setup.question and preset.setup.base_gap:
+        out.append(f"params.protocol {name} over target.api {api}: {preset.paper} {preset.setup.base_gap}, so its "
+                   f"{numbers} not measured as {preset.paper}'s (target.api chat sends its chat prompt as "
+                   f"{preset.paper} does)")
     if api == "chat":
         system = ("the harness's system prompt" if system_prompt is None else
                   "no system prompt" if system_prompt == "" else "params.system_prompt")

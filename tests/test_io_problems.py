@@ -428,6 +428,60 @@ def test_empty_file(tmp_path):
     assert str(info.value) == f"{path}: expected at least one problem, found none"
 
 
+# -- a row's own rule or checker --------------------------------------------------------------------------------
+
+CHECKER = "def check(input, expected, got):\n    return got.split() == expected.split()\n"
+RULES_SAID = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R"
+
+
+def test_a_rows_rule_and_checker_are_read_in_every_shape():
+    """``compare`` (a rule, in its one spelling) and ``checker`` (Python source defining ``check``): top-level keys
+    of a row of any shape, kept in the IOProblem and made the judge's rule; a checker travels with the tests (the
+    judge's text, never the program's)."""
+    problem = one([lcb_row(compare="float:1e-6")])
+    assert problem.compare == "float:abs=1e-06,rel=1e-06" and problem.checker is None
+    assert io_problems.as_problem(problem).io == "float:abs=1e-06,rel=1e-06"
+    assert io_problems.as_problem(one([lcb_row()])).io == "lcb"
+    problem = one([lcb_row(checker=CHECKER)])
+    assert problem.checker == CHECKER and problem.compare is None
+    judged = io_problems.as_problem(problem)
+    assert (judged.io, judged.io_tests) == ("checker", 3)
+    assert json.loads(judged.test) == {"checker": CHECKER, "tests": [["1 2\n", "3\n"], ["5 5\n", "10\n"],
+                                                                     ["0 0\n", "0\n"]]}
+    for name, row in SHAPE_ROWS.items():
+        assert one([{**row, "compare": "exact"}]).compare == "exact", name
+        assert one([{**row, "checker": CHECKER}]).checker == CHECKER, name
+
+
+@pytest.mark.parametrize(("keys", "expected"), [
+    ({"compare": "exactly"}, f"compare: expected a comparison rule ({RULES_SAID}), found 'exactly'"),
+    ({"compare": 3}, f"compare: expected a comparison rule ({RULES_SAID}), found 3"),
+    ({"compare": "float:abs=x"}, "compare: expected a tolerance that is a finite number >= 0 (float:TOL or "
+                                 "float:abs=A,rel=R), found 'float:abs=x'"),
+    ({"compare": "checker"}, f"compare: expected a comparison rule ({RULES_SAID}), found 'checker' (a row's own "
+                             f"checker is its checker key)"),
+    ({"checker": 3}, "checker: expected Python source that defines check(input, expected, got), found int"),
+    ({"checker": "def check(input, expected, got)\n    return True\n"},
+     "checker: expected Python source that defines check(input, expected, got), found a SyntaxError at line 1: "
+     "expected ':'"),
+    ({"checker": "def judge(input, expected, got):\n    return True\n"},
+     "checker: expected Python source that defines check(input, expected, got), found no check defined"),
+    ({"checker": CHECKER, "compare": "tokens"},
+     "compare: expected none beside a checker (the checker decides), found 'tokens'"),
+])
+def test_a_rows_bad_rule_or_checker_is_one_line(keys, expected):
+    assert refused([lcb_row(**keys)]) == f"row 0: {expected}"
+
+
+@pytest.mark.parametrize("key", ["compare", "checker"])
+def test_a_functional_row_takes_no_rule_or_checker(key):
+    """A functional problem's answers are compared as values, in the judge: a rule or checker there is refused."""
+    value = "exact" if key == "compare" else CHECKER
+    assert refused([functional_row(**{key: value})]) == (
+        f"row 0: {key}: expected none for functional tests (their answers are compared as values), found "
+        f"{value[:40]!r}")
+
+
 # -- the HumanEval fronts: one error, not judged yet -----------------------------------------------------------
 
 SHAPE_ROWS = {
@@ -467,7 +521,7 @@ def test_humaneval_and_evalplus_files_still_load(tmp_path):
 @pytest.mark.slow
 def test_config_verifier_and_evaluate_judge_the_rows(pytester):
     """``dataset: rows.jsonl`` in a config (samples mode), ``Verifier("rows.jsonl")`` and ``evaluate --dataset
-    rows.jsonl`` judge these rows (a right and a wrong program); a live run of them is one error, not built yet."""
+    rows.jsonl`` judge these rows (a right and a wrong program); a mock replay of them is one error."""
     from pytest_humaneval import Verifier
 
     path = write_jsonl(pytester.path / "rows.jsonl", [lcb_row()])
@@ -485,12 +539,11 @@ def test_config_verifier_and_evaluate_judge_the_rows(pytester):
                                                                                           "assertion_failed"]
     done = evaluate(pytester.path, "--dataset", "rows.jsonl", "--samples", "samples.jsonl")
     assert done.returncode == 0 and "rows pass@1 0.500  coverage 2/2" in done.stdout, done.stderr[-2000:]
-    live = pytester.makefile(".yaml", live="target: {mode: runtime, endpoint: 'http://127.0.0.1:9/v1', model: m}\n"
-                                           "dataset: rows.jsonl\nparams: {allow_code_execution: true}\n")
-    result = pytester.runpytest("--humaneval-config", str(live), "-p", "no:cacheprovider")
+    replay = pytester.makefile(".yaml", replay="target: {mode: mock}\ndataset: rows.jsonl\n")
+    result = pytester.runpytest("--humaneval-config", str(replay), "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*target.mode: expected samples with rows (standard-input and functional problems), "
-                                 "found runtime: live generation and replays of these problems are not built yet*"])
+    result.stderr.fnmatch_lines(["*target.mode: expected samples or runtime with rows (standard-input and functional "
+                                 "problems), found mock: *"])  # live runs: tests/test_io_live.py
 
 
 # -- the corpus (written by the project), checked with plain processes: not the judge ------------------------------

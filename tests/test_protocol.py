@@ -34,6 +34,7 @@ def test_presets_are_sources_settings():
         "codex-passk": (200, 0.8, 0.95, (10, 100)),
         "starcoder-pass1": (200, 0.2, 0.95, (1,)),
         "starcoder-passk": (200, 0.8, 0.95, (10, 100)),
+        "lcb": (10, 0.2, 0.95, (1, 5)),  # LiveCodeBench's runner (tests/test_io_live.py runs it)
     }
     for preset in protocols.PRESETS.values():  # a preset never warns about itself
         assert protocols.pitfalls(preset.n, preset.temperature, preset.k) == []
@@ -51,6 +52,7 @@ def test_presets_stops_and_prompts():
         "greedy": (evalplus, "stripped + newline"),
         "codex-pass1": (codex, "as is"), "codex-passk": (codex, "as is"),
         "starcoder-pass1": (bigcode, "stripped"), "starcoder-passk": (bigcode, "stripped"),
+        "lcb": (("###",), "as is"),  # its base-model form's stop; its question is sent, never HumanEval's prompt
     }
     prompt = PROBLEMS[0].prompt
     assert prompt.endswith('"""\n') and prompt != prompt.strip()
@@ -203,7 +205,7 @@ def test_preset_sets_sampling(tmp_path, name):
                                                "sets it (remove params.k or choose another protocol), found a list "
                                                "[1, 10, 100]"),
     ("protocol: codex", "params.protocol: expected greedy | codex-pass1 | codex-passk | starcoder-pass1 | "
-                        "starcoder-passk, found 'codex'"),
+                        "starcoder-passk | lcb, found 'codex'"),
 ])
 def test_contradicting_key_names_both(tmp_path, params, expected):
     """A preset plus a contradicting key is one error naming both."""

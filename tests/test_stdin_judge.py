@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import secrets
+from typing import Any
 
 import nobody
 import pytest
@@ -31,6 +32,7 @@ NUMBERS = " ".join(str(number * 7 % 1000 - 500) for number in range(BIG))
 SUM = sum(number * 7 % 1000 - 500 for number in range(BIG))
 # The problem: N on the first line, N integers on the second; print their sum.
 TESTS = [["2\n1 2\n", "3\n"], ["3\n5 7 -2\n", "10\n"], [f"{BIG}\n{NUMBERS}\n", f"{SUM}\n"]]
+Tests = list[list[str]] | dict[str, Any]  # [input, output] pairs, or {"tests": pairs, "checker": source}
 
 HONEST = {
     "input()": "n = int(input())\nprint(sum(map(int, input().split())))\n",
@@ -183,8 +185,9 @@ box = Sandbox(sys.argv[1]).start()
 try:
     found = {}
     for name, (code, tests, timeout_s, memory_mb) in jobs.items():
+        rule, count = ("checker", len(tests["tests"])) if isinstance(tests, dict) else ("lcb", len(tests))
         try:
-            result = box.run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
+            result = box.run(Program("", code, json.dumps(tests), "", whole=True, io=rule, io_tests=count),
                              Limits(timeout_s=timeout_s, memory_mb=memory_mb))
         except SandboxError as exc:
             found[name] = ["harness_error", str(exc)[:300], ""]
@@ -220,9 +223,22 @@ AGAINST_THE_JUDGE = {
 }
 
 
-def jobs() -> dict[str, tuple[str, list[list[str]], float, int]]:
-    """Every program of this file with its tests, time and memory limits; the hunter's tokens are new each run."""
-    found: dict[str, tuple[str, list[list[str]], float, int]] = {}
+def program(code: str, tests: Tests) -> Program:
+    """A job's program: its tests compared by LiveCodeBench's rule, or by the row's checker they carry."""
+    if isinstance(tests, dict):
+        return Program("", code, json.dumps(tests), "", whole=True, io="checker", io_tests=len(tests["tests"]))
+    return Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests))
+
+
+# A row's checker that wants a token only it holds printed: a hunter that finds the checker's text passes.
+# (It accepts its test's expected output too, as every checker must: the judge asks that first.)
+WANTS = "SECRET = {!r}\n\n\ndef check(input, expected, got):\n    return got.strip() in (SECRET, expected.strip())\n"
+
+
+def jobs() -> dict[str, tuple[str, Tests, float, int]]:
+    """Every program of this file with its tests (pairs, or pairs and a checker), time and memory limits; the
+    hunters' tokens are new each run."""
+    found: dict[str, tuple[str, Tests, float, int]] = {}
     for name, code in HONEST.items():
         found[name] = (code, TESTS, 5.0, 2048)
     for name, (code, _, _) in WRONG.items():
@@ -233,6 +249,11 @@ def jobs() -> dict[str, tuple[str, list[list[str]], float, int]]:
     found["hunter"] = (HUNTER, [[f"{digest(hidden)}\n", f"{hidden}\n"]], 20.0, 2048)
     found["hunter (control: the token in its input)"] = (HUNTER, [[f"{digest(told)} {told}\n", f"{told}\n"]], 10.0,
                                                          2048)
+    secret, known = secrets.token_hex(16), secrets.token_hex(16)
+    found["hunter of the checker"] = (HUNTER, {"checker": WANTS.format(secret),
+                                               "tests": [[f"{digest(secret)}\n", "x\n"]]}, 20.0, 2048)
+    found["hunter of the checker (control: the token in its input)"] = (
+        HUNTER, {"checker": WANTS.format(known), "tests": [[f"{digest(known)} {known}\n", "x\n"]]}, 10.0, 2048)
     found["left behind"] = (LEFT_BEHIND, [["first\n", "first\n"], ["second\n", "first\n"]], 5.0, 2048)
     found["wrong case"] = ("print('YES')\n", [["1\n", "Yes\n"]], 5.0, 2048)
     # an output whose comparison takes longer than the program's time (the comparison is the judge's): two million
@@ -251,8 +272,7 @@ def run_in(mode: str) -> tuple[str, dict[str, list[str]]]:
         found = {}
         with nobody.supervisor() as (ready, run):
             for name, (code, tests, timeout_s, memory_mb) in jobs().items():
-                reply = run(Program("", code, json.dumps(tests), "", whole=True, io="lcb", io_tests=len(tests)),
-                            timeout_s=timeout_s, memory_mb=memory_mb)
+                reply = run(program(code, tests), timeout_s=timeout_s, memory_mb=memory_mb)
                 found[name] = [reply["status"], reply.get("detail", "")[:300], reply.get("stderr", "")[-300:]]
         return ready["isolation"], found
     isolation, found = last_json(mode, SCRIPT, "basic" if mode == "basic" else "auto", stdin=json.dumps(jobs()))
@@ -299,6 +319,17 @@ def test_the_expected_output_is_nowhere_the_program_can_look(mode):
     assert found["hunter (control: the token in its input)"][0] == "passed", found
     assert found["hunter"][0] == "assertion_failed", (isolation, found["hunter"])
     assert found["hunter"][1].endswith("got 'none'"), (isolation, found["hunter"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_rows_checker_is_nowhere_the_program_can_look(mode):
+    """A row's checker runs in the judge and travels with the tests: the hunter finds no token only the checker's
+    text holds, and finds it in its own input (the control: the checker then accepts it)."""
+    isolation, found = run_in(mode)
+    assert found["hunter of the checker (control: the token in its input)"][0] == "passed", (isolation, found)
+    assert found["hunter of the checker"][:2] == [
+        "assertion_failed", "test 1 of 1: wrong answer: the row's checker refused the output (its first line: "
+                            "'none')"], (isolation, found["hunter of the checker"])
 
 
 @pytest.mark.parametrize("mode", MODES)

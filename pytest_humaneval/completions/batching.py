@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..plan import Plan, Sample
 from .endpoint import USAGE_SHORT
+from .lcb import asked
 from .sources import with_generation
 from .store import GenerationStore, request_key
 
@@ -49,7 +50,7 @@ def plan_requests(plan: Plan, client: Client, store: GenerationStore | None, reg
     requests = Requests(keys={})
     for sample in plan.samples:
         problem = plan.problems[sample.task_id]
-        path, body = client.request_body(problem.prompt)
+        path, body = client.request_body(asked(problem))
         key = requests.keys[sample.key] = request_key(setting, {"path": path, "body": body}, sample.task_id,
                                                       sample.index)
         if key in stored:
@@ -139,7 +140,7 @@ class _Sender:
         problem = self.plan.problems[batch[0].task_id]
         assert self.gate is not None
         async with self.gate:
-            generations = await self.client.generate_choices(problem.prompt, problem.entry_point, len(batch))
+            generations = await self.client.generate_choices(asked(problem), problem.entry_point, len(batch))
         if generations[0].completion is None and len(batch) > 1 and (self.auto or _refused(generations[0].error)):
             # The server refused n (llama.cpp's server: a 400 above its slots): one request per sample from now on.
             if self.honoured is not False:

@@ -24,7 +24,9 @@ import httpx
 
 from ..config import RetryPolicy
 from ..protocols import sent_prompt, sent_stop
+from . import lcb
 from .extract import Extraction, extract, unwrap_completion
+from .lcb import Question
 from .store import normalise_endpoint
 
 Extractor = Callable[[str, str, str], Extraction]  # (answer, entry point, prompt) -> what runs
@@ -284,13 +286,17 @@ class Client:
             raise EndpointError(f"model {self.model!r} is not served by {self.endpoint} (it serves: {shown})")
         return None
 
-    def _payload(self, prompt: str) -> tuple[str, dict[str, Any]]:
+    def _payload(self, prompt: str | Question) -> tuple[str, dict[str, Any]]:
+        """(path, body) of a request for ``prompt``: HumanEval's prompt, or a standard-input or functional
+        problem's question (``lcb.asked``), each in its own form."""
         payload: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
                                    "temperature": self.temperature}
         if self.top_p is not None:
             payload["top_p"] = self.top_p
-        whole = asks_for_whole_function(prompt)
-        if self.api == "chat":
+        whole = isinstance(prompt, str) and asks_for_whole_function(prompt)
+        if isinstance(prompt, Question):
+            path = self._question(payload, prompt)
+        elif self.api == "chat":
             system_prompt = CHAT_SYSTEM_WHOLE if whole and self._own_system else self.system_prompt
             system = [{"role": "system", "content": system_prompt}] if system_prompt else []
             user = (CHAT_USER_WHOLE if whole else CHAT_USER).format(prompt=prompt.strip())
@@ -311,7 +317,22 @@ class Client:
                 payload[name] = value
         return path, payload
 
-    def request_body(self, prompt: str) -> tuple[str, dict[str, Any]]:
+    def _question(self, payload: dict[str, Any], question: Question) -> str:
+        """LiveCodeBench's prompt into ``payload`` (lcb.py), and the path: over chat its system message (or
+        params.system_prompt) and its question; over completions its base-model form and its stop sequence (or
+        params.stop). A HumanEval preset's stop sequences and prompt form are HumanEval's, never sent here."""
+        stop = lcb.sent_stop(self.api, None if self._own_stop else self.stop)
+        if stop:
+            payload["stop"] = list(stop)
+        if self.api != "chat":
+            payload["prompt"] = lcb.base_prompt(question)
+            return "/completions"
+        system = lcb.SYSTEM_MESSAGE if self._own_system else self.system_prompt
+        payload["messages"] = [*([{"role": "system", "content": system}] if system else []),
+                               {"role": "user", "content": lcb.chat_message(question)}]
+        return "/chat/completions"
+
+    def request_body(self, prompt: str | Question) -> tuple[str, dict[str, Any]]:
         """(path, body) of one sample's request: what determines its answer (the store's key)."""
         return self._payload(prompt)
 
@@ -342,13 +363,14 @@ class Client:
             answers.append((text, reasoning, finish if isinstance(finish, str) else None))
         return answers
 
-    async def generate(self, prompt: str, entry_point: str) -> Generation:
+    async def generate(self, prompt: str | Question, entry_point: str) -> Generation:
         return (await self.generate_choices(prompt, entry_point, 1))[0]
 
-    async def generate_choices(self, prompt: str, entry_point: str, choices: int) -> list[Generation]:
+    async def generate_choices(self, prompt: str | Question, entry_point: str, choices: int) -> list[Generation]:
         """One request for ``choices`` answers (the ``n`` of the API; not sent for 1). Returns the answers the
         server gave, at most ``choices`` (a server that ignores ``n`` gives one), or one failed Generation.
-        The request's usage, billed once, is carried by the first answer; the others carry 0."""
+        The request's usage, billed once, is carried by the first answer; the others carry 0. A question's code is
+        taken out as its problem's (whose prompt, before the program, is empty)."""
         path, payload = self._payload(prompt)
         if choices > 1:
             payload["n"] = choices
@@ -374,7 +396,7 @@ class Client:
         short = _usage_short(billed[1], [finish for _, _, finish in answers], _token_limit(payload))
         generations = []
         for index, (raw, reasoning, finish) in enumerate(answers):
-            found, failed = _extracted(self.extractor, raw, entry_point, prompt)
+            found, failed = _extracted(self.extractor, raw, entry_point, prompt if isinstance(prompt, str) else "")
             tokens = billed if index == 0 else tuple(None if t is None else 0 for t in billed)
             generations.append(Generation(
                 completion=None if failed else found.completion, program=found.program, raw=raw, error=failed,

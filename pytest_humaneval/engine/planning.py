@@ -9,12 +9,13 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
+from ..completions import lcb
 from ..completions.extract import extract
 from ..completions.sources import Extractor, SampleRow, read_samples_file
 from ..config import ConfigError, PlusParams, RunConfig
 from ..data import impossible, livecodebench, plus, releases
 from ..data.dataset import DatasetError, IORowsFound, LoadedDataset, Problem, load_dataset, read_jsonl, select
-from ..data.io_problems import load_io_dataset
+from ..data.io_problems import load_io_dataset, with_rule
 from ..plan import Plan, Recorded, Sample
 from ..protocols import PRESETS, sent_stop
 
@@ -34,11 +35,15 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, obj
     settings: dict[str, object] = {"timeout_s": params.timeout_s, "memory_mb": params.memory_mb,
                                    "retry": params.retry is not None}
     if config.target.mode == "runtime":
-        stop = sent_stop(params.protocol, config.target.api, params.stop)  # a preset's source's, on completions
+        questions = any(problem.statement is not None for problem in dataset.problems)  # LiveCodeBench's prompt
+        # a preset's source's on completions; a question's are LiveCodeBench's (completions/lcb.py)
+        stop = (lcb.sent_stop(config.target.api, params.stop) if questions else
+                sent_stop(params.protocol, config.target.api, params.stop))
         generation: dict[str, object] = {"api": config.target.api, "temperature": params.temperature,
                                          "top_p": params.top_p, "max_tokens": params.max_tokens,
                                          "stop": list(stop) if stop else None}
-        if params.protocol and config.target.api == "completions" and PRESETS[params.protocol].setup.prompt != "as is":
+        if (params.protocol and config.target.api == "completions" and not questions
+                and PRESETS[params.protocol].setup.prompt != "as is"):
             generation["prompt"] = PRESETS[params.protocol].setup.prompt
         # Only when set, so that the digest of a run with the defaults stays what it always was.
         if params.system_prompt is not None:
@@ -53,6 +58,8 @@ def _digest_settings(config: RunConfig, dataset: LoadedDataset) -> dict[str, obj
     if params.impossible_instruction not in (None, impossible.DEFAULT_INSTRUCTION):
         # The prompts differ too (so does the digest); said here for the label and a baseline's comparison.
         settings["impossible_instruction"] = params.impossible_instruction
+    if params.compare is not None:  # standard-input problems compared by another rule than their rows'
+        settings["compare"] = params.compare
     if params.release_version is not None:  # dataset: livecodebench (only then, as for the rest)
         settings["release_version"] = params.release_version
     if params.start_date is not None or params.end_date is not None:  # the contamination window
@@ -92,6 +99,17 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
         known = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
         if known is not None:
             dataset, release = replace(dataset, name=known.name), known.version
+    protocol = config.params.protocol
+    if protocol and PRESETS[protocol].setup.question and not any(p.statement is not None for p in dataset.problems):
+        raise ConfigError(f"{config.path}: params.protocol: expected {protocol} only with standard-input and "
+                          f"functional problems (LiveCodeBench's rows, dataset: livecodebench), found "
+                          f"{dataset.name}, whose problems are functions with a prompt; choose a HumanEval preset "
+                          f"({', '.join(n for n, p in PRESETS.items() if not p.setup.question)})")
+    if params.compare is not None:
+        if not any(problem.io is not None for problem in dataset.problems):
+            raise ConfigError(f"{config.path}: params.compare: expected a dataset of standard-input problems "
+                              f"(LiveCodeBench's rows...), found {dataset.name}, which has none")
+        dataset = replace(dataset, problems=with_rule(dataset.problems, params.compare, "params.compare"))
     if window != (None, None) and not any(problem.contest_date for problem in dataset.problems):
         raise ConfigError(f"{config.path}: params.start_date, end_date: expected a dataset whose problems have contest "
                           f"dates (LiveCodeBench's rows), found {dataset.name}, whose problems have none")
@@ -115,13 +133,23 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
 
 
 def _refuse_live(config: RunConfig, dataset: LoadedDataset) -> None:
-    """Standard-input and functional problems are judged from samples (a file, the Verifier): a live run or a
-    replay of them is one error."""
-    if config.target.mode == "runtime" or (config.target.mode == "mock" and not config.params.execute):
-        raise ConfigError(f"{config.path}: target.mode: expected samples with {dataset.name} (standard-input "
-                          f"and functional problems), found {config.target.mode}: live generation and replays "
-                          "of these problems are not built yet (docs/datasets.md#standard-input-and-functional-"
+    """Standard-input and functional problems have no recorded verdicts to replay: mock replay is one error (mock
+    with params.execute finds no canonical solutions, build_plan's error). A live run asks LiveCodeBench's question
+    (completions/lcb.py), which gives a functional problem its starter code (the class and method the judge calls):
+    one without starter code cannot be asked, and is one error naming it."""
+    if config.target.mode == "mock" and not config.params.execute:
+        raise ConfigError(f"{config.path}: target.mode: expected samples or runtime with {dataset.name} "
+                          "(standard-input and functional problems), found mock: the mock fixture replays verdicts "
+                          "recorded for the bundled HumanEval only (docs/datasets.md#standard-input-and-functional-"
                           "problems)")
+    if config.target.mode == "runtime":
+        functional = [problem for problem in dataset.problems if problem.call is not None]
+        bare = [problem.task_id for problem in functional if not problem.starter_code.strip()]
+        if bare:
+            raise ConfigError(f"{config.path}: dataset: expected starter code for every functional problem of "
+                              f"{dataset.name} in a live run (LiveCodeBench's prompt gives it: the method the judge "
+                              f"calls), found none for {bare[0]} ({len(bare)} of {len(functional)} functional "
+                              "problems); score samples of them instead (target.mode: samples)")
 
 
 def build_plan(config: RunConfig, progress: Callable[..., None] | None = None, expected: bool = True,

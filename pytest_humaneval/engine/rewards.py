@@ -52,7 +52,7 @@ __all__ = ["DATA_SOURCES", "GROUND_TRUTH", "TRAINER_KEYWORDS", "RewardUnavailabl
 DATA_SOURCES = {"openai_humaneval": "humaneval", "openai/openai_humaneval": "humaneval",
                 "evalplus/humanevalplus": "humanevalplus", "evalplus/mbppplus": "mbppplus"}
 HARNESS_ERROR = ("raise", "nan", "none")
-OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction", "allow_basic",
+OPTIONS = ("timeout_s", "memory_mb", "isolation", "workers", "plus", "impossible_instruction", "allow_basic", "compare",
            "cluster")
 CLUSTER_EXPECTED = ("None or False (this machine's Verifier), True (the Ray cluster this process is connected to) "
                     "or a Ray address (\"auto\", \"ray://head:10001\", \"host:6379\")")

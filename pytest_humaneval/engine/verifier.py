@@ -120,7 +120,8 @@ class Verifier(Front):
     ``isolation``, ``timeout_s``, ``memory_mb``, ``workers`` (sandboxes; default: the usable CPUs; one in the basic
     sandbox, ``sandbox.harness.BASIC_ALONE``), ``dedupe``,
     ``plus`` (EvalPlus's time limits: ``{"min_time_limit_s": 4.0, "time_limit_factor": 4.0}``) and
-    ``impossible_instruction`` (an impossible dataset's instruction) are the config keys of the same names under
+    ``impossible_instruction`` (an impossible dataset's instruction) and ``compare`` (standard-input problems'
+    comparison rule) are the config keys of the same names under
     ``params:`` (docs/configuration.md), with the same defaults and checks. ``auto`` never ends in the basic
     sandbox (where a candidate reads what the caller can read) unless ``allow_basic``: it raises instead; the
     isolation applied is ``isolation``, logged, and warned about when it is basic. ``progress(text, final=False)`` hears
@@ -129,10 +130,11 @@ class Verifier(Front):
     def __init__(self, dataset: str | os.PathLike[str] = "humaneval", *, isolation: str = "auto",
                  timeout_s: float = 3.0, memory_mb: int = 2048, workers: int | None = None, dedupe: bool = True,
                  plus: Mapping[str, float] | None = None, impossible_instruction: str | None = None,
-                 progress: Callable[..., None] | None = None, allow_basic: bool = False) -> None:
+                 progress: Callable[..., None] | None = None, allow_basic: bool = False,
+                 compare: str | None = None) -> None:
         self.config, loaded = opened("Verifier", dataset, progress, isolation=isolation, timeout_s=timeout_s,
                                      memory_mb=memory_mb, workers=workers, dedupe=dedupe, plus=plus,
-                                     impossible_instruction=impossible_instruction)
+                                     impossible_instruction=impossible_instruction, compare=compare)
         self.dataset = loaded.name
         self.problems: dict[str, Problem] = {problem.task_id: problem for problem in loaded.problems}
         self._suites: Mapping[str, bytes] = {}
@@ -285,7 +287,7 @@ def _left_open(pool: VerdictPool, isolation: str, life: _Life, name: str) -> Non
 
 def opened(front: str, dataset: object, progress: Callable[..., None] | None, *, isolation: object,
            timeout_s: object, memory_mb: object, workers: object, dedupe: object, plus: object,
-           impossible_instruction: object) -> tuple[RunConfig, LoadedDataset]:
+           impossible_instruction: object, compare: object = None) -> tuple[RunConfig, LoadedDataset]:
     """A front's keywords checked as the config's keys of the same names under ``params:`` are, and its dataset
     opened: a bad one is a ``VerifierError`` naming the keyword (``front``: the class the caller made)."""
     if not isinstance(dataset, (str, os.PathLike)):
@@ -296,7 +298,7 @@ def opened(front: str, dataset: object, progress: Callable[..., None] | None, *,
                             f"{type(plus).__name__}")
     params: dict[str, object] = {"execute": True, "isolation": isolation, "timeout_s": timeout_s,
                                  "memory_mb": memory_mb, "workers": workers, "dedupe": dedupe,
-                                 "impossible_instruction": impossible_instruction}
+                                 "impossible_instruction": impossible_instruction, "compare": compare}
     if plus is not None:
         params["plus"] = dict(plus)
     where = Path.cwd() / front  # relative dataset paths resolve against the current folder

@@ -577,20 +577,69 @@ def _summary(exc):
 
 
 # --------------------------------------------------------------------------- programs that read standard input
-IO_RULES = ("lcb",)
+# The comparison rules (vocabulary.IO_RULES, which the harness checks first), besides float tolerance, spelled
+# float:TOL or float:abs=A,rel=R (io_rule reads it)
+IO_RULES = ("lcb", "exact", "tokens", "casefold", "checker")
+IO_RULES_SAID = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R or checker"
 OUTPUT_CAP = 16 << 20  # bytes of standard output a test's candidate may write (or four times the expected output's)
 LINE_MAX = 80  # characters of an expected or produced line quoted in a detail
+# How long a row's checker may take on one test's output: within what the supervisor waits for the judge's record
+# past the test's deadline (its IO_COMPARE_S)
+CHECKER_S = 4.0  # twice at most on a test: its expected output once, then the program's (< IO_COMPARE_S)
+CHECKER_FILE = "<checker>"
+TOKENS_CHUNK = 1 << 20  # characters of an output split into tokens at a time: a flood of tokens is never one list
 
 
 def io_tests(text):
-    """A standard-input problem's tests, from its JSON (trusted: the dataset's): [input, expected output] pairs."""
+    """A standard-input problem's tests, from its JSON (trusted: the dataset's): [input, expected output] pairs,
+    or ``{"tests": pairs, "checker": source}`` for a problem a checker of its own judges (each test then carries
+    the one :class:`Checker`, third)."""
     import json
 
     tests = json.loads(text)
+    checker = None
+    if isinstance(tests, dict):
+        if sorted(tests) != ["checker", "tests"] or not isinstance(tests["checker"], str):
+            found = (f"a checker of {type(tests['checker']).__name__}" if "checker" in tests else
+                     f"keys {', '.join(sorted(map(str, tests)))}")
+            raise ValueError(f"{_TESTS_SAID}, found {found}")
+        checker, tests = Checker(tests["checker"]), tests["tests"]
     if not isinstance(tests, list) or not all(isinstance(test, list) and len(test) == 2 and
                                               all(isinstance(part, str) for part in test) for test in tests):
-        raise ValueError("a standard-input problem's tests: expected [input, output] pairs of strings")
-    return tests
+        raise ValueError(f"{_TESTS_SAID}, found tests that are not all pairs of strings")
+    return tests if checker is None else [(given, expected, checker) for given, expected in tests]
+
+
+_TESTS_SAID = ("a standard-input problem's tests: expected [input, output] pairs of strings, or {\"tests\": pairs, "
+               "\"checker\": source}")
+
+
+def io_rule(rule):
+    """(name, absolute, relative): a rule as ``vocabulary.io_rule`` reads it (the tolerances of float, else 0.0),
+    or a ValueError."""
+    if rule in IO_RULES:
+        return rule, 0.0, 0.0
+    if type(rule) is not str or not rule.startswith("float:"):
+        raise ValueError(f"expected a comparison rule ({IO_RULES_SAID}), found {rule!r}")
+    import math
+
+    given = rule[len("float:"):].split(",")
+    tolerances = {}
+    for part in given:
+        name, equals, value = part.partition("=")
+        if not equals and len(given) == 1:
+            name, value = "", part
+        if name not in ("", "abs", "rel") or name in tolerances:
+            raise ValueError(f"expected a comparison rule ({IO_RULES_SAID}), found {rule!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(f"expected a tolerance that is a finite number >= 0 (float:TOL or float:abs=A,rel=R), "
+                             f"found {rule!r}")
+        tolerances[name] = number
+    return ("float", tolerances.get("abs", tolerances.get("", 0.0)), tolerances.get("rel", tolerances.get("", 0.0)))
 
 
 def run_main(source, preamble=""):
@@ -689,7 +738,7 @@ def judge_io(test, rule, requests, replies, seconds):
     import select
     import time
 
-    given, expected = test
+    given, expected = test[0], test[1]  # (a third item: the row's checker, for judge_output)
     data = memoryview(given.encode("utf-8", "surrogateescape"))
     cap = max(OUTPUT_CAP, 4 * len(expected))
     out = bytearray()
@@ -739,20 +788,47 @@ def judge_io(test, rule, requests, replies, seconds):
     finally:
         if writing:
             os.close(requests)
-    try:
-        differs = _compare(out.decode("utf-8", "replace"), expected, rule)
-    except MemoryError:  # the output compared took more than the sample's memory, as it would in its own process
-        return {"status": "runtime_error", "message": "MemoryError: the program's output took more memory in the "
-                                                      "judge than the sample's memory limit allows"}
-    record: dict = {"status": "passed"} if differs is None else {"status": "assertion_failed", "message": differs}
-    record["candidate_gone"] = True  # its standard output closed: it has ended, or is ending
+    record = judge_output(out, test, rule)
+    if record["status"] != "runtime_error":  # (its output over the judge's memory: it is killed at once)
+        record["candidate_gone"] = True  # its standard output closed: it has ended, or is ending
     return record
 
 
+def judge_output(out, test, rule):
+    """The record of one test's output (``out``, bytes, read to its end): passed, or assertion_failed with what
+    differs first, compared by ``rule``, or by the row's checker (``test``'s third item) when the rule is
+    ``checker``."""
+    try:
+        got = out.decode("utf-8", "replace")
+        if rule == "checker":
+            return _checked(test[2] if len(test) > 2 else None, test[0], test[1], got)
+        differs = _compare(got, test[1], rule)
+    except MemoryError:  # the output compared took more than the sample's memory, as it would in its own process
+        return {"status": "runtime_error", "message": "MemoryError: the program's output took more memory in the "
+                                                      "judge than the sample's memory limit allows"}
+    return {"status": "passed"} if differs is None else {"status": "assertion_failed", "message": differs}
+
+
 def _compare(got, expected, rule):
-    """None when ``got`` is ``expected`` by ``rule``, else what differs first (the line, expected and got)."""
-    if rule != "lcb":
-        raise ValueError(f"unknown comparison rule {rule!r}")
+    """None when ``got`` is ``expected`` by ``rule``, else what differs first (the line or token, expected and
+    got)."""
+    name, absolute, relative = io_rule(rule)
+    if name == "lcb":
+        return _lcb(got, expected)
+    if name == "exact":
+        return _exact(got, expected)
+    if name == "tokens":
+        return _tokens_differ(got, expected, None)
+    if name == "casefold":
+        return _tokens_differ(got, expected, _same_casefold)
+    close = _Close(absolute, relative)
+    with close.arithmetic():
+        return _tokens_differ(got, expected, close)
+
+
+def _lcb(got, expected):
+    """LiveCodeBench's rule: each line stripped, the same number of lines, a line that differs equal when its
+    tokens are equal decimals."""
     got, expected = got.strip(), expected.strip()
     if got.count("\n") != expected.count("\n"):  # (counted before anything is split: a flood of lines is cheap)
         got_lines, expected_lines = got.split("\n", 1)[:1], expected.split("\n", 1)[:1]
@@ -768,6 +844,252 @@ def _compare(got, expected, rule):
             continue
         return f"wrong answer: line {number}: expected {_cut(wanted)}, got {_cut(line)}"
     return None
+
+
+def _exact(got, expected):
+    """The text itself, but for line ends: ``\\r\\n`` is read as ``\\n``, and one final newline may be there or
+    not on either side (``print`` and ``sys.stdout.write`` of the same text are equal; a trailing space, a
+    leading one, a blank line or a second final newline are not)."""
+    got, expected = _plain_ends(got), _plain_ends(expected)
+    if got == expected:
+        return None
+    from itertools import zip_longest
+
+    for number, (line, want) in enumerate(zip_longest(_lines(got), _lines(expected)), 1):
+        if line == want:
+            continue
+        if line is not None and want is not None:
+            return f"wrong answer: line {number}: expected {_cut(want)}, got {_cut(line)}"
+        return _counts("line", expected.count("\n") + 1, got.count("\n") + 1, number, want, line)
+    return None
+
+
+def _plain_ends(text):
+    text = text.replace("\r\n", "\n") if "\r" in text else text
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _lines(text):
+    """The lines of ``text`` as ``text.split("\\n")`` has them, one at a time (an output is never one list)."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _tokens_differ(got, expected, same):
+    """Whitespace-separated tokens, wherever the lines break: equal as strings, or by ``same`` (None: as strings
+    only). What differs first is the token, by its number."""
+    if got.strip() == expected.strip():  # (the usual right answer: no token is made)
+        return None
+    from itertools import zip_longest
+
+    mine, wanted = _tokens(got), _tokens(expected)
+    for number, (token, want) in enumerate(zip_longest(mine, wanted), 1):
+        if token == want or (token is not None and want is not None and same is not None and same(token, want)):
+            continue
+        if token is not None and want is not None:
+            return f"wrong answer: token {number}: expected {_cut(want)}, got {_cut(token)}"
+        more = sum(1 for _ in (mine if want is None else wanted))  # what the longer one has left, after this one
+        got_count, expected_count = (number + more, number - 1) if want is None else (number - 1, number + more)
+        return _counts("token", expected_count, got_count, number, want, token)
+    return None
+
+
+def _tokens(text):
+    """The whitespace-separated tokens of ``text``, a chunk of it at a time (cut at whitespace)."""
+    import re
+
+    space = re.compile(r"\s")
+    start, size = 0, len(text)
+    while start < size:
+        end = start + TOKENS_CHUNK
+        if end < size:
+            found = space.search(text, end)
+            end = found.start() if found else size
+        yield from text[start:end].split()
+        start = end
+
+
+def _counts(unit, expected, got, number, want, token):
+    """A detail for outputs of different lengths: their counts, and the first item one of them lacks."""
+    return (f"wrong answer: expected {_plural(expected, unit)}, got {got} ({unit} {number}: expected "
+            f"{'nothing' if want is None else _cut(want)}, got {'nothing' if token is None else _cut(token)})")
+
+
+def _plural(count, unit):
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
+def _same_casefold(token, wanted):
+    return token.casefold() == wanted.casefold()
+
+
+class _Close:
+    """Float tolerance, for two tokens that differ as strings: equal when both are numbers (ASCII decimal notation,
+    ``inf``, ``infinity`` or ``nan``, any case, a sign) within ``absolute`` of each other or within ``relative``
+    times the expected one. Two integers are equal only as integers (a count off by one is wrong, however large),
+    NaN only to NaN, an infinity only to the same one. Reckoned in decimal (``arithmetic``: 60 digits, and an
+    overflow is an infinity, never an error), so a bound holds as written (0.100001 is within 1e-6 of 0.1)."""
+
+    def __init__(self, absolute, relative):
+        import decimal
+
+        self.decimal = decimal.Decimal
+        self.absolute, self.relative = decimal.Decimal(repr(absolute)), decimal.Decimal(repr(relative))
+        self.context = decimal.Context(prec=60, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[])
+
+    def arithmetic(self):
+        """The decimal context the comparisons run in (the judge's own is put back after)."""
+        import decimal
+
+        return decimal.localcontext(self.context)
+
+    def number(self, token):
+        """``token`` as a Decimal when it is a number of the rule's (``Decimal`` reads more: ``1_000``, digits of
+        other scripts, ``sNaN``, ``NaN12``), else None."""
+        if not token.isascii() or "_" in token:
+            return None
+        try:
+            number = self.decimal(token)
+        except ArithmeticError:  # (not a number: InvalidOperation)
+            return None
+        if number.is_nan() and token.lower() not in ("nan", "+nan", "-nan"):
+            return None
+        return number
+
+    def __call__(self, token, wanted):
+        mine, theirs = self.number(token), self.number(wanted)
+        if mine is None or theirs is None:
+            return False
+        if not (mine.is_finite() and theirs.is_finite()):
+            return mine.is_nan() and theirs.is_nan() or mine == theirs  # (NaN is equal to nothing else)
+        if token.lstrip("+-").isdigit() and wanted.lstrip("+-").isdigit():  # (ASCII digits only: number() said)
+            return mine == theirs
+        difference = abs(mine - theirs)
+        return difference <= self.absolute or difference <= self.relative * abs(theirs)
+
+
+# -------------------------------------------------------------------------------------------- a row's checker
+
+
+class Checker:
+    """A row's own checker: Python source (trusted: the dataset's text) that defines ``check(input, expected,
+    got) -> bool``, compiled the first time it judges, in the judge. It travels with the tests (``io_tests``), so
+    the candidate's process never holds it. ``accepted``: the tests whose expected output it has accepted (each
+    checked once, before it first judges a program's output on that test)."""
+
+    __slots__ = ("source", "code", "accepted")
+
+    def __init__(self, source):
+        self.source, self.code, self.accepted = source, None, set()
+
+
+def _checked(checker, given, expected, got):
+    """The verdict of a row's checker on one test's output, run here in the judge, never in the candidate's
+    process: in fresh globals, its prints and reads going nowhere, within CHECKER_S, and what it changed of the
+    builtins and the standard streams put back.
+
+    Whose failure a checker's failure is: first, once per test, the checker must accept the test's own expected
+    output; a checker that does not load, or refuses, raises, answers other than a bool or runs out of time on it,
+    is the dataset's failure (a harness_error that says so, whatever the program printed). Once it has, a checker
+    that raises, answers other than a bool or runs out of time on the program's output was given an output it
+    cannot read: the program's wrong answer, never the harness's error (which a program could choose so)."""
+    if checker is None:
+        return _dataset_error("the rule 'checker' needs the row's checker, and the tests carry none")
+    key = (given, expected)
+    if key not in checker.accepted:
+        kind, found = _guarded(checker, given, expected, expected)
+        if kind != "result" or found is not True:
+            why = found if kind != "result" else "it returned False"
+            return _dataset_error(f"the row's checker does not accept this test's expected output: {why} (a dataset "
+                                  "error)")
+        checker.accepted.add(key)
+    kind, found = _guarded(checker, given, expected, got)
+    if kind == "load":
+        return _dataset_error(f"the row's checker: {found} (a dataset error)")
+    if kind == "result" and found:
+        return {"status": "passed"}
+    first = got.lstrip()
+    end = first.find("\n")
+    first = (first if end < 0 else first[:end]).strip()
+    why = "refused the output" if kind == "result" else f"could not judge the output ({found})"
+    return {"status": "assertion_failed",
+            "message": f"wrong answer: the row's checker {why} (its first line: {_cut(first)})"}
+
+
+def _guarded(checker, given, expected, got):
+    """(kind, what) of one call of the checker, within CHECKER_S: ("result", its bool), ("error", why: it raised,
+    answered another type or ran out of time) or ("load", why it did not load)."""
+    names, values = list(builtins.__dict__), list(builtins.__dict__.values())
+    streams = sys.stdin, sys.stdout, sys.stderr
+
+    def on_alarm(signum, frame):
+        raise JudgeTimeout()
+
+    previous = _set_handler(signal.SIGALRM, on_alarm)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, CHECKER_S)
+            sys.stdin = sys.stdout = sys.stderr = _SINK  # (the judge's own standard output is the supervisor's)
+            found = _run_checker(checker, given, expected, got)
+        finally:  # (first: once this ran, no alarm comes, and one that came in time is caught just below)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except JudgeTimeout:
+        found = ("error", f"it ran past its {CHECKER_S:g} s limit")
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        _restore_builtins(names, values)
+        _set_handler(signal.SIGALRM, previous)
+    return found
+
+
+def _run_checker(checker, given, expected, got):
+    if checker.code is None:
+        try:
+            checker.code = compile(checker.source, CHECKER_FILE, "exec", dont_inherit=True)
+        except JudgeTimeout:
+            raise
+        except BaseException as exc:
+            return "load", f"it did not load: {_said(exc)}"
+    namespace: dict = {"__name__": "__checker__"}
+    try:
+        exec(checker.code, namespace)
+    except JudgeTimeout:
+        raise
+    except BaseException as exc:
+        return "load", f"it did not load: {_said(exc)}"
+    check = namespace.get("check")
+    if not callable(check):
+        return "load", "it defines no check(input, expected, got)"
+    try:
+        result = check(given, expected, got)
+    except JudgeTimeout:
+        raise
+    except BaseException as exc:
+        return "error", f"it raised {_said(exc)}"
+    if type(result) is not bool:
+        return "error", f"it returned {type(result).__name__}, expected a bool"
+    return "result", result
+
+
+def _dataset_error(message):
+    return {"status": "harness_error", "message": message[:MESSAGE_MAX]}
+
+
+def _said(exc):
+    """An exception of the checker in a few words: its type and message (a syntax error's line, not the file)."""
+    try:
+        if isinstance(exc, SyntaxError):
+            return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        text = str(exc)
+    except BaseException:
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _same_decimals(line, wanted):

@@ -45,7 +45,7 @@ from .holder import _end_child, _Holder, _holder
 from .vocabulary import DETAIL_MAX as DETAIL_MAX
 from .vocabulary import ENV_ALLOW as ENV_ALLOW
 from .vocabulary import ENV_FIXED as ENV_FIXED
-from .vocabulary import IO_COMPARE_S, IO_RULES, OUTPUT_MAX, STARTUP_TIMEOUT_S, TRACEBACK_MAX
+from .vocabulary import IO_COMPARE_S, OUTPUT_MAX, STARTUP_TIMEOUT_S, TRACEBACK_MAX, io_rule
 from .vocabulary import LINE_MAX as LINE_MAX
 from .vocabulary import ExecResult as ExecResult
 from .vocabulary import Limits as Limits
@@ -282,10 +282,13 @@ class Sandbox:
         if program.preamble:
             request["preamble"] = program.preamble
         if program.io is not None:  # each test a candidate of its own, each up to timeout_s (judged again if starved)
-            if program.io not in IO_RULES or program.io_tests < 1:
-                raise ValueError(f"a standard-input program: expected a rule of {', '.join(IO_RULES)} and at least "
-                                 f"one test, found {program.io!r} and {program.io_tests}")
-            request["io"] = program.io
+            try:
+                rule = io_rule(program.io)
+            except ValueError as exc:
+                raise ValueError(f"a standard-input program's rule: {exc}") from None
+            if program.io_tests < 1:
+                raise ValueError(f"a standard-input program: expected at least one test, found {program.io_tests}")
+            request["io"] = rule
             # each test: its time (twice, if starved), and the judge's comparison after it
             wait_s = (SAMPLE_ATTEMPTS * limits.timeout_s + IO_COMPARE_S + 2.0) * program.io_tests
         elif program.io_tests:  # a functional problem: its tests are calls, each up to timeout_s, in one candidate

@@ -10,6 +10,7 @@ every name on, as before it was split).
 from __future__ import annotations
 
 import enum
+import math
 import os
 import re
 import unicodedata
@@ -72,10 +73,44 @@ class Suite:
     oracle: str | None = None
 
 
-# A standard-input program's comparison rules (the judge's: _judge.IO_RULES), and how long past a test's deadline
-# its comparison may run (_supervisor.IO_COMPARE_S): the harness's budget for a sample counts it
-IO_RULES = ("lcb",)
+# A standard-input program's comparison rules (the judge's: _judge.IO_RULES; io_rule reads them, float tolerance
+# too), and how long past a test's deadline its comparison may run (_supervisor.IO_COMPARE_S): the harness's budget
+# for a sample counts it
+IO_RULES = ("lcb", "exact", "tokens", "casefold", "checker")
+FLOAT_SAID = "float:TOL or float:abs=A,rel=R"
 IO_COMPARE_S = 10.0
+
+
+def io_rule(rule: object, checker: bool = True) -> str:
+    """``rule`` in its one spelling, or a one-line ``ValueError`` naming it. A rule of :data:`IO_RULES` is itself
+    (``checker`` only where ``checker``: a row's own checker judges); float tolerance is ``float:TOL`` (an absolute
+    or relative error up to TOL) or ``float:abs=A,rel=R`` (either may be left out: 0), spelled
+    ``float:abs=A,rel=R`` with each number as Python writes it. The judge reads both spellings
+    (``_judge.io_rule``)."""
+    if rule in IO_RULES and (checker or rule != "checker"):
+        assert isinstance(rule, str)
+        return rule
+    said = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R" + (" or checker" if checker else "")
+    if not isinstance(rule, str) or not rule.startswith("float:"):
+        raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
+    given = rule[len("float:"):].split(",")
+    tolerances: dict[str, float] = {}
+    for part in given:
+        name, equals, value = part.partition("=")
+        if not equals and len(given) == 1:
+            name, value = "", part
+        if name not in ("", "abs", "rel") or name in tolerances:
+            raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(f"expected a tolerance that is a finite number >= 0 ({FLOAT_SAID}), found {rule!r}")
+        tolerances[name] = number
+    absolute = tolerances.get("abs", tolerances.get("", 0.0))
+    relative = tolerances.get("rel", tolerances.get("", 0.0))
+    return f"float:abs={absolute!r},rel={relative!r}"
 
 
 @dataclass(frozen=True)
@@ -93,8 +128,9 @@ class Program:
     suite: Suite | None = None
     whole: bool = False
     # A whole program that reads standard input (issue 52): ``test`` is a JSON list of [input, expected output]
-    # pairs, each run against a fresh candidate, the output compared in the judge by this rule ("lcb":
-    # LiveCodeBench's, each line stripped, a line equal when its tokens are equal decimals); ``io_tests`` how many.
+    # pairs, each run against a fresh candidate, the output compared in the judge by this rule (``io_rule``; "lcb":
+    # LiveCodeBench's, each line stripped, a line equal when its tokens are equal decimals), or, for "checker", a
+    # JSON object {"tests": pairs, "checker": source} whose checker the judge runs; ``io_tests`` how many tests.
     # Without ``io``, ``io_tests`` is a functional problem's tests: calls of one candidate, each up to timeout_s.
     io: str | None = None
     io_tests: int = 0

@@ -93,6 +93,7 @@ _SETTINGS = (
     ("target.mode", ("run", "mode")),
     ("dataset", ("dataset", "name")),
     ("params.release_version", ("dataset", "settings", "release_version")),
+    ("params.compare", ("dataset", "settings", "compare")),
     ("params.start_date", ("dataset", "settings", "window", "start_date")),
     ("params.end_date", ("dataset", "settings", "window", "end_date")),
     ("dataset sha256", ("dataset", "settings", "evalplus", "dataset_sha256")),

@@ -43,7 +43,8 @@ REFUSED = {
 # The config keys the command sets, by the flag that sets them: its errors name the flag.
 FLAGS = {"params.k": "-k", "params.limit": "--limit", "params.timeout_s": "--timeout-s",
          "params.isolation": "--isolation", "params.workers": "--workers",
-         "params.impossible_instruction": "--impossible-instruction", "target.samples": "--samples",
+         "params.impossible_instruction": "--impossible-instruction", "params.compare": "--compare",
+         "target.samples": "--samples",
          "target.allow_subset": "--allow-subset", "target.extract": "--extract", "params.allow_basic": "--allow-basic"}
 _KEY = re.compile(r"(?<![\w.-])(?:params|target)\.\w+")
 _SET_HINT = re.compile(r"set ((?:params|target)\.\w+): true \(or --humaneval-set \1=true\)")
@@ -76,6 +77,7 @@ class Options:
     allow_basic: bool = False  # params.allow_basic: auto may end in the basic sandbox
     extract: bool = False
     impossible_instruction: str | None = None
+    compare: str | None = None  # params.compare: standard-input problems' comparison rule
     mini: bool = False
     noextreme: bool = False
     refused: tuple[str, ...] = ()  # REFUSED's keys of the options given
@@ -98,7 +100,7 @@ def evaluate(options: Options) -> int:
     params: dict[str, object] = {"allow_code_execution": True}
     for key, value in (("k", options.k), ("limit", options.limit), ("timeout_s", options.timeout_s),
                        ("isolation", options.isolation), ("workers", workers),
-                       ("impossible_instruction", options.impossible_instruction)):
+                       ("impossible_instruction", options.impossible_instruction), ("compare", options.compare)):
         if value is not None:
             params[key] = value
     samples = str((here / os.path.expanduser(options.samples)).resolve())

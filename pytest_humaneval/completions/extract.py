@@ -142,14 +142,6 @@ def _defines(code: str, entry_point: str, top: bool = False) -> bool:
                      re.MULTILINE) is not None
 
 
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<answer>", "exec", dont_inherit=True)  # compiled only, never run
-    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def extract(text: str, entry_point: str, prompt: str = "") -> Extraction:
     if lcb.judged_whole(entry_point):  # a standard-input or functional problem: LiveCodeBench's rule
         answer, reasoning = split_reasoning(text)
@@ -196,7 +188,7 @@ def _choose(blocks: list[tuple[str, str, str]], candidates: list[int], defining:
     for index in defining:
         others = [blocks[i][1] for i in candidates if i != index]
         made[index] = _finish(blocks[index][1], others, prompt, entry_point)
-    compiling = [i for i in defining if _compiles(_runs(made[i], prompt))]
+    compiling = [i for i in defining if lcb.compiles(_runs(made[i], prompt))]
     complete = [i for i in compiling if blocks[i][2]]
     chosen = (complete or compiling or defining)[-1]
     return chosen, made[chosen]

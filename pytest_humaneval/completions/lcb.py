@@ -106,12 +106,13 @@ def code_of(answer: str) -> tuple[str, str | None]:
                                               f"{len(fences)} fence lines, LiveCodeBench's rule)")
         return "\n".join(lines[fences[-2] + 1:fences[-1]]), note
     whole = answer.strip()
-    if whole and not fences and _compiles(whole):
+    if whole and not fences and compiles(whole):
         return whole, "no fenced code block: the answer taken whole (it compiles)"
     return "", None
 
 
-def _compiles(code: str) -> bool:
+def compiles(code: str) -> bool:
+    """Whether ``code`` is Python that compiles (compiled only, never run); extract.py asks it too."""
     try:
         compile(code, "<answer>", "exec", dont_inherit=True)  # compiled only, never run
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):

@@ -10,32 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from .dataset import Problem
 from .io_problems import IOProblem, as_problem, tests_from_ground_truth
+from .io_shapes import holds_tests
 
 __all__ = ["PREFIX", "holds_tests", "problem_from_ground_truth"]
 
 PREFIX = "truth/"
-
-
-def holds_tests(value: Any) -> bool:
-    """Whether ``value`` (or the JSON text it is) holds tests rather than naming a task: a mapping with ``inputs``
-    and ``outputs``, or a list of objects with ``input`` and ``output``."""
-    if isinstance(value, (str, bytes)):
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        if not text.lstrip().startswith(("{", "[")):
-            return False
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return False
-    if isinstance(value, Mapping):
-        return "inputs" in value and "outputs" in value
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(test, Mapping) and "input" in test and "output" in test for test in value)
 
 
 def problem_from_ground_truth(value: Any, where: str, func_name: str | None = None) -> Problem:

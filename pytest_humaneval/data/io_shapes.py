@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CODECONTESTS_GROUPS", "SHAPE_NAMES", "io_shape", "not_judged_yet"]
+__all__ = ["CODECONTESTS_GROUPS", "SHAPE_NAMES", "holds_tests", "io_shape", "not_judged_yet"]
 
 SHAPE_NAMES = {"livecodebench": "LiveCodeBench", "apps": "APPS/TACO", "codecontests": "CodeContests",
                "deepcoder": "DeepCoder", "verl": "verl prime_code"}
@@ -38,14 +38,20 @@ def io_shape(row: Any) -> str | None:
     if "tests" in row and "problem" in row:
         return "deepcoder"
     reward = row.get("reward_model")
-    if isinstance(reward, Mapping) and "ground_truth" in reward and _looks_like_tests(reward["ground_truth"]):
+    if isinstance(reward, Mapping) and "ground_truth" in reward and holds_tests(reward["ground_truth"]):
         return "verl"
     return None
 
 
-def _looks_like_tests(value: Any) -> bool:
-    """Whether a verl ground truth holds input/output tests (a math answer does not)."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+def holds_tests(value: Any) -> bool:
+    """Whether ``value`` (or the JSON text it is) holds input/output tests, as an RL set's ground truth may (a math
+    answer, a task id does not): a mapping with ``inputs`` and ``outputs``, or a list of objects with ``input`` and
+    ``output``."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        if value.lstrip()[:1] not in ("{", "["):
+            return False
         try:
             value = json.loads(value)
         except ValueError:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any, BinaryIO
 
 from .dataset import DatasetError, LoadedDataset, natural_key, read_jsonl
 from .io_problems import _problems, as_problem
+from .releases import NotDownloaded, cache_dir, into_cache
 
 __all__ = ["BASE_URL_ENV", "NAME", "PUBLISHED", "VERSIONS", "Window", "cached_file", "file_url", "files",
            "in_window", "load", "parse_date", "resolve", "windowed"]
@@ -107,16 +107,12 @@ def file_url(name: str) -> str:
 
 
 def cached_file(name: str) -> Path:
-    from .releases import cache_dir
-
     return cache_dir() / NAME / name
 
 
 def resolve(version: str, where: str, progress: Progress | None = None, fetch: bool = True) -> list[Path]:
     """The cached files of ``version``, each downloaded first when it is not in the cache (``fetch=False``:
     ``releases.NotDownloaded`` instead)."""
-    from .releases import NotDownloaded
-
     paths = []
     for name in files(version, where):
         target = cached_file(name)
@@ -178,23 +174,10 @@ def _download(name: str, target: Path, where: str, progress: Progress) -> None:
     url = file_url(name)
     advice = (f"Without network access, download {url} elsewhere and put it at {target} (or give a rows file as "
               f"dataset:)")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=target.parent)
-    except OSError as exc:
-        raise DatasetError(f"{where}: {NAME}: cannot write the user cache {target.parent}: "
-                           f"{exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            received = _fetch(url, handle, where, advice, progress)
-        os.replace(part, target)
-    except OSError as exc:
-        raise DatasetError(f"{where}: {NAME}: cannot write the user cache {target.parent}: "
-                           f"{exc.strerror or exc}") from exc
-    finally:
-        if os.path.exists(part):
-            os.unlink(part)
-    progress(f"humaneval: downloaded {name} ({received / (1 << 20):,.1f} MiB) into {target.parent}", final=True)
+    received: list[int] = []
+    into_cache(target, f"{where}: {NAME}", lambda handle: received.append(_fetch(url, handle, where, advice,
+                                                                                 progress)))
+    progress(f"humaneval: downloaded {name} ({received[0] / (1 << 20):,.1f} MiB) into {target.parent}", final=True)
 
 
 def _fetch(url: str, handle: BinaryIO, where: str, advice: str, progress: Progress) -> int:

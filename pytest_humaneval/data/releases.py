@@ -133,6 +133,26 @@ def resolve(name: str, where: str, progress: Progress | None = None, fetch: bool
     return target
 
 
+def into_cache(target: Path, where: str, fetch: Callable[[BinaryIO], object]) -> None:
+    """``fetch`` writes a download into a part file beside ``target``, renamed into place only when it returned:
+    a failed, cut or refused download caches nothing (its part file is removed). A cache that cannot be written is
+    one DatasetError naming it, after ``where``."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as exc:
+        raise DatasetError(f"{where}: cannot write the user cache {target.parent}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fetch(handle)
+        os.replace(part, target)
+    except OSError as exc:
+        raise DatasetError(f"{where}: cannot write the user cache {target.parent}: {exc.strerror or exc}") from exc
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -145,26 +165,15 @@ def _download(release: Release, target: Path, where: str, progress: Progress) ->
     url = release_url(release)
     advice = (f"Without network access, download {url} elsewhere and set `dataset:` to the file's path "
               f"(e.g. dataset: ./{release.asset}); the release is recognised by its sha256")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(prefix=f".{release.asset}.", suffix=".part", dir=target.parent)
-    except OSError as exc:
-        raise DatasetError(f"{where}: {release.name}: cannot write the user cache {target.parent}: "
-                           f"{exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            found = _fetch(url, handle, release, where, advice, progress)
+
+    def fetch(handle: BinaryIO) -> None:
+        found = _fetch(url, handle, release, where, advice, progress)
         if found != release.sha256:
             raise DatasetError(f"{where}: {release.name}: the file downloaded from {url} has sha256 {found}, "
                                f"expected {release.sha256} (the pinned {release.version} release); nothing was "
                                "cached")
-        os.replace(part, target)
-    except OSError as exc:
-        raise DatasetError(f"{where}: {release.name}: cannot write the user cache {target.parent}: "
-                           f"{exc.strerror or exc}") from exc
-    finally:
-        if os.path.exists(part):
-            os.unlink(part)
+
+    into_cache(target, f"{where}: {release.name}", fetch)
     progress(f"humaneval: downloaded {release.asset} ({release.size / 1024:.0f} KiB, sha256 verified) "
              f"into {target.parent}", final=True)
 

@@ -614,13 +614,13 @@ _TESTS_SAID = ("a standard-input problem's tests: expected [input, output] pairs
                "\"checker\": source}")
 
 
-def io_rule(rule):
-    """(name, absolute, relative): a rule as ``vocabulary.io_rule`` reads it (the tolerances of float, else 0.0),
-    or a ValueError."""
+def io_rule(rule: object, said: str = IO_RULES_SAID) -> "tuple[str, float, float]":  # (typed: the harness calls it)
+    """(name, absolute, relative): a rule (the tolerances of float, else 0.0), or a one-line ValueError naming it,
+    which says the rules there are as ``said`` does. ``vocabulary.io_rule`` spells it for the harness."""
     if rule in IO_RULES:
         return rule, 0.0, 0.0
     if type(rule) is not str or not rule.startswith("float:"):
-        raise ValueError(f"expected a comparison rule ({IO_RULES_SAID}), found {rule!r}")
+        raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
     import math
 
     given = rule[len("float:"):].split(",")
@@ -630,7 +630,7 @@ def io_rule(rule):
         if not equals and len(given) == 1:
             name, value = "", part
         if name not in ("", "abs", "rel") or name in tolerances:
-            raise ValueError(f"expected a comparison rule ({IO_RULES_SAID}), found {rule!r}")
+            raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
         try:
             number = float(value)
         except ValueError:

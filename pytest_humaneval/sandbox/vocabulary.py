@@ -10,11 +10,12 @@ every name on, as before it was split).
 from __future__ import annotations
 
 import enum
-import math
 import os
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from . import _judge
 
 # Variables the candidate may see. Everything else in the harness's environment is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
@@ -76,8 +77,7 @@ class Suite:
 # A standard-input program's comparison rules (the judge's: _judge.IO_RULES; io_rule reads them, float tolerance
 # too), and how long past a test's deadline its comparison may run (_supervisor.IO_COMPARE_S): the harness's budget
 # for a sample counts it
-IO_RULES = ("lcb", "exact", "tokens", "casefold", "checker")
-FLOAT_SAID = "float:TOL or float:abs=A,rel=R"
+IO_RULES = _judge.IO_RULES
 IO_COMPARE_S = 10.0
 
 
@@ -85,32 +85,13 @@ def io_rule(rule: object, checker: bool = True) -> str:
     """``rule`` in its one spelling, or a one-line ``ValueError`` naming it. A rule of :data:`IO_RULES` is itself
     (``checker`` only where ``checker``: a row's own checker judges); float tolerance is ``float:TOL`` (an absolute
     or relative error up to TOL) or ``float:abs=A,rel=R`` (either may be left out: 0), spelled
-    ``float:abs=A,rel=R`` with each number as Python writes it. The judge reads both spellings
-    (``_judge.io_rule``)."""
-    if rule in IO_RULES and (checker or rule != "checker"):
-        assert isinstance(rule, str)
-        return rule
+    ``float:abs=A,rel=R`` with each number as Python writes it. The judge's own reading decides
+    (``_judge.io_rule``: one place), this only spells it."""
     said = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R" + (" or checker" if checker else "")
-    if not isinstance(rule, str) or not rule.startswith("float:"):
+    if rule == "checker" and not checker:
         raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
-    given = rule[len("float:"):].split(",")
-    tolerances: dict[str, float] = {}
-    for part in given:
-        name, equals, value = part.partition("=")
-        if not equals and len(given) == 1:
-            name, value = "", part
-        if name not in ("", "abs", "rel") or name in tolerances:
-            raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number) or number < 0:
-            raise ValueError(f"expected a tolerance that is a finite number >= 0 ({FLOAT_SAID}), found {rule!r}")
-        tolerances[name] = number
-    absolute = tolerances.get("abs", tolerances.get("", 0.0))
-    relative = tolerances.get("rel", tolerances.get("", 0.0))
-    return f"float:abs={absolute!r},rel={relative!r}"
+    name, absolute, relative = _judge.io_rule(rule, said)
+    return f"float:abs={absolute!r},rel={relative!r}" if name == "float" else name
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,21 @@ def test_trl_on_the_driver_ordinary_and_async(cluster, answers, expected):
     assert kind(rewards.verifier_for("humaneval", cluster="auto", timeout_s=TIMEOUT_S)) == ("RayVerifier", 2)
 
 
+def test_ground_truth_on_the_cluster(cluster):
+    """verl's prime_code rows with cluster=true: each ground truth a problem the RayVerifier's calls bring to the
+    nodes (once a batch), judged there as the local Verifier judges it; the same rewards."""
+    from test_ground_truth import PAIR, PAIR_RIGHT, PAIR_WRONG, SUM, SUM_RIGHT, SUM_WRONG
+
+    answers = [SUM_RIGHT, SUM_WRONG, PAIR_RIGHT, PAIR_WRONG] * 5
+    truths = [SUM, SUM, PAIR, PAIR] * 5
+    local = rewards.compute_score_batch(["codecontests"] * len(answers), answers, truths, timeout_s=TIMEOUT_S)
+    assert local == [1.0, 0.0, 1.0, 0.0] * 5
+    assert rewards.compute_score_batch(["codecontests"] * len(answers), answers, truths, cluster=True,
+                                       timeout_s=TIMEOUT_S) == local
+    found = rewards.verifier_for(rewards.GROUND_TRUTH, cluster=True, timeout_s=TIMEOUT_S)
+    assert kind(found) == ("RayVerifier", 2) and len(found.problems) == 2
+
+
 def test_async_trl_without_a_cluster_is_the_local_verifier(answers, expected):
     """asynchronous=True needs no cluster: the local Verifier's averify."""
     task_ids, texts = answers
@@ -247,7 +262,7 @@ def test_unknown_options_name_cluster_among_the_expected():
     with pytest.raises(rewards.VerifierError) as raised:
         rewards.openrlhf_reward("humaneval", clusters=True)
     assert str(raised.value) == ("rewards: clusters: unknown option (expected one of: timeout_s, memory_mb, isolation, "
-                                 "workers, plus, impossible_instruction, allow_basic, cluster, harness_error)")
+                                 "workers, plus, impossible_instruction, allow_basic, compare, cluster, harness_error)")
     with pytest.raises(rewards.VerifierError, match="rewards: asynchronous: expected True or False, found 'yes'"):
         rewards.trl_reward(asynchronous="yes")
 

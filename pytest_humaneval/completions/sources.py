@@ -183,7 +183,7 @@ def _lcb_rows(path: Path, outputs: list[Any], problems: Mapping[str, Problem],
             raise DatasetError(f"{where}: expected an object with question_id and code_list (LiveCodeBench's saved "
                                f"generations), found {type(output).__name__}")
         task_id, codes = output.get("question_id"), output.get("code_list")
-        if task_id in outside:
+        if isinstance(task_id, str) and task_id in outside:
             continue
         if not isinstance(task_id, str) or task_id not in problems:
             raise DatasetError(f"{where}: question_id: expected a task of the dataset, found "

@@ -308,6 +308,9 @@ def tests_from_ground_truth(value: Any, where: str, *,
             value = json.loads(value)
         except ValueError as exc:
             raise DatasetError(f"{where}: expected tests as JSON, found invalid JSON ({exc})") from None
+        except RecursionError:
+            raise DatasetError(f"{where}: expected tests as JSON, found JSON nested deeper than Python's parser "
+                               "reads") from None
     if isinstance(value, Mapping) and "functional" in value and "inputs" not in value:
         raise DatasetError(f"{where}: expected input/output tests, found a test program (functional): not a "
                            f"standard-input or functional problem's tests")

@@ -54,9 +54,9 @@ def holds_tests(value: Any) -> bool:
             return False
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: nested past the parser's depth)
             return False
-    if isinstance(value, Mapping):
-        return "inputs" in value and "outputs" in value
+    if isinstance(value, Mapping):  # (a mapping that names its task is that task's, whatever else it holds)
+        return "inputs" in value and "outputs" in value and "task_id" not in value
     return isinstance(value, list) and bool(value) and all(
         isinstance(case, Mapping) and "input" in case and "output" in case for case in value)

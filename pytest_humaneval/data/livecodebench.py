@@ -190,16 +190,22 @@ def _fetch(url: str, handle: BinaryIO, where: str, advice: str, progress: Progre
             if reply.status_code != 200:
                 raise DatasetError(f"{where}: {NAME}: cannot download {url}: HTTP {reply.status_code}. {advice}")
             total = int(reply.headers.get("content-length") or 0)
+            if not total and "chunked" not in reply.headers.get("transfer-encoding", "").lower():
+                # (a body that ends when the connection does: a cut one cannot be told from a whole one)
+                raise DatasetError(f"{where}: {NAME}: {url} sent no Content-Length and no chunked framing, so a "
+                                   f"cut download could not be told from a whole one; nothing was cached. {advice}")
             for chunk in reply.iter_bytes(CHUNK):
                 received += len(chunk)
                 if received > MAX_DOWNLOAD:
                     raise DatasetError(f"{where}: {NAME}: {url} sent more than {MAX_DOWNLOAD >> 30} GiB. {advice}")
                 handle.write(chunk)
-                shown = f"{100 * received // total}%" if total else f"{received >> 20} MiB"
+                raw = reply.num_bytes_downloaded  # (as sent: a compressed reply is decoded into more)
+                shown = f"{min(100, 100 * raw // total)}%" if total else f"{received >> 20} MiB"
                 progress(f"humaneval: downloading {url}: {shown}")
+            raw = reply.num_bytes_downloaded
     except httpx.HTTPError as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise DatasetError(f"{where}: {NAME}: cannot download {url} ({reason}). {advice}") from exc
-    if total and received != total:
-        raise DatasetError(f"{where}: {NAME}: {url} sent {received:,} of its {total:,} bytes. {advice}")
+    if total and raw != total:
+        raise DatasetError(f"{where}: {NAME}: {url} sent {raw:,} of its {total:,} bytes. {advice}")
     return received

@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -37,7 +37,18 @@ from typing import Any
 
 from ..data.dataset import Problem
 from .verdict import Status, Verdict, one_detail
-from .verifier import LOG, MEMO_MAX, Front, SampleInput, Verifier, VerifierError, checked_sample, opened
+from .verifier import (
+    GROUND_TRUTH,
+    LOG,
+    MEMO_MAX,
+    Front,
+    SampleInput,
+    Verifier,
+    VerifierError,
+    add_problems,
+    checked_sample,
+    opened,
+)
 
 __all__ = ["BATCH_SIZE", "LOSSES_MAX", "NodeJudge", "RayVerifier"]
 
@@ -138,10 +149,14 @@ class NodeJudge:
         self.close()
         return True
 
-    def verify_batch(self, samples: list[dict[str, object]]) -> list[dict[str, object]]:
-        """The verdicts of ``samples`` (checked by the driver), as plain values (``Verdict.to_dict``)."""
+    def verify_batch(self, samples: list[dict[str, object]],
+                     problems: list[Problem] | None = None) -> list[dict[str, object]]:
+        """The verdicts of ``samples`` (checked by the driver), as plain values (``Verdict.to_dict``). ``problems``:
+        those of the batch's samples the driver's calls brought (an RL set's ground truth), added first."""
         if self.verifier is None or self.closing:
             raise VerifierError(self.error or "this node's judge is closing (its last RayVerifier let it go)")
+        if problems:
+            self.verifier.add_problems(problems)
         return [dict(verdict.to_dict()) for verdict in self.verifier.verify(samples)]
 
     def close(self) -> None:
@@ -207,6 +222,8 @@ class RayVerifier(Front):
                                 impossible_instruction=impossible_instruction, compare=compare)
         self.dataset = loaded.name
         self.problems: dict[str, Problem] = {problem.task_id: problem for problem in loaded.problems}
+        self.inline = self.dataset == GROUND_TRUTH  # problems come with the calls (add_problems), and go with them
+        self._compare = config.params.compare
         self.dedupe = dedupe
         self.batch_size = batch_size
         self._max_in_flight = max_in_flight
@@ -297,6 +314,12 @@ class RayVerifier(Front):
                     _HELD.pop(self._name(releasing[ref].node_id), None)
         for ref in stuck:  # an actor that does not answer in 30 s judges nothing for anyone
             _kill(ray, releasing[ref].actor)
+
+    def add_problems(self, problems: Iterable[Problem]) -> None:
+        """As ``Verifier.add_problems`` (a ``"ground-truth"`` RayVerifier): each problem then goes to a node with the
+        first batch there that judges it."""
+        with self._lock:
+            add_problems(self.problems, problems, self.dataset, self._compare)
 
     def __enter__(self) -> RayVerifier:
         return self
@@ -647,7 +670,13 @@ class _Call:
             batch = [queue.popleft()]
             while not again and len(batch) < self.owner.batch_size and queue and not queue[0].losses:
                 batch.append(queue.popleft())
-            ref = node.actor.verify_batch.remote([item.payload for item in batch])
+            # the problems the calls brought (the ground-truth dataset's), once a batch
+            payloads = [item.payload for item in batch]
+            if self.owner.inline:
+                brought = {item.task_id: self.owner.problems[item.task_id] for item in batch}
+                ref = node.actor.verify_batch.remote(payloads, list(brought.values()))
+            else:
+                ref = node.actor.verify_batch.remote(payloads)
             weight = node.capacity if again else 1
             with lock:
                 node.busy += weight

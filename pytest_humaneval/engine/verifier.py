@@ -29,6 +29,7 @@ from .. import sandbox
 from ..config import ConfigError, RunConfig, config_from_mapping
 from ..data import plus as evalplus
 from ..data.dataset import DatasetError, LoadedDataset, Problem
+from ..data.io_problems import with_rule
 from ..plan import Sample
 from ..sandbox.pool import VerdictPool, pool_size
 from .judge import Cancelled, Judge
@@ -176,13 +177,7 @@ class Verifier(Front):
         """Make ``problems`` judgeable by their task ids from now on (a problem already known is kept as it is);
         a task id the Verifier knows as another problem is a ``VerifierError`` naming it. Thread-safe."""
         with self._lock:
-            for problem in problems:
-                known = self.problems.get(problem.task_id)
-                if known is None:
-                    self.problems[problem.task_id] = problem
-                elif known != problem:
-                    raise VerifierError(f"Verifier: add_problems: {problem.task_id}: expected a new task id or "
-                                        f"the same problem, found another problem under a task id of {self.dataset}")
+            add_problems(self.problems, problems, self.dataset, self.config.params.compare)
 
     def close(self) -> None:
         """Stop the sandboxes (samples in flight are abandoned: their calls get harness_error)."""
@@ -236,6 +231,22 @@ class Verifier(Front):
                 yield verdict
         finally:  # a stream dropped midway: the samples fed and not handed out are let go, run or not
             judge.discard(pending)
+
+
+def add_problems(known: dict[str, Problem], problems: Iterable[Problem], dataset: str,
+                 compare: str | None = None) -> None:
+    """``problems`` into ``known`` by task id (one already there kept as it is), compared by ``compare`` (a run's
+    rule: ``params.compare``) when it is set; another problem under a task id ``known`` has is a ``VerifierError``
+    naming it. The caller holds its lock."""
+    if compare is not None:
+        problems = with_rule(problems, compare, "compare")
+    for problem in problems:
+        found = known.get(problem.task_id)
+        if found is None:
+            known[problem.task_id] = problem
+        elif found != problem:
+            raise VerifierError(f"add_problems: {problem.task_id}: expected a new task id or the same problem, found "
+                                f"another problem under a task id of {dataset}")
 
 
 def checked_sample(problems: Mapping[str, Problem], dataset: str, index: int,

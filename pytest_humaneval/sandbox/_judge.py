@@ -932,7 +932,9 @@ def _same_casefold(token, wanted):
 class _Close:
     """Float tolerance, for two tokens that differ as strings: equal when both are numbers (ASCII decimal notation,
     ``inf``, ``infinity`` or ``nan``, any case, a sign) within ``absolute`` of each other or within ``relative``
-    times the expected one. Two integers are equal only as integers (a count off by one is wrong, however large),
+    times the expected one. An integer expected and an integral value given (``3``, ``3.0``, ``1000001e0``) are
+    equal only as integers (a count off by one is wrong, however large, however it is written; a value that is not
+    integral, ``2.9999999997``, is within the tolerance of ``3`` or not),
     NaN only to NaN, an infinity only to the same one. Reckoned in decimal (``arithmetic``: 60 digits, and an
     overflow is an infinity, never an error), so a bound holds as written (0.100001 is within 1e-6 of 0.1)."""
 
@@ -968,8 +970,8 @@ class _Close:
             return False
         if not (mine.is_finite() and theirs.is_finite()):
             return mine.is_nan() and theirs.is_nan() or mine == theirs  # (NaN is equal to nothing else)
-        if token.lstrip("+-").isdigit() and wanted.lstrip("+-").isdigit():  # (ASCII digits only: number() said)
-            return mine == theirs
+        if wanted.lstrip("+-").isdigit() and mine == mine.to_integral_value():  # (ASCII digits: number() said)
+            return mine == theirs  # an integer expected, an integral value given (1000001.0, 1e6): a count, exact
         difference = abs(mine - theirs)
         return difference <= self.absolute or difference <= self.relative * abs(theirs)
 

@@ -20,6 +20,7 @@ import fcntl
 import json
 import math
 import os
+import queue
 import re
 import select
 import signal
@@ -33,6 +34,7 @@ import termios
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -149,7 +151,7 @@ class Sandbox:
         # its argv and environment, which every process forked from it shows, say nothing of the harness.
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            proc = subprocess.Popen(
+            proc = _FORKER.popen(
                 [sys.executable, "-I", str(SUPERVISOR)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, pass_fds=(theirs.fileno(),),
                 env=sandbox_env(), cwd="/", start_new_session=True, close_fds=True,
@@ -476,6 +478,51 @@ def _hold_folder(base: str) -> int | None:
 
 
 _swept = False
+
+
+class _Forker:
+    """The one thread of this process that starts every supervisor. A supervisor ends with its parent
+    (``PR_SET_PDEATHSIG``), and Linux sends that signal when the *thread* that forked it ends, not the process: a
+    Verifier made by a short-lived thread (a trainer's worker thread calling ``rewards.verifier_for`` first) lost
+    its sandboxes, and every sample in flight in other threads, when that thread ended. This thread is a daemon
+    that lives as long as the process (a forked child makes its own), so the supervisors still end with the
+    process and only with it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._jobs: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], tuple[Any, ...], dict[str, Any]]] = \
+            queue.SimpleQueue()
+
+    def reset(self) -> None:
+        """In a forked child: no forker thread there, and a lock another thread may have held at the fork."""
+        self._lock, self._pid = threading.Lock(), None
+
+    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen(*args, **kwargs)``, forked by this process's forker thread."""
+        with self._lock:
+            if self._pid != os.getpid():  # the first start, or a forked child (which has no thread of its parent's)
+                self._jobs = queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(self._jobs,), name="humaneval-forker", daemon=True).start()
+                self._pid = os.getpid()
+            jobs = self._jobs
+        done: Future[subprocess.Popen[bytes]] = Future()
+        jobs.put((done, args, kwargs))
+        return done.result()
+
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], tuple[Any, ...],
+                                              dict[str, Any]]]) -> None:
+        while True:
+            done, args, kwargs = jobs.get()
+            try:
+                done.set_result(subprocess.Popen(*args, **kwargs))
+            except BaseException as exc:  # (the caller's, raised in its thread)
+                done.set_exception(exc)
+
+
+_FORKER = _Forker()
+os.register_at_fork(after_in_child=_FORKER.reset)
 
 
 def _sweep_stale_folders() -> None:

@@ -21,6 +21,7 @@ import sys
 
 from . import __version__
 from .data.impossible import INSTRUCTIONS
+from .sandbox._judge import RULES_SAID
 from .scoring.gate import Baseline, BaselineError, check_digest, load_baseline
 from .scoring.stats import compare
 
@@ -80,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--impossible-instruction", choices=tuple(INSTRUCTIONS), default=None,
                        help="an impossible dataset's instruction in its prompts (params.impossible_instruction)")
     score.add_argument("--compare", default=None,
-                       help="standard-input problems: how a test's output is compared (params.compare: lcb, exact, "
-                            "tokens, casefold, float:TOL, float:abs=A,rel=R)")
+                       help=f"standard-input problems: how a test's output is compared (params.compare: {RULES_SAID})")
     for name in OUTPUTS:
         score.add_argument(f"--{name}", default=None, help=f"write the run's {name} file there")
     score.add_argument("-q", "--quiet", action="store_true", help="pytest's -q: the score without the progress")

@@ -90,6 +90,8 @@ def test_bad_ground_truth_is_named():
     with pytest.raises(VerifierError, match=r"^sample 1: ground_truth: outputs: expected one per input \(2\), "
                                             r"found 1$"):
         rewards.compute_score_batch(["apps", "apps"], [SUM_RIGHT, SUM_RIGHT], [SUM, bad])
+    with pytest.raises(VerifierError, match=r"^sample 1: ground_truth: outputs"):  # its place in the whole batch
+        rewards.compute_score_batch(["humaneval", "apps"], [SUM_RIGHT, SUM_RIGHT], ["HumanEval/0", bad])
 
 
 def test_verifier_takes_problems_added():

@@ -387,3 +387,21 @@ def test_a_runs_rule_through_the_config_verifier_and_evaluate(tmp_path, capsys):
     assert main(["evaluate", "--dataset", str(rows), "--samples", str(samples), "--compare", "casefold",
                  "--workers", "1", "-q"]) == 0
     assert "pass@1 1.000" in capsys.readouterr().out
+
+
+def test_the_checker_accepts_the_expected_output_outside_the_samples_memory(tmp_path):
+    """The judge asks the checker about a test's expected output before the program's output is read and outside
+    the address-space limit it judges a sample under: whether the checker accepts it is the dataset's matter, which
+    neither what a program prints nor what it takes decides (a checker that mapped more address space than a sample's
+    limit, 400 MiB here against memory_mb 128, failed there: a harness_error, which a reward function raises on).
+    (Mapped, not touched: the sample's cgroup, which the judge shares while it judges, never sees it.)"""
+    hungry = ("import mmap\n\n\ndef check(input, expected, got):\n    if got == expected:\n"
+              "        mmap.mmap(-1, 400 << 20).close()\n        return True\n"
+              "    return got.strip() == expected.strip()\n")
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(stdin_row("hungry", [("1\n", "7\n")], checker=hungry)) + "\n")
+    with Verifier(path, workers=1, memory_mb=128) as verifier:
+        right, wrong = verifier.verify([("hungry", "print(' 7 ')\n"), ("hungry", "print(8)\n")])
+    assert right.status is Status.PASSED, right.detail
+    assert wrong.status is Status.ASSERTION_FAILED and "the row's checker refused the output" in wrong.detail, \
+        wrong.detail

@@ -316,8 +316,8 @@ class RayVerifier(Front):
             _kill(ray, releasing[ref].actor)
 
     def add_problems(self, problems: Iterable[Problem]) -> None:
-        """As ``Verifier.add_problems`` (a ``"ground-truth"`` RayVerifier): each problem then goes to a node with the
-        first batch there that judges it."""
+        """As ``Verifier.add_problems`` (a ``"ground-truth"`` RayVerifier): each problem then goes to a node with
+        every batch that judges it (once a batch), so that a node started again has it too."""
         with self._lock:
             add_problems(self.problems, problems, self.dataset, self._compare)
 

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, overload
 
 from ..completions.extract import extract
-from ..data.dataset import DatasetError
+from ..data.dataset import DatasetError, Problem
 from ..data.ground_truth import holds_tests, problem_from_ground_truth
 from .verifier import GROUND_TRUTH, Verdict, Verifier, VerifierError
 
@@ -166,10 +166,17 @@ def _close_clusters() -> None:
 def judge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any], **options: Any) -> list[Verdict]:
     """The verdicts of model answers (raw text: prose, fences and reasoning allowed; see ``answer_text``) to
     ``task_ids``."""
+    return _judged(dataset, task_ids, answers, options)
+
+
+def _judged(dataset: str, task_ids: Sequence[Any], answers: Sequence[Any], options: dict[str, Any],
+            indices: Sequence[int] | None = None) -> list[Verdict]:
+    """``judge_answers``; ``indices``: each sample's position in the caller's batch, for what an error names (a
+    batch judged in groups, one per dataset)."""
     task_ids, answers = _listed("task ids", task_ids), _listed("answers", answers)
     _same_length("task ids", task_ids, "answers", answers)
     verifier = verifier_for(dataset, **options)
-    return verifier.verify(_samples(verifier, _with_problems(verifier, dataset, task_ids), answers))
+    return verifier.verify(_samples(verifier, _with_problems(verifier, dataset, task_ids, indices), answers))
 
 
 async def _ajudge_answers(dataset: str, task_ids: Sequence[str], answers: Sequence[Any],
@@ -182,17 +189,26 @@ async def _ajudge_answers(dataset: str, task_ids: Sequence[str], answers: Sequen
     return await verifier.averify(_samples(verifier, _with_problems(verifier, dataset, task_ids), answers))
 
 
-def _with_problems(verifier: Judging, dataset: str, task_ids: list[Any]) -> list[Any]:
+def _with_problems(verifier: Judging, dataset: str, task_ids: list[Any],
+                   indices: Sequence[int] | None = None) -> list[Any]:
     """The task ids to judge: with ``dataset`` ``ground-truth``, each is the tests themselves (a row's ground truth),
-    made a problem the Verifier then knows, and named by its tests; otherwise they are the task ids."""
+    made a problem the Verifier then knows, and named by its tests (a text seen twice in a call read once: a
+    group's samples share theirs); otherwise they are the task ids."""
     if _dataset_name(dataset) != GROUND_TRUTH:
         return task_ids
-    problems = []
+    problems: list[Problem] = []
+    read: dict[str, Problem] = {}
     for index, truth in enumerate(task_ids):
-        try:
-            problems.append(problem_from_ground_truth(truth, f"sample {index}: ground_truth"))
-        except DatasetError as exc:
-            raise VerifierError(str(exc)) from None
+        found = read.get(truth) if isinstance(truth, str) else None
+        if found is None:
+            try:
+                found = problem_from_ground_truth(truth, f"sample {indices[index] if indices else index}: "
+                                                         "ground_truth")
+            except DatasetError as exc:
+                raise VerifierError(str(exc)) from None
+            if isinstance(truth, str):
+                read[truth] = found
+        problems.append(found)
     verifier.add_problems(problems)
     return [problem.task_id for problem in problems]
 
@@ -268,12 +284,14 @@ def _refuse(index: int, found: Any) -> str:
                         f"parts), found {type(found).__name__}")
 
 
-def _reward(verdict: Verdict, harness_error: str) -> float | None:
+def _reward(verdict: Verdict, harness_error: str, index: int | None = None) -> float | None:
+    """``index``: the sample's position in the caller's batch, when it was judged in a group of it."""
     reward = verdict.reward
     if reward is not None:
         return reward
     if harness_error == "raise":
-        raise RewardUnavailable(f"sample {verdict.index} ({verdict.task_id}): no reward: {verdict.status.value}: "
+        raise RewardUnavailable(f"sample {verdict.index if index is None else index} ({verdict.task_id}): no reward: "
+                                f"{verdict.status.value}: "
                                 f"{verdict.detail}")
     return math.nan if harness_error == "nan" else None
 
@@ -338,9 +356,9 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     rewards: list[float] = [math.nan] * len(solution_strs)
     for source in sorted(set(sources)):  # each dataset in its own Verifier
         where = [i for i, each in enumerate(sources) if each == source]
-        verdicts = judge_answers(source, [task_ids[i] for i in where], [solution_strs[i] for i in where], **options)
+        verdicts = _judged(source, [task_ids[i] for i in where], [solution_strs[i] for i in where], options, where)
         for i, verdict in zip(where, verdicts, strict=True):
-            reward = _reward(verdict, policy)
+            reward = _reward(verdict, policy, i)
             rewards[i] = math.nan if reward is None else reward
     return rewards
 

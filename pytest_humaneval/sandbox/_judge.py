@@ -580,7 +580,8 @@ def _summary(exc):
 # The comparison rules (vocabulary.IO_RULES, which the harness checks first), besides float tolerance, spelled
 # float:TOL or float:abs=A,rel=R (io_rule reads it)
 IO_RULES = ("lcb", "exact", "tokens", "casefold", "checker")
-IO_RULES_SAID = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R or checker"
+RULES_SAID = ", ".join(rule for rule in IO_RULES if rule != "checker") + ", float:TOL, float:abs=A,rel=R"
+IO_RULES_SAID = RULES_SAID + " or checker"
 OUTPUT_CAP = 16 << 20  # bytes of standard output a test's candidate may write (or four times the expected output's)
 LINE_MAX = 80  # characters of an expected or produced line quoted in a detail
 # How long a row's checker may take on one test's output: within what the supervisor waits for the judge's record
@@ -991,6 +992,24 @@ class Checker:
         self.source, self.code, self.accepted = source, None, set()
 
 
+def accept(test):
+    """None, or the dataset's error when the row's checker a test carries (third) does not accept that test's own
+    expected output (``_checked``): asked once per test and judge, by the judge before the program's output is
+    read and outside the sample's memory limit, so that nothing the program does decides it."""
+    if len(test) < 3:
+        return None
+    checker, given, expected = test[2], test[0], test[1]
+    if checker is None or (given, expected) in checker.accepted:
+        return None
+    kind, found = _guarded(checker, given, expected, expected)
+    if kind != "result" or found is not True:
+        why = found if kind != "result" else "it returned False"
+        return _dataset_error(f"the row's checker does not accept this test's expected output: {why} (a dataset "
+                              "error)")
+    checker.accepted.add((given, expected))
+    return None
+
+
 def _checked(checker, given, expected, got):
     """The verdict of a row's checker on one test's output, run here in the judge, never in the candidate's
     process: in fresh globals, its prints and reads going nowhere, within CHECKER_S, and what it changed of the
@@ -1003,17 +1022,12 @@ def _checked(checker, given, expected, got):
     cannot read: the program's wrong answer, never the harness's error (which a program could choose so)."""
     if checker is None:
         return _dataset_error("the rule 'checker' needs the row's checker, and the tests carry none")
-    key = (given, expected)
-    if key not in checker.accepted:
-        kind, found = _guarded(checker, given, expected, expected)
-        if kind != "result" or found is not True:
-            why = found if kind != "result" else "it returned False"
-            return _dataset_error(f"the row's checker does not accept this test's expected output: {why} (a dataset "
-                                  "error)")
-        checker.accepted.add(key)
+    refused = accept((given, expected, checker))  # (the judge asked already, before the program's output came)
+    if refused is not None:
+        return refused
+    # It loaded and accepted the expected output: whatever fails now (its loading again included, under the
+    # memory the program's output takes) fails on that output.
     kind, found = _guarded(checker, given, expected, got)
-    if kind == "load":
-        return _dataset_error(f"the row's checker: {found} (a dataset error)")
     if kind == "result" and found:
         return {"status": "passed"}
     first = got.lstrip()

@@ -812,9 +812,15 @@ def _judge_main(sock, watch: bool) -> None:
                 linecache.cache.update(problem.lines)
             requests, replies = fds[:2]
             if "io" in request:
-                with _JudgeMemory(request.get("memory_mb")):
-                    record = _judge.judge_io((problem.tests or [])[request["io"]], request["rule"], requests,
-                                             replies, request["seconds"])
+                test = (problem.tests or [])[request["io"]]
+                # a row's checker accepts the test's expected output first, outside the sample's memory limit and
+                # before the program's output is read: a refusal is the dataset's, whatever the program does
+                refused = _judge.accept(test)
+                if refused is not None:
+                    record = refused
+                else:
+                    with _JudgeMemory(request.get("memory_mb")):
+                        record = _judge.judge_io(test, request["rule"], requests, replies, request["seconds"])
             elif "suite" in request:
                 suite = _suites(problem, decoded)[request["suite"]]
                 # the supervisor holds this judge to the suite's cap from here (decoding the table came before)

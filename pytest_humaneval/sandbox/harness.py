@@ -34,7 +34,7 @@ import termios
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -508,7 +508,20 @@ class _Forker:
             jobs = self._jobs
         done: Future[subprocess.Popen[bytes]] = Future()
         jobs.put((done, args, kwargs))
-        return done.result()
+        try:
+            return done.result()
+        except KeyboardInterrupt:  # (Ctrl-C while the forker starts it: the process would be nobody's)
+            while True:
+                try:
+                    wait([done])  # moments: the fork; the caller's descriptors are closed only after it
+                    break
+                except KeyboardInterrupt:
+                    continue
+            if done.exception() is None:
+                started = done.result()
+                started.kill()
+                started.wait()
+            raise
 
     @staticmethod
     def _serve(jobs: queue.SimpleQueue[tuple[Future[subprocess.Popen[bytes]], tuple[Any, ...],

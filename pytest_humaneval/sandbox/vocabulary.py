@@ -87,7 +87,7 @@ def io_rule(rule: object, checker: bool = True) -> str:
     or relative error up to TOL) or ``float:abs=A,rel=R`` (either may be left out: 0), spelled
     ``float:abs=A,rel=R`` with each number as Python writes it. The judge's own reading decides
     (``_judge.io_rule``: one place), this only spells it."""
-    said = "lcb, exact, tokens, casefold, float:TOL, float:abs=A,rel=R" + (" or checker" if checker else "")
+    said = _judge.IO_RULES_SAID if checker else _judge.RULES_SAID
     if rule == "checker" and not checker:
         raise ValueError(f"expected a comparison rule ({said}), found {rule!r}")
     name, absolute, relative = _judge.io_rule(rule, said)

@@ -84,7 +84,7 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
         assert params.release_version is not None  # the config requires it
         dataset = livecodebench.load(params.release_version, window, f"{config.path}: dataset", progress, fetch)
         release = params.release_version
-        _refuse_live(config, dataset)
+        _check_io_mode(config, dataset)
     else:
         if config.dataset_release is not None:
             path = releases.resolve(config.dataset_release, f"{config.path}: dataset", progress, fetch)
@@ -93,13 +93,13 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
         except IORowsFound:  # standard-input or functional problems (LiveCodeBench's rows, APPS'...)
             assert path is not None  # the bundled HumanEval is not one
             dataset = load_io_dataset(path)
-            _refuse_live(config, dataset)
+            _check_io_mode(config, dataset)
             if window != (None, None):
                 dataset = livecodebench.windowed(dataset, window, str(path))
         known = releases.recognise(dataset.file_sha256, dataset.sha256) if path is not None else None
         if known is not None:
             dataset, release = replace(dataset, name=known.name), known.version
-    protocol = config.params.protocol
+    protocol = params.protocol
     if protocol and PRESETS[protocol].setup.question and not any(p.statement is not None for p in dataset.problems):
         raise ConfigError(f"{config.path}: params.protocol: expected {protocol} only with standard-input and "
                           f"functional problems (LiveCodeBench's rows, dataset: livecodebench), found "
@@ -132,7 +132,7 @@ def open_dataset(config: RunConfig, progress: Callable[..., None] | None,
     return dataset, release, path
 
 
-def _refuse_live(config: RunConfig, dataset: LoadedDataset) -> None:
+def _check_io_mode(config: RunConfig, dataset: LoadedDataset) -> None:
     """Standard-input and functional problems have no recorded verdicts to replay: mock replay is one error (mock
     with params.execute finds no canonical solutions, build_plan's error). A live run asks LiveCodeBench's question
     (completions/lcb.py), which gives a functional problem its starter code (the class and method the judge calls):

@@ -303,6 +303,15 @@ def _policy(harness_error: str) -> str:
     return harness_error
 
 
+def _holds_tests(truth: Any, read: dict[str, bool]) -> bool:
+    """``holds_tests``, a text asked once per batch (a group's rows share their ground truth's text)."""
+    if not isinstance(truth, str):
+        return holds_tests(truth)
+    if truth not in read:
+        read[truth] = holds_tests(truth)
+    return read[truth]
+
+
 def _task_id(ground_truth: Any, extra_info: Any, index: int) -> Any:
     """verl's ground truth names the task: its id, or a mapping (or JSON object) with ``task_id``; else
     ``extra_info["task_id"]``."""
@@ -349,7 +358,8 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     _same_length("extra infos", extras, "solution strings", solution_strs)
     # A ground truth that holds tests (verl's prime_code, DeepCoder) is judged as its own problem, whatever the
     # data source names; any other names a task of the data source's dataset.
-    sources = [GROUND_TRUTH if holds_tests(truth) else _dataset_name(source)
+    read: dict[str, bool] = {}
+    sources = [GROUND_TRUTH if _holds_tests(truth, read) else _dataset_name(source)
                for truth, source in zip(ground_truths, data_sources, strict=True)]
     task_ids = [truth if source == GROUND_TRUTH else _task_id(truth, extra, index)
                 for index, (truth, extra, source) in enumerate(zip(ground_truths, extras, sources, strict=True))]

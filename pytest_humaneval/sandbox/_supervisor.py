@@ -62,9 +62,6 @@ SIGSTOP_BIT = 1 << (signal.SIGSTOP - 1)  # in /proc/PID/status's masks of pendin
 # program's failure (docs/safety.md, "In the basic sandbox"), said so.
 BASIC = "(basic sandbox: it runs as your user)"
 JUDGE_GRACE_S = 1.0  # how long past the deadline the supervisor waits for the judge's timeout verdict
-# How much longer it waits for a standard-input test's record: the judge compares the output after the program's
-# end, up to 16 MB of it (2.4 s measured on a loaded 2-core machine for 8 MB of decimals written otherwise).
-IO_COMPARE_S = 10.0
 # How long past a HumanEval+ suite's cap the supervisor waits for the judge's record before it kills the judge: its
 # own timer ends a suite at the cap, unless a single C call on what the candidate sent (building a dict of keys
 # chosen to collide, comparing it) holds it, which only killing it stops.
@@ -445,7 +442,7 @@ class Supervisor:
         os.close(replies_r)
         deadline = started + timeout_s
         # (a standard-input test's output is compared once it has ended: that is the judge's time, not the program's)
-        data = judge.receive(deadline + JUDGE_GRACE_S + (IO_COMPARE_S if io is not None else 0.0))
+        data = judge.receive(deadline + JUDGE_GRACE_S + (_judge.IO_COMPARE_S if io is not None else 0.0))
         cap = None
         if suite is not None and data is not None:
             # The judge's notice that it starts the suite, with its cap (from the canonical solution's times, which

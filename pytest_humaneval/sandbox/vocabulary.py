@@ -74,11 +74,10 @@ class Suite:
     oracle: str | None = None
 
 
-# A standard-input program's comparison rules (the judge's: _judge.IO_RULES; io_rule reads them, float tolerance
-# too), and how long past a test's deadline its comparison may run (_supervisor.IO_COMPARE_S): the harness's budget
-# for a sample counts it
+# A standard-input program's comparison rules (io_rule reads them, float tolerance too), and how long past a test's
+# deadline its comparison may run (the harness's budget for a sample counts it): the judge's own
 IO_RULES = _judge.IO_RULES
-IO_COMPARE_S = 10.0
+IO_COMPARE_S = _judge.IO_COMPARE_S
 
 
 def io_rule(rule: object, checker: bool = True) -> str:

@@ -554,6 +554,31 @@ def test_a_slow_sample_holding_the_window_does_not_stop_the_stream(cluster, prob
     assert [verdict.status for verdict in got] == [Status.ASSERTION_FAILED] + [Status.PASSED] * 12
 
 
+def test_a_shared_actor_stopped_as_another_verifier_finds_it_is_made_anew(cluster, problems, monkeypatch):
+    """The last RayVerifier using a node's shared actor closes (stopping it) just after another one of the job found
+    the actor by its name and before it asked it anything (trainer workers starting as others end: CI met it): the
+    newcomer's question dies with the actor, and it starts the actor anew rather than failing."""
+    task = problems[0]
+    first = engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S)
+    found = engine.RayVerifier._start
+
+    def found_then_stopped(self, *args):
+        node = found(self, *args)
+        first.close()  # its only client: each node's actor is stopped, after the newcomer got its handle
+        return node
+
+    monkeypatch.setattr(engine.RayVerifier, "_start", found_then_stopped)
+    try:
+        second = engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S)
+    finally:
+        monkeypatch.undo()
+        first.close()
+    with second:
+        assert len(second._nodes) == 2
+        got = second.verify([(task.task_id, task.canonical_solution), (task.task_id, "    return None\n")])
+        assert [verdict.status for verdict in got] == [Status.PASSED, Status.ASSERTION_FAILED], got
+
+
 def test_a_shared_actors_owner_that_ends_costs_the_others_nothing(cluster, problems):
     """Two processes of the job judge alike (two Ray actors, as verl's reward-loop workers): they share each node's
     actor, which lives with the process that started it. That process ends while the other streams: the other's

@@ -379,8 +379,11 @@ class RayVerifier(Front):
                     break
                 fresh = self._again(node)  # its last client let it go as this one came: made anew
                 self._nodes[node.node_id] = node = fresh
-                ready = fresh.actor.ready.options(concurrency_group=CONTROL).remote(self._client)
-                error = self._started(fresh, ready, self._start_timeout_s)
+                again = fresh.actor.ready.options(concurrency_group=CONTROL).remote(self._client)
+                error = self._started(fresh, again, self._start_timeout_s)
+            if error == CLOSING:
+                error = (f"RayVerifier: node {node.address}: expected its judging actor to start, found it stopped "
+                         f"as it started, {ATTACH_TRIES + 1} times (another RayVerifier of the job letting it go)")
             if error is not None:
                 raise VerifierError(error)
 
@@ -429,10 +432,12 @@ class RayVerifier(Front):
         client let go, else what failed, naming the node."""
         try:
             error, isolation, address, built, closing = self._ray.get(ref, timeout=timeout)
+        except self._ray.exceptions.ActorDiedError as exc:
+            if not exc.actor_init_failed:  # its last client stopped it as this one found it
+                return CLOSING
+            return _not_started(node, exc)
         except Exception as exc:
-            return (f"RayVerifier: node {node.address}: expected its judging actor to start, found "
-                    f"{type(exc).__name__}: {_first_line(exc)}; every node needs pytest-humaneval (and its sandbox's "
-                    "needs) installed for the Python the cluster runs (docs/cluster.md)")
+            return _not_started(node, exc)
         node.address = address
         if closing:
             return CLOSING
@@ -595,6 +600,12 @@ def _kill(ray: ModuleType, actor: Any) -> None:
         ray.kill(actor, no_restart=True)
     except Exception:  # already gone with its node
         pass
+
+
+def _not_started(node: _Node, exc: BaseException) -> str:
+    return (f"RayVerifier: node {node.address}: expected its judging actor to start, found "
+            f"{type(exc).__name__}: {_first_line(exc)}; every node needs pytest-humaneval (and its sandbox's "
+            "needs) installed for the Python the cluster runs (docs/cluster.md)")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -5,6 +5,8 @@ that refuses a baseline of another release or window."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from datetime import date
 from pathlib import Path
 
@@ -109,6 +111,20 @@ def test_release_and_window_run_and_gate(pytester, server):
     assert refused.ret != 0
     refused.stderr.fnmatch_lines(["*refusing to compare*params.release_version (baseline 'release_v2', this run "
                                   "'v1_v2')*"])
+
+
+def test_a_killed_downloads_part_file_is_swept_and_a_live_ones_kept(server):
+    """A part file a killed process left (untouched for over an hour) goes with the next download of that file; one
+    written a moment ago (another process downloading) stays."""
+    folder = livecodebench.cached_file("test.jsonl").parent
+    folder.mkdir(parents=True, exist_ok=True)
+    stale, live = folder / ".test.jsonl.killed.part", folder / ".test.jsonl.writing.part"
+    stale.write_bytes(b"half")
+    live.write_bytes(b"half")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    livecodebench.load("release_v1", (None, None), "where")
+    assert sorted(path.name for path in folder.iterdir()) == [live.name, "test.jsonl"]
 
 
 def test_each_file_fetched_once_and_a_cut_one_cached_never(server, tmp_path):

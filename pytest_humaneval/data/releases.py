@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -38,6 +39,7 @@ BASE_URL_ENV = "PYTEST_HUMANEVAL_EVALPLUS_URL"  # another place serving the same
 HUMANEVAL = "humaneval"  # the bundled dataset's name in `dataset:`
 MAX_DOWNLOAD = 64 << 20  # the largest release is 0.9 MB; a server that sends more is not serving it
 CHUNK = 1 << 16
+STALE_PART_S = 3600  # a part file untouched this long is a download whose process was killed (a live one writes)
 Progress = Callable[..., None]  # progress(text, final=False): one line that updates in place
 
 
@@ -139,6 +141,7 @@ def into_cache(target: Path, where: str, fetch: Callable[[BinaryIO], object]) ->
     one DatasetError naming it, after ``where``."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_parts(target)
         fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:
         raise DatasetError(f"{where}: cannot write the user cache {target.parent}: {exc.strerror or exc}") from exc
@@ -151,6 +154,18 @@ def into_cache(target: Path, where: str, fetch: Callable[[BinaryIO], object]) ->
     finally:
         if os.path.exists(part):
             os.unlink(part)
+
+
+def _sweep_parts(target: Path) -> None:
+    """Remove ``target``'s part files that no download has written to for STALE_PART_S (their process was killed
+    before it could remove them); another process's download in progress keeps its own."""
+    now = time.time()
+    for part in target.parent.glob(f".{target.name}.*.part"):
+        try:
+            if now - part.stat().st_mtime > STALE_PART_S:
+                part.unlink()
+        except OSError:  # gone meanwhile, or not ours to remove: a later download tries again
+            continue
 
 
 def _sha256(path: Path) -> str:

@@ -579,6 +579,16 @@ def test_a_shared_actor_stopped_as_another_verifier_finds_it_is_made_anew(cluste
         assert [verdict.status for verdict in got] == [Status.PASSED, Status.ASSERTION_FAILED], got
 
 
+def test_an_actor_stopped_at_each_start_is_named_after_the_last_try(cluster, monkeypatch):
+    """A node's actor found stopping at every one of its starts: one error naming the node and the tries, not a loop
+    and not a bare word."""
+    monkeypatch.setattr(engine.RayVerifier, "_started", lambda self, node, ref, timeout=None: engine.CLOSING)
+    monkeypatch.setattr(engine.RayVerifier, "_again", lambda self, node: node)
+    with pytest.raises(engine.VerifierError, match=r"^RayVerifier: node \S+: expected its judging actor to start, "
+                                                   r"found it stopped as it started, 6 times \(the job's other"):
+        engine.RayVerifier("humaneval", timeout_s=TIMEOUT_S)
+
+
 def test_a_shared_actors_owner_that_ends_costs_the_others_nothing(cluster, problems):
     """Two processes of the job judge alike (two Ray actors, as verl's reward-loop workers): they share each node's
     actor, which lives with the process that started it. That process ends while the other streams: the other's

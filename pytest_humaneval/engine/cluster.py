@@ -383,7 +383,8 @@ class RayVerifier(Front):
                 error = self._started(fresh, again, self._start_timeout_s)
             if error == CLOSING:
                 error = (f"RayVerifier: node {node.address}: expected its judging actor to start, found it stopped "
-                         f"as it started, {ATTACH_TRIES + 1} times (another RayVerifier of the job letting it go)")
+                         f"as it started, {ATTACH_TRIES + 1} times (the job's other RayVerifiers letting it go, or an "
+                         "actor that dies on that node: see its Ray logs)")
             if error is not None:
                 raise VerifierError(error)
 

@@ -2,13 +2,14 @@
 ``files``, those bytes under those names: LiveCodeBench's release files a test made).
 
 The files are the package's bundled copies (``plus_data``), as a mirror would serve them. A test can make the server send other
-bytes for a name, or a status instead, or cut a file short (``cut``: its length announced, fewer bytes sent); every
+bytes for a name, or a status instead, or cut a file short (``cut``: its length announced, fewer bytes sent), or send it slowly (``trickle``); every
 request's path is recorded.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from plus_data import release_file
@@ -23,6 +24,7 @@ class ReleaseServer:
         self.requests: list[str] = []
         self.files = files
         self.cut: set[str] = set()  # assets whose body ends halfway
+        self.trickle: set[str] = set()  # assets sent 64 bytes at a time, a tenth of a second apart
         self.replace: dict[str, bytes] = {}  # asset -> the bytes to send instead
         self.status: dict[str, int] = {}  # asset -> a status to answer instead
         server = self
@@ -41,8 +43,15 @@ class ReleaseServer:
                 self.end_headers()
                 if asset in server.cut:
                     body = body[:len(body) // 2]
-                for start in range(0, len(body), 1 << 16):
-                    self.wfile.write(body[start:start + (1 << 16)])
+                step = 64 if asset in server.trickle else 1 << 16
+                try:
+                    for start in range(0, len(body), step):
+                        self.wfile.write(body[start:start + step])
+                        if asset in server.trickle:
+                            self.wfile.flush()
+                            time.sleep(0.1)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up on it
+                    pass
 
             def log_message(self, *args) -> None:
                 pass

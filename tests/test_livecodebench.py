@@ -14,7 +14,7 @@ import pytest
 from release_server import ReleaseServer
 
 from pytest_humaneval.config import ConfigError, load_config
-from pytest_humaneval.data import catalog, livecodebench
+from pytest_humaneval.data import catalog, livecodebench, releases
 from pytest_humaneval.data.dataset import DatasetError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,6 +111,22 @@ def test_release_and_window_run_and_gate(pytester, server):
     assert refused.ret != 0
     refused.stderr.fnmatch_lines(["*refusing to compare*params.release_version (baseline 'release_v2', this run "
                                   "'v1_v2')*"])
+
+
+def test_a_download_that_trickles_is_given_up_and_caches_nothing(server, monkeypatch):
+    """A server that keeps sending, too slowly to finish (each read within its timeout), does not hold the run: once
+    the download has run its while, an average below the floor is one error naming the URL and the rate."""
+    monkeypatch.setattr(releases, "MIN_RATE_AFTER_S", 0.5)
+    monkeypatch.setattr(releases, "MIN_RATE", 1 << 20)
+    server.trickle.add("test.jsonl")
+    with pytest.raises(DatasetError, match=r"^where: livecodebench: http://127\.0\.0\.1:\d+/lcb/test\.jsonl: it sent "
+                                           r"[\d,]+ bytes in \d+ s \([\d.]+ KiB/s\), expected at least 1024 KiB/s; "
+                                           r"nothing was cached\. Without network access"):
+        livecodebench.load("release_v1", (None, None), "where")
+    folder = livecodebench.cached_file("test.jsonl").parent
+    assert list(folder.iterdir()) == []
+    server.trickle.clear()
+    assert len(livecodebench.load("release_v1", (None, None), "where").problems) == 4
 
 
 def test_a_killed_downloads_part_file_is_swept_and_a_live_ones_kept(server):

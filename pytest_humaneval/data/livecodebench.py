@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any, BinaryIO
 
 from .dataset import DatasetError, LoadedDataset, natural_key, read_jsonl
 from .io_problems import _problems, as_problem
-from .releases import NotDownloaded, cache_dir, into_cache
+from .releases import NotDownloaded, cache_dir, into_cache, too_slow
 
 __all__ = ["BASE_URL_ENV", "NAME", "PUBLISHED", "VERSIONS", "Window", "cached_file", "file_url", "files",
            "in_window", "load", "parse_date", "resolve", "windowed"]
@@ -40,7 +41,6 @@ FILES = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl
 # Problems in each release, as LiveCodeBench's README gives them (release_v1 ... release_v6).
 PUBLISHED = (400, 511, 612, 713, 880, 1055)
 MAX_DOWNLOAD = 16 << 30  # a file of the release is a few GB at most; a server sending more is not serving it
-CHUNK = 1 << 20
 Progress = Callable[..., None]
 Window = tuple[date | None, date | None]
 
@@ -184,7 +184,7 @@ def _fetch(url: str, handle: BinaryIO, where: str, advice: str, progress: Progre
     """Stream ``url`` into ``handle``; the bytes received."""
     import httpx  # only a session that downloads pays for the import
 
-    received = 0
+    received, started, last = 0, time.monotonic(), ""
     try:
         with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(60.0, connect=10.0)) as reply:
             if reply.status_code != 200:
@@ -194,14 +194,19 @@ def _fetch(url: str, handle: BinaryIO, where: str, advice: str, progress: Progre
                 # (a body that ends when the connection does: a cut one cannot be told from a whole one)
                 raise DatasetError(f"{where}: {NAME}: {url} sent no Content-Length and no chunked framing, so a "
                                    f"cut download could not be told from a whole one; nothing was cached. {advice}")
-            for chunk in reply.iter_bytes(CHUNK):
+            for chunk in reply.iter_bytes():
                 received += len(chunk)
                 if received > MAX_DOWNLOAD:
                     raise DatasetError(f"{where}: {NAME}: {url} sent more than {MAX_DOWNLOAD >> 30} GiB. {advice}")
+                slow = too_slow(started, received)
+                if slow is not None:
+                    raise DatasetError(f"{where}: {NAME}: {url}: {slow}. {advice}")
                 handle.write(chunk)
                 raw = reply.num_bytes_downloaded  # (as sent: a compressed reply is decoded into more)
                 shown = f"{min(100, 100 * raw // total)}%" if total else f"{received >> 20} MiB"
-                progress(f"humaneval: downloading {url}: {shown}")
+                if shown != last:  # (a line a step, not one a network read)
+                    progress(f"humaneval: downloading {url}: {shown}")
+                    last = shown
             raw = reply.num_bytes_downloaded
     except httpx.HTTPError as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -39,6 +39,8 @@ BASE_URL_ENV = "PYTEST_HUMANEVAL_EVALPLUS_URL"  # another place serving the same
 HUMANEVAL = "humaneval"  # the bundled dataset's name in `dataset:`
 MAX_DOWNLOAD = 64 << 20  # the largest release is 0.9 MB; a server that sends more is not serving it
 CHUNK = 1 << 16
+MIN_RATE = 16 << 10  # bytes a second, on average, that a download must keep up once it has run MIN_RATE_AFTER_S
+MIN_RATE_AFTER_S = 60.0  # (a server that trickles a byte a minute would otherwise hold a run for ever)
 STALE_PART_S = 3600  # a part file untouched this long is a download whose process was killed (a live one writes)
 Progress = Callable[..., None]  # progress(text, final=False): one line that updates in place
 
@@ -156,6 +158,16 @@ def into_cache(target: Path, where: str, fetch: Callable[[BinaryIO], object]) ->
             os.unlink(part)
 
 
+def too_slow(started: float, received: int) -> str | None:
+    """None, or why a download begun at ``started`` (``time.monotonic()``) is given up after ``received`` bytes: it
+    has run MIN_RATE_AFTER_S and averaged less than MIN_RATE (each read has its own timeout; this bounds the whole)."""
+    elapsed = time.monotonic() - started
+    if elapsed <= MIN_RATE_AFTER_S or received >= MIN_RATE * elapsed:
+        return None
+    return (f"it sent {received:,} bytes in {elapsed:.0f} s ({received / elapsed / 1024:.1f} KiB/s), expected at "
+            f"least {MIN_RATE >> 10} KiB/s; nothing was cached")
+
+
 def _sweep_parts(target: Path) -> None:
     """Remove ``target``'s part files that no download has written to for STALE_PART_S (their process was killed
     before it could remove them); another process's download in progress keeps its own."""
@@ -197,22 +209,27 @@ def _fetch(url: str, handle: BinaryIO, release: Release, where: str, advice: str
     """Stream ``url`` into ``handle``; the sha256 of what arrived."""
     import httpx  # only a session that downloads pays for the import
 
-    digest, received = hashlib.sha256(), 0
+    digest, received, started, last = hashlib.sha256(), 0, time.monotonic(), -1
     try:
         with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0, connect=10.0)) as reply:
             if reply.status_code != 200:
                 raise DatasetError(f"{where}: {release.name}: cannot download {url}: HTTP {reply.status_code}. "
                                    f"{advice}")
             total = int(reply.headers.get("content-length") or 0) or release.size
-            for chunk in reply.iter_bytes(CHUNK):
+            for chunk in reply.iter_bytes():
                 received += len(chunk)
                 if received > MAX_DOWNLOAD:
                     raise DatasetError(f"{where}: {release.name}: {url} sent more than {MAX_DOWNLOAD >> 20} MiB, "
                                        f"expected the {release.size:,}-byte release. {advice}")
+                slow = too_slow(started, received)
+                if slow is not None:
+                    raise DatasetError(f"{where}: {release.name}: {url}: {slow}. {advice}")
                 handle.write(chunk)
                 digest.update(chunk)
-                progress(f"humaneval: downloading {release.asset} from {url}: "
-                         f"{min(100, 100 * received // total)}%")
+                shown = min(100, 100 * received // total)
+                if shown != last:  # (a line a step, not one a network read)
+                    progress(f"humaneval: downloading {release.asset} from {url}: {shown}%")
+                    last = shown
     except httpx.HTTPError as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise DatasetError(f"{where}: {release.name}: cannot download {url} ({reason}). {advice}") from exc

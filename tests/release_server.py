@@ -1,9 +1,9 @@
 """A real HTTP server on 127.0.0.1 that serves the HumanEval+ release files under their asset names (or, given
 ``files``, those bytes under those names: LiveCodeBench's release files a test made).
 
-The files are the package's bundled copies (``plus_data``), as a mirror would serve them. A test can make the server send other
-bytes for a name, or a status instead, or cut a file short (``cut``: its length announced, fewer bytes sent), or send it slowly (``trickle``); every
-request's path is recorded.
+The files are the package's bundled copies (``plus_data``), as a mirror would serve them. A test can make the
+server send other bytes for a name, or a status instead, or cut a file short (``cut``: its length announced, fewer
+bytes sent), or send it slowly (``trickle``); every request's path is recorded.
 """
 
 from __future__ import annotations
